@@ -1,0 +1,347 @@
+//! The browser layer: finds and launches Chromium (or attaches to one over CDP),
+//! owns the page, and navigates. Nothing else in seamark talks to chromiumoxide's
+//! launch API.
+
+mod find;
+mod viewport;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::network::{EventResponseReceived, ResourceType};
+use chromiumoxide::cdp::browser_protocol::page::{EventLoadEventFired, NavigateParams};
+use chromiumoxide::Page;
+use futures::StreamExt;
+use tokio::task::JoinHandle;
+
+pub use find::find_chromium;
+pub use viewport::Viewport;
+
+/// Errors of the browser layer.
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    /// No Chromium binary could be found.
+    #[error(
+        "Chromium not found (tried {tried}); install it (Debian: apt-get install chromium), \
+         or pass --chrome PATH, or set SEAMARK_CHROME"
+    )]
+    NotFound {
+        /// The places that were looked at.
+        tried: String,
+    },
+    /// The binary given explicitly does not exist.
+    #[error("Chromium not found at {0} (from {1})")]
+    NotAt(PathBuf, &'static str),
+    /// The temporary profile directory could not be made.
+    #[error("cannot create a temporary browser profile: {0}")]
+    Profile(#[source] std::io::Error),
+    /// Chromium started but could not be driven.
+    #[error("cannot launch Chromium at {path}: {reason}")]
+    Launch {
+        /// The binary that was launched.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Attaching to a running browser failed.
+    #[error("cannot attach to the browser at {url}: {reason}")]
+    Attach {
+        /// The websocket URL given with `--cdp`.
+        url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A navigation could not reach the page.
+    #[error("cannot open {url}: {reason}")]
+    Navigate {
+        /// The URL asked for.
+        url: String,
+        /// What the browser said.
+        reason: String,
+    },
+    /// A protocol command failed.
+    #[error("browser command failed: {0}")]
+    Cdp(#[from] chromiumoxide::error::CdpError),
+}
+
+/// How to get a browser.
+#[derive(Debug, Clone)]
+pub struct BrowserOptions {
+    /// Explicit Chromium binary (`--chrome`).
+    pub chrome: Option<PathBuf>,
+    /// Attach to a running browser at this websocket URL instead of launching (`--cdp`).
+    pub cdp: Option<String>,
+    /// Show the browser window.
+    pub headful: bool,
+    /// Viewport size in CSS pixels, at device scale factor 1.
+    pub viewport: Viewport,
+    /// Upper bound for one protocol command.
+    pub command_timeout: Duration,
+}
+
+impl Default for BrowserOptions {
+    fn default() -> Self {
+        Self {
+            chrome: None,
+            cdp: None,
+            headful: false,
+            viewport: Viewport::default(),
+            command_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Flags fit for a closed network and for automation. chromiumoxide prepends
+/// the `--` itself (../shared/NOTES.md): bare keys only.
+const FLAGS: &[&str] = &[
+    "disable-gpu",
+    "disable-background-networking",
+    "disable-component-update",
+    "disable-sync",
+    "disable-quic",
+    "no-first-run",
+    "no-default-browser-check",
+    "disable-breakpad",
+    "disable-crash-reporter",
+    "disable-domain-reliability",
+    "disable-client-side-phishing-detection",
+    "metrics-recording-only",
+    "password-store=basic",
+    "use-mock-keychain",
+    // Cross-origin iframes stay in the page's renderer process, so one CDP
+    // session reaches every frame (no out-of-process iframe sessions).
+    "disable-site-isolation-trials",
+    "disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints",
+];
+
+/// A live browser with one page that seamark drives.
+pub struct Session {
+    browser: Browser,
+    page: Page,
+    handler: JoinHandle<()>,
+    /// The fresh profile of a launched browser; removed when the session ends.
+    profile: Option<tempfile::TempDir>,
+    viewport: Viewport,
+}
+
+/// What a navigation found.
+#[derive(Debug, Clone, Default)]
+pub struct Navigation {
+    /// HTTP status of the main document, when one was received.
+    pub status: Option<i64>,
+    /// MIME type of the main document.
+    pub mime_type: Option<String>,
+    /// The load event did not fire within the wait: the page was perceived as it was.
+    pub load_timed_out: bool,
+}
+
+impl Session {
+    /// Launches a fresh headless Chromium, or attaches to one when `options.cdp` is set.
+    pub async fn start(options: &BrowserOptions) -> Result<Self, BrowserError> {
+        match &options.cdp {
+            Some(url) => Self::attach(url, options).await,
+            None => Self::launch(options).await,
+        }
+    }
+
+    async fn launch(options: &BrowserOptions) -> Result<Self, BrowserError> {
+        let path = find_chromium(options.chrome.as_deref())?;
+        let profile = tempfile::Builder::new()
+            .prefix("seamark-profile-")
+            .tempdir()
+            .map_err(BrowserError::Profile)?;
+        let vp = options.viewport;
+        let mut builder = BrowserConfig::builder()
+            .chrome_executable(&path)
+            .user_data_dir(profile.path())
+            .request_timeout(options.command_timeout)
+            .launch_timeout(Duration::from_secs(30))
+            .window_size(vp.width, vp.height)
+            .viewport(vp.to_cdp())
+            .args(FLAGS.iter().copied());
+        builder = if options.headful {
+            builder.with_head()
+        } else {
+            builder.new_headless_mode()
+        };
+        if is_root() {
+            builder = builder.no_sandbox();
+        }
+        let config = builder.build().map_err(|reason| BrowserError::Launch {
+            path: path.clone(),
+            reason,
+        })?;
+        let (browser, handler) =
+            Browser::launch(config)
+                .await
+                .map_err(|e| BrowserError::Launch {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
+        Self::finish(browser, handler, Some(profile), vp).await
+    }
+
+    async fn attach(url: &str, options: &BrowserOptions) -> Result<Self, BrowserError> {
+        let (browser, handler) = Browser::connect(url)
+            .await
+            .map_err(|e| BrowserError::Attach {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+        Self::finish(browser, handler, None, options.viewport).await
+    }
+
+    async fn finish(
+        browser: Browser,
+        mut handler: chromiumoxide::Handler,
+        profile: Option<tempfile::TempDir>,
+        viewport: Viewport,
+    ) -> Result<Self, BrowserError> {
+        // The handler yields per-message errors; keep polling it, or every later
+        // command times out (../shared/NOTES.md).
+        let handler = tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(e) = event {
+                    tracing::debug!("CDP handler: {e}");
+                }
+            }
+        });
+        let page = browser.new_page("about:blank").await?;
+        // An attached browser keeps its own viewport unless told; a launched one
+        // gets it from the config already, and this makes both the same.
+        page.execute(viewport.metrics_override()).await?;
+        Ok(Self {
+            browser,
+            page,
+            handler,
+            profile,
+            viewport,
+        })
+    }
+
+    /// The page seamark drives.
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// The viewport in CSS pixels.
+    pub fn viewport(&self) -> Viewport {
+        self.viewport
+    }
+
+    /// Opens `url` and waits for its load event, at most `wait`. A page that does
+    /// not finish loading in time is left as it is, and says so.
+    pub async fn navigate(&self, url: &str, wait: Duration) -> Result<Navigation, BrowserError> {
+        let mut loads = self.page.event_listener::<EventLoadEventFired>().await?;
+        let mut responses = self.page.event_listener::<EventResponseReceived>().await?;
+        let reply = self
+            .page
+            .execute(NavigateParams::new(url))
+            .await
+            .map_err(|e| BrowserError::Navigate {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+        if let Some(text) = reply.result.error_text.as_deref() {
+            let reason = match text {
+                "net::ERR_ABORTED" => {
+                    "the response is not a page the browser shows (a download such as a PDF?)"
+                        .to_string()
+                }
+                other => other.to_string(),
+            };
+            return Err(BrowserError::Navigate {
+                url: url.to_string(),
+                reason,
+            });
+        }
+        let mut nav = Navigation::default();
+        let frame_id = reply.result.frame_id.clone();
+        let deadline = tokio::time::sleep(wait);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                _ = &mut deadline => { nav.load_timed_out = true; break; }
+                ev = loads.next() => { if ev.is_some() { break; } }
+                ev = responses.next() => {
+                    if let Some(ev) = ev {
+                        if ev.r#type == ResourceType::Document && ev.frame_id.as_ref() == Some(&frame_id) {
+                            nav.status = Some(ev.response.status);
+                            nav.mime_type = Some(ev.response.mime_type.clone());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(nav)
+    }
+
+    /// Ends the session: closes a browser seamark launched (never one it attached
+    /// to) and removes its temporary profile.
+    pub async fn close(mut self) {
+        if self.profile.is_some() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
+            if let Some(child) = self.browser.get_mut_child().map(|c| c.as_mut_inner()) {
+                let _ = child.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            }
+        }
+        self.handler.abort();
+        if let Some(profile) = self.profile.take() {
+            remove_profile(profile);
+        }
+    }
+}
+
+impl Drop for Session {
+    /// On an error or Ctrl-C path that skipped [`Session::close`]: kill the browser
+    /// we launched now, so its profile can be removed.
+    fn drop(&mut self) {
+        if let Some(profile) = self.profile.take() {
+            if let Some(child) = self.browser.get_mut_child() {
+                let child = child.as_mut_inner();
+                let _ = child.start_kill();
+                // Give the process a moment to release the profile; bounded.
+                for _ in 0..50 {
+                    if matches!(child.try_wait(), Ok(Some(_))) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            remove_profile(profile);
+        }
+        self.handler.abort();
+    }
+}
+
+/// Removes the profile; Chromium's helpers may still write into it for a moment,
+/// so a failed first attempt is retried briefly.
+fn remove_profile(profile: tempfile::TempDir) {
+    let path = profile.path().to_path_buf();
+    if profile.close().is_ok() {
+        return;
+    }
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(25));
+        if std::fs::remove_dir_all(&path).is_ok() || !path.exists() {
+            return;
+        }
+    }
+    tracing::warn!("could not remove the browser profile {}", path.display());
+}
+
+fn is_root() -> bool {
+    // Chromium refuses to run sandboxed as root. The effective uid is the
+    // second field of /proc/self/status's Uid line; no libc dependency needed.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,142 @@
+//! `seamark mark`: a page in, a marked screenshot and an element list out.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use seamark::browser::{Navigation, Session};
+use seamark::mark::{self, Encoding, MarkStyle};
+use seamark::perceive::{self, Observation, PerceiveOptions};
+
+use super::BrowserArgs;
+
+#[derive(Debug, Args)]
+pub struct MarkArgs {
+    /// The page: a URL, or a local HTML file.
+    #[arg(value_name = "URL_OR_FILE")]
+    target: String,
+    /// Where to write the marked screenshot (.png, .jpg or .webp).
+    #[arg(short, long, value_name = "FILE", default_value = "marked.png")]
+    output: PathBuf,
+    /// Also write the full element table (and the observation's facts) as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Extra time to wait after the page loaded, for late scripts.
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    wait_ms: u64,
+    /// Longest wait for the page's load event; after it, what is there is perceived.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    timeout: u64,
+    /// Draw offscreen, occluded and disabled elements too (dashed), as traces do.
+    #[arg(long)]
+    debug_marks: bool,
+    /// Most elements in the printed list (interactable and in-viewport first).
+    #[arg(long, value_name = "N", default_value_t = perceive::DEFAULT_LIST_CAP)]
+    max_list: usize,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
+    let url = seamark::target::to_url(&args.target).map_err(anyhow::Error::msg)?;
+    let encoding = encoding_for(&args.output)?;
+    let session = Session::start(&args.browser.options()).await?;
+    let result = mark_page(&session, &url, &args).await;
+    session.close().await;
+    let (obs, nav) = result?;
+    let style = MarkStyle {
+        debug: args.debug_marks,
+        ..MarkStyle::default()
+    };
+    let marks = mark::marks_for(&obs.table.elements, 1.0, style.debug);
+    let image = mark::render_encoded(&obs.screenshot_png, &marks, &style)?;
+    let bytes = mark::encode(&image, encoding)?;
+    std::fs::write(&args.output, bytes)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    if let Some(path) = &args.json {
+        let json = serde_json::to_vec_pretty(&table_json(&obs, &nav))?;
+        std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    print!("{}", perceive::element_list(&obs.table, args.max_list));
+    for note in notes(&obs, &nav) {
+        eprintln!("note: {note}");
+    }
+    eprintln!(
+        "{} elements ({} interactable) on {} — marked image: {}",
+        obs.table.len(),
+        obs.table
+            .elements
+            .iter()
+            .filter(|e| e.is_interactable())
+            .count(),
+        obs.url,
+        args.output.display()
+    );
+    Ok(())
+}
+
+async fn mark_page(
+    session: &Session,
+    url: &str,
+    args: &MarkArgs,
+) -> anyhow::Result<(Observation, Navigation)> {
+    let nav = session
+        .navigate(url, Duration::from_secs(args.timeout.max(1)))
+        .await?;
+    tokio::time::sleep(Duration::from_millis(args.wait_ms.min(60_000))).await;
+    let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
+    Ok((obs, nav))
+}
+
+fn encoding_for(path: &std::path::Path) -> anyhow::Result<Encoding> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("png")
+        .to_ascii_lowercase();
+    ext.parse::<Encoding>().map_err(|_| {
+        anyhow::anyhow!(
+            "cannot write {}: the marked image must end in .png, .jpg or .webp",
+            path.display()
+        )
+    })
+}
+
+/// What the user should know beyond the list: HTTP errors, non-HTML answers,
+/// a load that timed out, and perception's own notes.
+fn notes(obs: &Observation, nav: &Navigation) -> Vec<String> {
+    let mut out = Vec::new();
+    if nav.load_timed_out {
+        out.push("the page had not finished loading; perceived what was there".into());
+    }
+    if let Some(status) = nav.status.filter(|s| *s >= 400) {
+        out.push(format!("the server answered HTTP {status}"));
+    }
+    if let Some(mime) = nav.mime_type.as_deref() {
+        if !mime.contains("html") && !mime.contains("xml") {
+            out.push(format!("the URL is not an HTML page but {mime}"));
+        }
+    }
+    if obs.table.is_empty() {
+        out.push("no interactive element found".into());
+    }
+    out.extend(obs.notes.iter().cloned());
+    out
+}
+
+fn table_json(obs: &Observation, nav: &Navigation) -> serde_json::Value {
+    serde_json::json!({
+        "url": obs.url,
+        "title": obs.title,
+        "viewport": obs.viewport,
+        "scroll": obs.scroll,
+        "signature": obs.signature,
+        "stable": obs.stable,
+        "http_status": nav.status,
+        "mime_type": nav.mime_type,
+        "notes": notes(obs, nav),
+        "timings": obs.timings,
+        "elements": obs.table.elements,
+    })
+}

@@ -1,0 +1,62 @@
+//! Command-line interface: one file per subcommand, each thin over the library.
+
+mod mark;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use seamark::browser::{BrowserOptions, Viewport};
+
+/// seamark: a Set-of-Mark web agent driving a real Chromium.
+#[derive(Debug, Parser)]
+#[command(name = "seamark", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Turn a page into a marked screenshot and an element list.
+    ///
+    /// Prints the element list the model would read, writes the screenshot with
+    /// numbered boxes, and optionally the full element table as JSON.
+    Mark(mark::MarkArgs),
+}
+
+/// How to get a browser; shared by every subcommand that drives one.
+#[derive(Debug, Args)]
+pub struct BrowserArgs {
+    /// Chromium binary to launch (else env SEAMARK_CHROME, else the usual places).
+    #[arg(long, value_name = "PATH")]
+    chrome: Option<PathBuf>,
+    /// Attach to a running browser at this DevTools websocket URL instead of
+    /// launching one; seamark never closes a browser it did not start.
+    #[arg(long, value_name = "WS_URL")]
+    cdp: Option<String>,
+    /// Show the browser window.
+    #[arg(long)]
+    headful: bool,
+    /// Viewport size in CSS pixels.
+    #[arg(long, value_name = "WxH", default_value = "1280x800")]
+    viewport: Viewport,
+}
+
+impl BrowserArgs {
+    fn options(&self) -> BrowserOptions {
+        BrowserOptions {
+            chrome: self.chrome.clone(),
+            cdp: self.cdp.clone(),
+            headful: self.headful,
+            viewport: self.viewport,
+            ..BrowserOptions::default()
+        }
+    }
+}
+
+/// Runs the parsed command.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Mark(args) => mark::run(args).await,
+    }
+}

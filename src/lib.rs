@@ -1,0 +1,11 @@
+//! seamark: a Set-of-Mark web agent.
+//!
+//! One step of the loop is: [`browser`] (a real Chromium over CDP) →
+//! [`perceive`] (an [`perceive::Observation`]: screenshot, element table,
+//! signature) → [`mark`] (numbered boxes drawn on the screenshot) → the model →
+//! the executor. See `../shared/DESIGN.md` for the whole design.
+
+pub mod browser;
+pub mod mark;
+pub mod perceive;
+pub mod target;

@@ -1,0 +1,46 @@
+//! The `seamark` command.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SEAMARK_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,chromiumoxide=off")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    // Ctrl-C drops the running command, whose browser session then kills the
+    // browser it launched and removes its temporary profile.
+    let outcome = tokio::select! {
+        r = cli::run(args) => r,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("seamark: interrupted");
+            return ExitCode::from(130);
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // Print the whole chain once, outermost first, on one line.
+            let chain: Vec<String> = err.chain().map(|e| e.to_string()).collect();
+            let mut line = String::new();
+            for part in chain {
+                if !line.contains(&part) {
+                    if !line.is_empty() {
+                        line.push_str(": ");
+                    }
+                    line.push_str(&part);
+                }
+            }
+            eprintln!("seamark: {line}");
+            ExitCode::from(1)
+        }
+    }
+}

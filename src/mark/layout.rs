@@ -1,0 +1,272 @@
+//! Label placement: for each mark, candidate positions around and inside its
+//! box; the first that stays on the image and overlaps neither a placed label
+//! nor another interactable box wins, else the least-overlapping one. Pure and
+//! serial, so it is deterministic whatever the thread count.
+
+use std::collections::HashMap;
+
+use super::palette::PALETTE;
+
+/// An integer rectangle in image pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IRect {
+    /// Left.
+    pub x: i32,
+    /// Top.
+    pub y: i32,
+    /// Width (> 0).
+    pub w: i32,
+    /// Height (> 0).
+    pub h: i32,
+}
+
+impl IRect {
+    /// Right edge (exclusive).
+    pub fn right(&self) -> i32 {
+        self.x + self.w
+    }
+
+    /// Bottom edge (exclusive).
+    pub fn bottom(&self) -> i32 {
+        self.y + self.h
+    }
+
+    /// Overlapping area with another rectangle.
+    pub fn overlap(&self, o: &IRect) -> i64 {
+        let w = (self.right().min(o.right()) - self.x.max(o.x)).max(0);
+        let h = (self.bottom().min(o.bottom()) - self.y.max(o.y)).max(0);
+        i64::from(w) * i64::from(h)
+    }
+
+    /// Whether the point is inside.
+    pub fn contains_point(&self, x: i32, y: i32) -> bool {
+        x >= self.x && x < self.right() && y >= self.y && y < self.bottom()
+    }
+
+    /// Whether `o` lies entirely inside.
+    pub fn contains(&self, o: &IRect) -> bool {
+        o.x >= self.x && o.y >= self.y && o.right() <= self.right() && o.bottom() <= self.bottom()
+    }
+
+    /// Whether it lies entirely inside a `width`×`height` image.
+    pub fn inside(&self, width: u32, height: u32) -> bool {
+        self.x >= 0 && self.y >= 0 && self.right() <= width as i32 && self.bottom() <= height as i32
+    }
+
+    /// The center point.
+    pub fn center(&self) -> (i32, i32) {
+        (self.x + self.w / 2, self.y + self.h / 2)
+    }
+}
+
+/// What a mark stands for, which decides how it is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkKind {
+    /// Can be acted on now: drawn solid, always.
+    Interactable,
+    /// Outside the visible area: drawn dashed, debug style only.
+    Offscreen,
+    /// Covered by something: drawn dashed, debug style only.
+    Occluded,
+    /// Disabled: drawn dashed, debug style only.
+    Disabled,
+}
+
+/// A box to mark, in image pixels.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MarkBox {
+    /// The number shown.
+    pub id: u32,
+    /// The element's box (clipped to the visible part).
+    pub rect: IRect,
+    /// What kind of mark.
+    pub kind: MarkKind,
+}
+
+/// A placed label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label {
+    /// The number shown.
+    pub id: u32,
+    /// The chip.
+    pub rect: IRect,
+    /// Palette index of the box and chip.
+    pub color: usize,
+    /// A thin line from the chip to its box, when the chip sits away from it.
+    pub leader: Option<((i32, i32), (i32, i32))>,
+    /// What the placement had to accept: 0 when nothing is covered.
+    pub penalty: i64,
+}
+
+const CELL: i32 = 64;
+
+/// A uniform grid over the image: which rectangles touch which cell.
+#[derive(Default)]
+struct Grid {
+    cells: HashMap<(i32, i32), Vec<usize>>,
+}
+
+impl Grid {
+    fn cells_of(r: &IRect) -> impl Iterator<Item = (i32, i32)> {
+        let (x0, x1) = (r.x.div_euclid(CELL), (r.right() - 1).div_euclid(CELL));
+        let (y0, y1) = (r.y.div_euclid(CELL), (r.bottom() - 1).div_euclid(CELL));
+        (y0..=y1).flat_map(move |y| (x0..=x1).map(move |x| (x, y)))
+    }
+
+    fn insert(&mut self, r: &IRect, i: usize) {
+        for c in Self::cells_of(r) {
+            self.cells.entry(c).or_default().push(i);
+        }
+    }
+
+    /// Indices of rectangles sharing a cell with `r`, sorted and deduplicated.
+    fn near(&self, r: &IRect) -> Vec<usize> {
+        let mut out: Vec<usize> = Self::cells_of(r)
+            .filter_map(|c| self.cells.get(&c))
+            .flatten()
+            .copied()
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Candidate chip positions for a box, in order of preference: touching the
+/// box (outside, then inside corners), then further out with a leader line.
+fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
+    let at = |x: i32, y: i32| IRect { x, y, w: cw, h: ch };
+    let mut out = vec![
+        (at(b.x, b.y - ch), false),                   // above, left-aligned
+        (at(b.x, b.y), false),                        // inside top-left
+        (at(b.right() - cw, b.y - ch), false),        // above, right-aligned
+        (at(b.x, b.bottom()), false),                 // below, left-aligned
+        (at(b.right() - cw, b.bottom()), false),      // below, right-aligned
+        (at(b.right() - cw, b.y), false),             // inside top-right
+        (at(b.x, b.bottom() - ch), false),            // inside bottom-left
+        (at(b.right() - cw, b.bottom() - ch), false), // inside bottom-right
+        (at(b.x - cw, b.y), false),                   // left of the box
+        (at(b.right(), b.y), false),                  // right of the box
+    ];
+    for step in 1..=3 {
+        let d = step * ch;
+        out.push((at(b.x, b.y - ch - d), true));
+        out.push((at(b.x - cw - d, b.y), true));
+        out.push((at(b.right() + d, b.y), true));
+        out.push((at(b.x, b.bottom() + d), true));
+    }
+    out
+}
+
+/// Pulls a rectangle inside the image (keeping its size when it fits).
+fn clamp_into(r: IRect, width: u32, height: u32) -> IRect {
+    let (w, h) = (width as i32, height as i32);
+    IRect {
+        x: r.x.clamp(0, (w - r.w).max(0)),
+        y: r.y.clamp(0, (h - r.h).max(0)),
+        ..r
+    }
+}
+
+/// The closest points between a chip and its box, for the leader line.
+fn leader(chip: &IRect, b: &IRect) -> ((i32, i32), (i32, i32)) {
+    let (cx, cy) = chip.center();
+    let bx = cx.clamp(b.x, b.right() - 1);
+    let by = cy.clamp(b.y, b.bottom() - 1);
+    let lx = bx.clamp(chip.x, chip.right() - 1);
+    let ly = by.clamp(chip.y, chip.bottom() - 1);
+    ((lx, ly), (bx, by))
+}
+
+/// Places the label of every mark. `chip(id)` gives each chip's size.
+pub fn layout(
+    marks: &[MarkBox],
+    width: u32,
+    height: u32,
+    chip: impl Fn(u32) -> (i32, i32),
+) -> Vec<Label> {
+    let mut boxes = Grid::default();
+    for (i, m) in marks.iter().enumerate() {
+        if m.kind == MarkKind::Interactable {
+            boxes.insert(&m.rect, i);
+        }
+    }
+    let mut labels: Vec<Label> = Vec::with_capacity(marks.len());
+    let mut placed = Grid::default();
+    let mut colors = vec![0usize; marks.len()];
+    for (i, m) in marks.iter().enumerate() {
+        let (cw, ch) = chip(m.id);
+        let mut best: Option<(i64, IRect, bool)> = None;
+        for (cand, away) in candidates(&m.rect, cw, ch) {
+            let on_image = cand.inside(width, height);
+            let cand = if on_image {
+                cand
+            } else {
+                clamp_into(cand, width, height)
+            };
+            let mut penalty = if on_image { 0 } else { 1 };
+            for j in placed.near(&cand) {
+                penalty += labels[j].rect.overlap(&cand) * 1_000_000;
+            }
+            for j in boxes.near(&cand) {
+                if j == i {
+                    continue;
+                }
+                let other = &marks[j].rect;
+                let (ox, oy) = other.center();
+                if cand.contains_point(ox, oy) {
+                    penalty += 10_000;
+                } else if !other.contains(&m.rect) {
+                    // A box that encloses ours (a card around a button) can't be avoided.
+                    penalty += other.overlap(&cand);
+                }
+            }
+            if best.is_none_or(|(p, _, _)| penalty < p) {
+                best = Some((penalty, cand, away));
+            }
+            if penalty == 0 {
+                break;
+            }
+        }
+        let Some((penalty, rect, away)) = best else {
+            continue;
+        };
+        // Neighbors get different colors: skip colors of nearby marks already colored.
+        let reach = IRect {
+            x: m.rect.x - ch,
+            y: m.rect.y - ch,
+            w: m.rect.w + 2 * ch,
+            h: m.rect.h + 2 * ch,
+        };
+        let mut used = [false; PALETTE.len()];
+        // Every mark gets a label, so label indices are mark indices.
+        for j in boxes.near(&reach).into_iter().chain(placed.near(&reach)) {
+            if j < i && marks[j].rect.overlap(&reach) > 0 {
+                used[colors[j]] = true;
+            }
+        }
+        let start = (m.id as usize) % PALETTE.len();
+        let color = (0..PALETTE.len())
+            .map(|k| (start + k) % PALETTE.len())
+            .find(|&c| !used[c])
+            .unwrap_or(start);
+        colors[i] = color;
+        let touches = rect.overlap(&IRect {
+            x: m.rect.x - 1,
+            y: m.rect.y - 1,
+            w: m.rect.w + 2,
+            h: m.rect.h + 2,
+        }) > 0;
+        let leader = (away || !touches).then(|| leader(&rect, &m.rect));
+        placed.insert(&rect, labels.len());
+        labels.push(Label {
+            id: m.id,
+            rect,
+            color,
+            leader,
+            penalty,
+        });
+    }
+    labels
+}

@@ -1,0 +1,322 @@
+//! Mark rendering: a pure function `(screenshot, marks, style) → image` that
+//! draws numbered boxes, and the encoders that prepare the image for the model.
+//!
+//! Deterministic to the pixel: layout is serial, drawing runs in horizontal
+//! bands whose pixels depend only on the marks, never on the thread count.
+
+mod encode;
+mod glyphs;
+mod layout;
+mod palette;
+
+use image::{ImageBuffer, Rgb, RgbImage};
+use imageproc::drawing::{draw_filled_rect_mut, draw_line_segment_mut};
+use rayon::prelude::*;
+
+use crate::perceive::{Element, ElementState};
+
+pub use encode::{data_url, downscale, encode, EncodeError, Encoding};
+pub use glyphs::{DigitAtlas, FONT_BYTES};
+pub use layout::{layout, IRect, Label, MarkBox, MarkKind};
+pub use palette::{contrast, text_color, PALETTE};
+
+/// Errors of rendering.
+#[derive(Debug, thiserror::Error)]
+pub enum MarkError {
+    /// The screenshot could not be decoded.
+    #[error("cannot decode the screenshot: {0}")]
+    Decode(#[from] image::ImageError),
+    /// The image has no pixels.
+    #[error("the screenshot is empty ({0}x{1})")]
+    Empty(u32, u32),
+}
+
+/// How marks are drawn.
+#[derive(Debug, Clone)]
+pub struct MarkStyle {
+    /// Also draw offscreen, occluded and disabled elements (dashed), for people
+    /// reading traces. The model's image marks interactable elements only.
+    pub debug: bool,
+    /// Long edge of the image actually sent to the model; labels are sized so
+    /// that they stay `min_text_px` tall after that downscale.
+    pub send_long_edge: Option<u32>,
+    /// Smallest digit height, in pixels of the image as sent.
+    pub min_text_px: f32,
+    /// Draw bands in parallel (the output is identical either way).
+    pub parallel: bool,
+}
+
+impl Default for MarkStyle {
+    fn default() -> Self {
+        Self {
+            debug: false,
+            send_long_edge: Some(encode::DEFAULT_LONG_EDGE),
+            min_text_px: 11.0,
+            parallel: true,
+        }
+    }
+}
+
+impl MarkStyle {
+    /// Digit height in pixels of an image of this size, so that the digits are
+    /// at least `min_text_px` tall once the image is downscaled for sending.
+    pub fn digit_height(&self, width: u32, height: u32) -> f32 {
+        let long = width.max(height).max(1) as f32;
+        let shrink = match self.send_long_edge {
+            Some(edge) if (edge as f32) < long && edge > 0 => long / edge as f32,
+            _ => 1.0,
+        };
+        (self.min_text_px.max(4.0) * shrink).ceil()
+    }
+}
+
+/// Turns table elements into marks in image pixels (`scale` image px per CSS px):
+/// the visible part of each interactable element, and in debug style the others.
+pub fn marks_for(elements: &[Element], scale: f64, debug: bool) -> Vec<MarkBox> {
+    elements
+        .iter()
+        .filter_map(|e| {
+            let kind = match e.state {
+                ElementState::Interactable => MarkKind::Interactable,
+                ElementState::Offscreen { .. } => MarkKind::Offscreen,
+                ElementState::Occluded { .. } => MarkKind::Occluded,
+                ElementState::Disabled => MarkKind::Disabled,
+            };
+            if kind != MarkKind::Interactable && !debug {
+                return None;
+            }
+            let r = e.visible.unwrap_or(e.bbox);
+            to_irect(r.x * scale, r.y * scale, r.w * scale, r.h * scale).map(|rect| MarkBox {
+                id: e.id,
+                rect,
+                kind,
+            })
+        })
+        .collect()
+}
+
+/// A float box to an integer one; `None` for NaN, infinite or empty boxes.
+pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
+    const LIMIT: f64 = 1e6;
+    if ![x, y, w, h].iter().all(|v| v.is_finite()) || w <= 0.0 || h <= 0.0 {
+        return None;
+    }
+    let x0 = x.clamp(-LIMIT, LIMIT).floor() as i32;
+    let y0 = y.clamp(-LIMIT, LIMIT).floor() as i32;
+    let x1 = (x + w).clamp(-LIMIT, LIMIT).ceil() as i32;
+    let y1 = (y + h).clamp(-LIMIT, LIMIT).ceil() as i32;
+    (x1 > x0 && y1 > y0).then_some(IRect {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    })
+}
+
+/// Everything drawing needs, computed once per image.
+struct Plan<'a> {
+    marks: &'a [MarkBox],
+    labels: Vec<Label>,
+    atlas: DigitAtlas,
+    pad: i32,
+    thickness: i32,
+}
+
+impl Plan<'_> {
+    fn new<'a>(marks: &'a [MarkBox], width: u32, height: u32, style: &MarkStyle) -> Plan<'a> {
+        let digit = style.digit_height(width, height);
+        let atlas = DigitAtlas::new(digit);
+        let pad = (digit / 4.0).ceil().max(2.0) as i32;
+        let thickness = (digit / 6.0).round().max(2.0) as i32;
+        let chip_h = atlas.height as i32 + 2 * pad;
+        let labels = layout(marks, width, height, |id| {
+            (atlas.text_width(id) as i32 + 2 * pad, chip_h)
+        });
+        Plan {
+            marks,
+            labels,
+            atlas,
+            pad,
+            thickness,
+        }
+    }
+}
+
+/// Lays out labels for `marks` on a `width`×`height` image (for tests and traces).
+pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Vec<Label> {
+    Plan::new(marks, width, height, style).labels
+}
+
+/// Draws the marks onto a copy of the screenshot.
+pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
+    let (width, height) = screenshot.dimensions();
+    let mut out = screenshot.clone();
+    if width == 0 || height == 0 || marks.is_empty() {
+        return out;
+    }
+    let plan = Plan::new(marks, width, height, style);
+    let row_bytes = width as usize * 3;
+    // Two bands fit two cores; below a few hundred marks one band is as fast.
+    let bands = if style.parallel && marks.len() >= 200 && height >= 64 {
+        rayon::current_num_threads().clamp(1, 4)
+    } else {
+        1
+    };
+    let band_rows = (height as usize).div_ceil(bands);
+    let buf: &mut [u8] = &mut out;
+    buf.par_chunks_mut(band_rows * row_bytes)
+        .enumerate()
+        .for_each(|(k, chunk)| {
+            let rows = (chunk.len() / row_bytes) as u32;
+            let y0 = (k * band_rows) as i32;
+            if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, chunk)
+            {
+                draw_band(&mut band, y0, &plan);
+            }
+        });
+    out
+}
+
+/// Decodes a PNG or JPEG screenshot, draws the marks, and returns the image.
+pub fn render_encoded(
+    screenshot: &[u8],
+    marks: &[MarkBox],
+    style: &MarkStyle,
+) -> Result<RgbImage, MarkError> {
+    let img = image::load_from_memory(screenshot)?.to_rgb8();
+    if img.width() == 0 || img.height() == 0 {
+        return Err(MarkError::Empty(img.width(), img.height()));
+    }
+    Ok(render(&img, marks, style))
+}
+
+type Band<'a> = ImageBuffer<Rgb<u8>, &'a mut [u8]>;
+
+/// Fills a rectangle given in image coordinates, clipped to the band.
+fn fill(band: &mut Band, y0: i32, r: IRect, color: [u8; 3]) {
+    let rows = band.height() as i32;
+    let top = r.y - y0;
+    if r.w <= 0 || r.h <= 0 || top >= rows || top + r.h <= 0 {
+        return;
+    }
+    draw_filled_rect_mut(
+        band,
+        imageproc::rect::Rect::at(r.x, top).of_size(r.w as u32, r.h as u32),
+        Rgb(color),
+    );
+}
+
+/// A box outline of the given thickness, inside the box; dashed when asked.
+fn outline(band: &mut Band, y0: i32, r: IRect, t: i32, color: [u8; 3], dashed: bool) {
+    let t = t.min(r.w).min(r.h).max(1);
+    let edges = [
+        IRect { h: t, ..r },
+        IRect {
+            y: r.bottom() - t,
+            h: t,
+            ..r
+        },
+        IRect { w: t, ..r },
+        IRect {
+            x: r.right() - t,
+            w: t,
+            ..r
+        },
+    ];
+    for e in edges {
+        if !dashed {
+            fill(band, y0, e, color);
+            continue;
+        }
+        let dash = 4 * t;
+        if e.w >= e.h {
+            for x in (e.x..e.right()).step_by((2 * dash) as usize) {
+                fill(
+                    band,
+                    y0,
+                    IRect {
+                        x,
+                        w: dash.min(e.right() - x),
+                        ..e
+                    },
+                    color,
+                );
+            }
+        } else {
+            for y in (e.y..e.bottom()).step_by((2 * dash) as usize) {
+                fill(
+                    band,
+                    y0,
+                    IRect {
+                        y,
+                        h: dash.min(e.bottom() - y),
+                        ..e
+                    },
+                    color,
+                );
+            }
+        }
+    }
+}
+
+fn draw_band(band: &mut Band, y0: i32, plan: &Plan) {
+    for (m, l) in plan.marks.iter().zip(&plan.labels) {
+        let color = PALETTE[l.color];
+        outline(
+            band,
+            y0,
+            m.rect,
+            plan.thickness,
+            color,
+            m.kind != MarkKind::Interactable,
+        );
+    }
+    for l in &plan.labels {
+        if let Some(((ax, ay), (bx, by))) = l.leader {
+            draw_line_segment_mut(
+                band,
+                (ax as f32, (ay - y0) as f32),
+                (bx as f32, (by - y0) as f32),
+                Rgb(PALETTE[l.color]),
+            );
+        }
+    }
+    for l in &plan.labels {
+        draw_chip(band, y0, l, plan);
+    }
+}
+
+fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
+    let chip = PALETTE[l.color];
+    fill(band, y0, l.rect, chip);
+    let ink = text_color(chip);
+    let rows = band.height() as i32;
+    let width = band.width() as i32;
+    let atlas = &plan.atlas;
+    let mut x = l.rect.x + plan.pad;
+    let top = l.rect.y + plan.pad;
+    for d in glyphs::digits(l.id) {
+        for gy in 0..atlas.height as i32 {
+            let by = top + gy - y0;
+            if by < 0 || by >= rows {
+                continue;
+            }
+            for gx in 0..atlas.advance as i32 {
+                let bx = x + gx;
+                if bx < 0 || bx >= width {
+                    continue;
+                }
+                let a = u32::from(atlas.coverage(d, gx as u32, gy as u32));
+                if a == 0 {
+                    continue;
+                }
+                let p = band.get_pixel_mut(bx as u32, by as u32);
+                for c in 0..3 {
+                    let v = (u32::from(ink[c]) * a + u32::from(p.0[c]) * (255 - a) + 127) / 255;
+                    p.0[c] = v as u8;
+                }
+            }
+        }
+        x += atlas.advance as i32;
+    }
+}

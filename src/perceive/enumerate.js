@@ -1,0 +1,398 @@
+// seamark's element enumerator. Evaluated in a frame's main world (so that
+// `getEventListeners` of the DevTools command line API can see the page's own
+// listeners), or called on a closed shadow root. It only reads: no attributes,
+// no globals, no focus, scroll or selection change.
+//
+// Returns { meta: JSON string, nodes: [Element] }. `meta.els[k].n` and
+// `meta.hosts[k]` index into `nodes`; the caller learns each node's
+// backendNodeId from the protocol's deep serialization of `nodes`.
+(function (root, opts) {
+  const MAX_NAME = opts.maxName || 80;
+  const MAX_OPTIONS = opts.maxOptions || 20;
+  const MAX_ELEMENTS = opts.maxElements || 5000;
+  const win = (root.ownerDocument || root).defaultView || window;
+  const doc = root.ownerDocument || root;
+  const vw = win.innerWidth, vh = win.innerHeight;
+  const sx = win.scrollX, sy = win.scrollY;
+  const se = doc.scrollingElement || doc.documentElement;
+  const dw = Math.max(se ? se.scrollWidth : 0, vw), dh = Math.max(se ? se.scrollHeight : 0, vh);
+  const listeners = typeof getEventListeners === 'function' ? getEventListeners : null;
+  const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',
+    'menuitemcheckbox', 'menuitemradio', 'option', 'combobox', 'listbox', 'slider', 'spinbutton',
+    'textbox', 'searchbox', 'treeitem', 'gridcell', 'scrollbar', 'tree', 'menu', 'menubar',
+    'radiogroup', 'tablist']);
+  const NATIVE = 'a[href],area[href],button,input:not([type=hidden]),select,textarea,summary,' +
+    '[contenteditable]:not([contenteditable=false]),[role],[tabindex],[onclick],[onmousedown],' +
+    '[onpointerdown],iframe,frame';
+
+  const styleCache = new Map();
+  const style = (el) => {
+    let s = styleCache.get(el);
+    if (!s) { s = win.getComputedStyle(el); styleCache.set(el, s); }
+    return s;
+  };
+  // The composed-tree parent: crosses shadow boundaries to the host.
+  const parentOf = (el) => {
+    if (el.parentElement) return el.parentElement;
+    const r = el.parentNode;
+    return r && r.host ? r.host : null;
+  };
+  const containsComposed = (outer, inner) => {
+    for (let n = inner; n; n = parentOf(n)) if (n === outer) return true;
+    return false;
+  };
+  const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+  // Visible text of a subtree, bounded, skipping what is never shown as text.
+  const SKIP_TEXT = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SELECT', 'TEXTAREA', 'OPTION']);
+  const textOf = (node, limit) => {
+    let out = '';
+    const walk = (n) => {
+      if (out.length >= limit) return;
+      if (n.nodeType === 3) { out += n.data; return; }
+      if (n.nodeType !== 1) return;
+      if (SKIP_TEXT.has(n.tagName) || n.hidden || n.getAttribute('aria-hidden') === 'true') return;
+      if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
+      if (n.tagName === 'INPUT') { if (['submit', 'button', 'reset'].includes(n.type)) out += ' ' + n.value + ' '; return; }
+      const al = n !== node && n.getAttribute('aria-label');
+      if (al) { out += ' ' + al + ' '; return; }
+      if (n.tagName === 'svg' || n.tagName === 'SVG') {
+        const t = n.querySelector('title');
+        if (t) out += ' ' + t.textContent + ' ';
+        return;
+      }
+      const kids = n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes;
+      for (const c of kids) walk(c);
+      if (/^(P|DIV|LI|TD|TH|BR|H[1-6])$/.test(n.tagName)) out += ' ';
+    };
+    walk(node);
+    return clean(out);
+  };
+  const byIds = (el, ids) => {
+    const r = el.getRootNode();
+    return clean(ids.split(/\s+/).map((id) => {
+      const t = r.getElementById ? r.getElementById(id) : doc.getElementById(id);
+      return t ? textOf(t, 200) : '';
+    }).join(' '));
+  };
+
+  const roleOf = (el) => {
+    const explicit = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (explicit && explicit !== 'presentation' && explicit !== 'none' && explicit !== 'generic') return explicit;
+    const tag = el.tagName.toLowerCase();
+    switch (tag) {
+      case 'a': case 'area': return el.hasAttribute('href') ? 'link' : '';
+      case 'button': return 'button';
+      case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'summary': return 'button';
+      case 'iframe': case 'frame': return 'iframe';
+      case 'input': {
+        const t = el.type;
+        if (['button', 'submit', 'reset', 'image'].includes(t)) return 'button';
+        if (t === 'checkbox') return 'checkbox';
+        if (t === 'radio') return 'radio';
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return 'searchbox';
+        if (t === 'file') return 'file';
+        if (t === 'color') return 'button';
+        return 'textbox';
+      }
+    }
+    if (el.isContentEditable) return 'textbox';
+    return '';
+  };
+
+  const nameOf = (el, role) => {
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) { const t = byIds(el, lb); if (t) return t; }
+    const al = clean(el.getAttribute('aria-label'));
+    if (al) return al;
+    const tag = el.tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') {
+      if (tag === 'INPUT' && ['submit', 'button', 'reset'].includes(el.type)) {
+        return clean(el.value) || (el.type === 'submit' ? 'Submit' : el.type === 'reset' ? 'Reset' : '');
+      }
+      if (tag === 'INPUT' && el.type === 'image') return clean(el.getAttribute('alt')) || clean(el.title) || 'Submit';
+      const labels = el.labels ? [...el.labels].map((l) => textOf(l, 200)).join(' ') : '';
+      if (clean(labels)) return clean(labels);
+      return clean(el.title) || clean(el.getAttribute('placeholder')) || clean(el.getAttribute('aria-placeholder')) || '';
+    }
+    if (tag === 'IFRAME' || tag === 'FRAME') return clean(el.title) || clean(el.getAttribute('name'));
+    if (tag === 'IMG') return clean(el.getAttribute('alt')) || clean(el.title);
+    const text = textOf(el, 300);
+    if (text) return text;
+    return clean(el.title) || clean(el.getAttribute('placeholder')) || clean(el.getAttribute('aria-placeholder')) ||
+      clean(el.getAttribute('alt')) || '';
+  };
+
+  // Why an element is a candidate: strong (native control, widget role, editable)
+  // or weak (tabindex, listener, cursor:pointer); weak ones yield to what they contain.
+  const strength = (el) => {
+    const tag = el.tagName;
+    if (tag === 'A' || tag === 'AREA') return el.hasAttribute('href') ? 2 : 0;
+    if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'SUMMARY') return 2;
+    if (tag === 'INPUT') return el.type === 'hidden' ? 0 : 2;
+    if (tag === 'IFRAME' || tag === 'FRAME') return 0;
+    const role = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (WIDGET_ROLES.has(role)) return 2;
+    if (el.isContentEditable && !(parentOf(el) && parentOf(el).isContentEditable)) return 2;
+    const ti = el.getAttribute('tabindex');
+    if (ti !== null && parseInt(ti, 10) >= 0) return 1;
+    if (el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown')) return 1;
+    return 0;
+  };
+  const hasListener = (el) => {
+    if (!listeners) return false;
+    let l;
+    try { l = listeners(el); } catch (e) { return false; }
+    return !!(l && (l.click || l.mousedown || l.pointerdown));
+  };
+
+  // Collect elements of this root and of open shadow roots inside it; remember
+  // hosts whose shadow root we cannot see (closed) for the caller to probe.
+  const found = [];
+  const hosts = [];
+  const frames = [];
+  const visit = (r) => {
+    const walker = doc.createTreeWalker(r, 1 /* SHOW_ELEMENT */);
+    let el = r.nodeType === 1 ? r : walker.nextNode();
+    while (el) {
+      if (found.length >= MAX_ELEMENTS) return;
+      const tag = el.tagName;
+      if (tag === 'IFRAME' || tag === 'FRAME') frames.push(el);
+      let s = strength(el);
+      if (s === 0 && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
+        const st = style(el);
+        if (st.display !== 'none') {
+          const p = parentOf(el);
+          const pointer = st.cursor === 'pointer' && !(p && style(p).cursor === 'pointer');
+          if (pointer || hasListener(el)) s = 1;
+        }
+      }
+      if (s > 0) found.push({ el, s });
+      if (el.shadowRoot) visit(el.shadowRoot);
+      else if (tag.includes('-')) hosts.push(el);
+      el = walker.nextNode();
+    }
+  };
+  visit(root);
+
+  // Geometry and visibility.
+  const inter = (a, b) => {
+    const x = Math.max(a.x, b.x), y = Math.max(a.y, b.y);
+    const r = Math.min(a.x + a.w, b.x + b.w), btm = Math.min(a.y + a.h, b.y + b.h);
+    return r > x && btm > y ? { x, y, w: r - x, h: btm - y } : null;
+  };
+  const boxOf = (el) => {
+    const b = el.getBoundingClientRect();
+    if (b.width >= 1 && b.height >= 1) return { x: b.left, y: b.top, w: b.width, h: b.height };
+    // display:contents or an inline wrapper around blocks: union of the children.
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const c of el.children) {
+      const r = c.getBoundingClientRect();
+      if (r.width < 1 || r.height < 1) continue;
+      x0 = Math.min(x0, r.left); y0 = Math.min(y0, r.top);
+      x1 = Math.max(x1, r.right); y1 = Math.max(y1, r.bottom);
+    }
+    return x1 > x0 && y1 > y0 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
+  };
+  // Clip by ancestors that hide overflow. Returns {clip, scrollable} where clip is
+  // the visible part (null if nothing shows) and scrollable tells whether the
+  // clipping ancestor lets a user scroll to it.
+  const clipOf = (el, box) => {
+    let vis = box, scrollable = true, clipper = null;
+    let child = el;
+    for (let a = parentOf(el); a && a !== doc.documentElement && a !== doc.body; a = parentOf(a)) {
+      if (style(child).position === 'fixed') break;
+      const st = style(a);
+      if (st.overflowX !== 'visible' || st.overflowY !== 'visible') {
+        const r = a.getBoundingClientRect();
+        const next = inter(vis, { x: r.left, y: r.top, w: r.width, h: r.height });
+        if (!next) {
+          const scroll = /(auto|scroll)/.test(st.overflowX + st.overflowY);
+          return { clip: null, scrollable: scroll, clipper: { x: r.left, y: r.top, w: r.width, h: r.height } };
+        }
+        vis = next;
+      }
+      child = a;
+    }
+    return { clip: vis, scrollable, clipper };
+  };
+  const inFixed = (el) => {
+    for (let n = el; n; n = parentOf(n)) if (style(n).position === 'fixed') return true;
+    return false;
+  };
+  const isVisible = (el) => {
+    if (el.checkVisibility) return el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true });
+    const st = style(el);
+    return st.visibility !== 'hidden' && st.display !== 'none' && parseFloat(st.opacity) > 0;
+  };
+  const direction = (b, area) => {
+    if (b.y + b.h <= area.y) return 'above';
+    if (b.y >= area.y + area.h) return 'below';
+    if (b.x + b.w <= area.x) return 'left';
+    if (b.x >= area.x + area.w) return 'right';
+    return 'below';
+  };
+  // A visually hidden native checkbox or radio is usually drawn by its label.
+  const proxyOf = (el) => {
+    if (el.tagName !== 'INPUT' || !el.labels || !el.labels.length) return null;
+    for (const l of el.labels) if (isVisible(l) && boxOf(l)) return l;
+    return null;
+  };
+
+  // Describe what covers a point: the nearest dialog-like or fixed ancestor.
+  const coverOf = (h) => {
+    let pick = null;
+    for (let n = h; n && n !== doc.body && n !== doc.documentElement; n = parentOf(n)) {
+      const role = (n.getAttribute('role') || '').split(/\s+/)[0];
+      if (n.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || n.getAttribute('aria-modal') === 'true') {
+        pick = { el: n, role: 'dialog' }; break;
+      }
+      const pos = style(n).position;
+      if (!pick && (pos === 'fixed' || pos === 'sticky')) pick = { el: n, role: /header|nav/i.test(n.tagName) || /header|nav/i.test(n.className || '') ? 'header' : 'overlay' };
+    }
+    if (!pick) pick = { el: h, role: roleOf(h) || h.tagName.toLowerCase() };
+    const el = pick.el;
+    let name = clean(el.getAttribute('aria-label'));
+    if (!name && el.getAttribute('aria-labelledby')) name = byIds(el, el.getAttribute('aria-labelledby'));
+    if (!name) { const hd = el.querySelector('h1,h2,h3,h4,legend,strong'); if (hd) name = textOf(hd, 80); }
+    if (!name) name = textOf(el, 60);
+    return { el, text: cut(pick.role, 20) + (name ? ' "' + cut(name, 40) + '"' : '') };
+  };
+  const hitSelf = (el, proxy, x, y) => {
+    const r = el.getRootNode();
+    const h = (r.elementFromPoint ? r : doc).elementFromPoint(x, y);
+    if (!h) return { ok: false, h: null };
+    if (h === el || containsComposed(el, h) || containsComposed(h, el)) return { ok: true, h };
+    if (proxy && (h === proxy || containsComposed(proxy, h))) return { ok: true, h };
+    if (el.labels) for (const l of el.labels) if (containsComposed(l, h)) return { ok: true, h };
+    return { ok: false, h };
+  };
+
+  const viewport = { x: 0, y: 0, w: vw, h: vh };
+  const nodes = [];
+  const els = [];
+  const index = new Map();
+  // Drop weak candidates that contain another candidate: they are wrappers or
+  // delegation containers, and the inner control is the one to act on.
+  // A weak one inside a strong control (a span with a listener in a button) goes too;
+  // a strong control inside a strong control (a button in a link) stays.
+  const strengthOf = new Map(found.map((f) => [f.el, f.s]));
+  const containsCandidate = new Set();
+  const insideStrong = new Set();
+  for (const { el } of found) {
+    for (let a = parentOf(el); a; a = parentOf(a)) {
+      const s = strengthOf.get(a);
+      if (s === undefined) continue;
+      containsCandidate.add(a);
+      if (s === 2) insideStrong.add(el);
+    }
+  }
+  const candidates = found.filter(({ el, s }) => s === 2 || (!containsCandidate.has(el) && !insideStrong.has(el)));
+  for (const { el: orig, s } of candidates) {
+    let el = orig;
+    let proxy = null;
+    const disabledSelf = orig.matches(':disabled') || orig.getAttribute('aria-disabled') === 'true';
+    let visible = isVisible(el);
+    let box = visible ? boxOf(el) : null;
+    if ((!visible || !box || box.w < 2 || box.h < 2) && (proxy = proxyOf(orig))) {
+      el = proxy; visible = true; box = boxOf(proxy);
+    }
+    if (!visible || !box) continue;
+    const docBox = { x: box.x + sx, y: box.y + sy, w: box.w, h: box.h };
+    if (docBox.x + docBox.w <= 0 || docBox.y + docBox.h <= 0 || docBox.x >= dw || docBox.y >= dh) continue;
+    const { clip, scrollable, clipper } = clipOf(el, box);
+    let state = 'interactable', dir = null, cover = null, px = null, py = null, vis = null, inContainer = false;
+    if (!clip) {
+      if (!scrollable) continue;
+      state = 'offscreen'; dir = direction(box, clipper); inContainer = true;
+    } else {
+      vis = inter(clip, viewport);
+      if (!vis) {
+        if (inFixed(el)) continue;
+        state = 'offscreen'; dir = direction(clip, viewport);
+      } else {
+        const pts = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+        let first = null, hit = false;
+        for (const [fx, fy] of pts) {
+          const x = vis.x + vis.w * fx, y = vis.y + vis.h * fy;
+          const r = hitSelf(orig, proxy, x, y);
+          if (r.ok) { hit = true; px = x; py = y; break; }
+          if (!first) first = r;
+        }
+        if (!hit) {
+          state = 'occluded';
+          if (first && first.h) {
+            const c = coverOf(first.h);
+            let ci = index.get(c.el);
+            if (ci === undefined) { ci = nodes.length; nodes.push(c.el); index.set(c.el, ci); }
+            cover = { n: ci, text: c.text };
+          }
+        }
+      }
+    }
+    if (disabledSelf) state = 'disabled';
+    const role = roleOf(orig) || 'clickable';
+    const tag = orig.tagName.toLowerCase();
+    const e = {
+      n: nodes.length, tag, role, name: cut(nameOf(orig, role), MAX_NAME),
+      x: box.x, y: box.y, w: box.w, h: box.h, state, strong: s === 2,
+    };
+    nodes.push(el);
+    if (vis) { e.vis = vis; }
+    if (px !== null) { e.px = px; e.py = py; }
+    if (dir) e.dir = dir;
+    if (inContainer) e.in_container = true;
+    if (cover) e.cover = cover;
+    if (tag === 'input') e.type = orig.type;
+    if (tag === 'input' || tag === 'textarea') {
+      if (orig.type === 'password') e.has_value = orig.value.length > 0;
+      else if (orig.type !== 'checkbox' && orig.type !== 'radio' && orig.type !== 'file') e.value = cut(orig.value, 200);
+    } else if (tag === 'select') {
+      const sel = [...orig.selectedOptions].map((o) => clean(o.text)).join(', ');
+      e.value = cut(sel, 200);
+      e.options = [...orig.options].slice(0, MAX_OPTIONS).map((o) => cut(clean(o.text), 60));
+      e.option_count = orig.options.length;
+    } else if (orig.isContentEditable && role === 'textbox') {
+      e.value = cut(textOf(orig, 200), 200);
+    }
+    if (orig.href && (tag === 'a' || tag === 'area')) e.href = String(orig.href).slice(0, 500);
+    const ac = orig.getAttribute('aria-checked');
+    if (orig.type === 'checkbox' || orig.type === 'radio') e.checked = !!orig.checked;
+    else if (ac === 'true' || ac === 'false' || ac === 'mixed') e.checked = ac === 'true';
+    const as = orig.getAttribute('aria-selected');
+    if (as === 'true' || as === 'false') e.selected = as === 'true';
+    const ae = orig.getAttribute('aria-expanded');
+    if (ae === 'true' || ae === 'false') e.expanded = ae === 'true';
+    else if (tag === 'summary' && orig.parentElement && orig.parentElement.tagName === 'DETAILS') e.expanded = orig.parentElement.open;
+    if (orig.getRootNode().activeElement === orig) e.focused = true;
+    if (el !== orig) { e.proxy = nodes.length; nodes.push(orig); }
+    els.push(e);
+  }
+  const frameIdx = frames.map((f) => { const i = nodes.length; nodes.push(f); return i; });
+  const hostIdx = hosts.slice(0, 200).map((h) => { const i = nodes.length; nodes.push(h); return i; });
+
+  // The page signature's text part: rendered text of the document, hashed here
+  // so that a long page does not cross the wire.
+  let textHash = 0;
+  if (root.nodeType === 9 && doc.body) {
+    const t = doc.body.innerText || '';
+    let h1 = 0x811c9dc5, h2 = 0x01000193;
+    for (let i = 0; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
+      h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
+    }
+    textHash = h1.toString(16) + h2.toString(16);
+  }
+  const meta = {
+    url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
+    vw, vh, sx, sy, dw, dh, els, frames: frameIdx, hosts: hostIdx, text_hash: String(textHash),
+    truncated: found.length >= MAX_ELEMENTS, listeners: !!listeners,
+  };
+  return { meta: JSON.stringify(meta), nodes };
+})

@@ -1,0 +1,601 @@
+//! Running the enumerator in every frame (and in closed shadow roots), and
+//! turning its answers into elements in top-level viewport coordinates.
+
+use chromiumoxide::cdp::browser_protocol::dom::{
+    BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams,
+    GetNodeForLocationParams, ResolveNodeParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::{FrameId, FrameTree, GetFrameTreeParams};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObject,
+    SerializationOptions, SerializationOptionsSerialization,
+};
+use chromiumoxide::Page;
+use serde::Deserialize;
+
+use super::table::{Direction, Element, ElementState, Point, Rect};
+use super::PerceiveError;
+
+/// The enumerator, evaluated in each frame's main world.
+const ENUMERATE_JS: &str = include_str!("enumerate.js");
+
+/// Object group for the handles the enumerator returns, released after each perception.
+pub(crate) const OBJECT_GROUP: &str = "seamark-perceive";
+
+/// How deep closed shadow roots inside closed shadow roots are followed.
+const MAX_SHADOW_DEPTH: usize = 4;
+
+/// Limits passed to the enumerator.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EnumerateOptions {
+    pub max_name: usize,
+    pub max_options: usize,
+    pub max_elements: usize,
+}
+
+/// What the enumerator reports for one root (document or closed shadow root).
+#[derive(Debug, Deserialize)]
+struct Meta {
+    url: String,
+    title: String,
+    sx: f64,
+    sy: f64,
+    els: Vec<RawElement>,
+    hosts: Vec<usize>,
+    text_hash: String,
+    truncated: bool,
+    listeners: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawRect {
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+}
+
+impl From<&RawRect> for Rect {
+    fn from(r: &RawRect) -> Self {
+        Rect {
+            x: r.x,
+            y: r.y,
+            w: r.w,
+            h: r.h,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct RawCover {
+    n: usize,
+    text: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawElement {
+    n: usize,
+    tag: String,
+    role: String,
+    name: String,
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    state: String,
+    vis: Option<RawRect>,
+    px: Option<f64>,
+    py: Option<f64>,
+    dir: Option<String>,
+    #[serde(default)]
+    in_container: bool,
+    cover: Option<RawCover>,
+    #[serde(rename = "type")]
+    input_type: Option<String>,
+    value: Option<String>,
+    has_value: Option<bool>,
+    #[serde(default)]
+    options: Vec<String>,
+    option_count: Option<u32>,
+    href: Option<String>,
+    checked: Option<bool>,
+    selected: Option<bool>,
+    expanded: Option<bool>,
+    #[serde(default)]
+    focused: bool,
+    proxy: Option<usize>,
+}
+
+/// A node handed back by the enumerator, as deep serialization describes it.
+#[derive(Debug, Clone, Copy)]
+struct NodeRef {
+    backend_node_id: i64,
+    closed_shadow_root: Option<i64>,
+}
+
+/// One frame's part of the page.
+#[derive(Debug)]
+pub(crate) struct FrameResult {
+    pub frame_id: String,
+    pub url: String,
+    pub title: String,
+    pub elements: Vec<Element>,
+    pub text_hash: String,
+    /// Page scroll offset of this frame (used for reading order in the main frame).
+    pub scroll: (f64, f64),
+    pub truncated: bool,
+    pub listeners_seen: bool,
+}
+
+/// A frame of the tree with where its content lies in the top-level viewport.
+#[derive(Debug, Clone)]
+struct FramePlace {
+    id: FrameId,
+    /// Top-left of the frame's content box in top-level viewport coordinates.
+    offset: Point,
+    /// The part of the top-level viewport through which this frame can be seen.
+    clip: Option<Rect>,
+    is_main: bool,
+}
+
+/// Lists every frame with its place, the main frame first.
+async fn frame_places(page: &Page, viewport: Rect) -> Result<Vec<FramePlace>, PerceiveError> {
+    let tree = page.execute(GetFrameTreeParams::default()).await?;
+    let mut out = vec![FramePlace {
+        id: tree.result.frame_tree.frame.id.clone(),
+        offset: Point::default(),
+        clip: Some(viewport),
+        is_main: true,
+    }];
+    let mut stack: Vec<(FrameTree, Option<Rect>)> = tree
+        .result
+        .frame_tree
+        .child_frames
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c, Some(viewport)))
+        .collect();
+    while let Some((node, parent_clip)) = stack.pop() {
+        let place = child_place(page, &node.frame.id, parent_clip).await;
+        let clip = place.as_ref().and_then(|p| p.clip);
+        if let Some(place) = place {
+            out.push(place);
+        }
+        for child in node.child_frames.unwrap_or_default() {
+            stack.push((child, clip));
+        }
+    }
+    Ok(out)
+}
+
+/// Where a child frame's content lies: from its owner element's content box.
+/// Box model quads of nodes in child frames come in top-level coordinates.
+async fn child_place(page: &Page, id: &FrameId, parent_clip: Option<Rect>) -> Option<FramePlace> {
+    let owner = page
+        .execute(GetFrameOwnerParams::new(id.clone()))
+        .await
+        .ok()?;
+    let model = page
+        .execute(
+            GetBoxModelParams::builder()
+                .backend_node_id(owner.result.backend_node_id)
+                .build(),
+        )
+        .await
+        .ok()?;
+    let quad = model.result.model.content.inner();
+    if quad.len() < 8 {
+        return None;
+    }
+    let xs = [quad[0], quad[2], quad[4], quad[6]];
+    let ys = [quad[1], quad[3], quad[5], quad[7]];
+    let x0 = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let content = Rect {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    };
+    Some(FramePlace {
+        id: id.clone(),
+        offset: Point { x: x0, y: y0 },
+        clip: parent_clip.and_then(|c| c.intersect(&content)),
+        is_main: false,
+    })
+}
+
+fn deep_options() -> SerializationOptions {
+    SerializationOptions {
+        serialization: SerializationOptionsSerialization::Deep,
+        max_depth: Some(3),
+        additional_parameters: Some(serde_json::json!({
+            "maxNodeDepth": 0,
+            "includeShadowTree": "none"
+        })),
+    }
+}
+
+/// Reads the enumerator's `{meta, nodes}` out of a deep-serialized result.
+fn read_result(obj: &RemoteObject) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
+    let deep = obj
+        .deep_serialized_value
+        .as_ref()
+        .and_then(|d| d.value.as_ref())
+        .ok_or_else(|| PerceiveError::Enumerate("no deep-serialized value".into()))?;
+    let pairs = deep
+        .as_array()
+        .ok_or_else(|| PerceiveError::Enumerate(format!("unexpected result shape: {deep}")))?;
+    let field = |name: &str| {
+        pairs.iter().find_map(|p| {
+            let p = p.as_array()?;
+            (p.first()?.as_str()? == name).then(|| p.get(1)?.get("value"))?
+        })
+    };
+    let meta_text = field("meta")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| PerceiveError::Enumerate("result has no meta".into()))?;
+    let meta: Meta = serde_json::from_str(meta_text)
+        .map_err(|e| PerceiveError::Enumerate(format!("bad meta: {e}")))?;
+    let nodes = field("nodes")
+        .and_then(|v| v.as_array())
+        .map(|items| {
+            items
+                .iter()
+                .map(|item| {
+                    let v = item.get("value");
+                    NodeRef {
+                        backend_node_id: v
+                            .and_then(|v| v.get("backendNodeId"))
+                            .and_then(|b| b.as_i64())
+                            .unwrap_or(0),
+                        closed_shadow_root: v
+                            .and_then(|v| v.get("shadowRoot"))
+                            .and_then(|s| s.get("value"))
+                            .filter(|s| s.get("mode").and_then(|m| m.as_str()) == Some("closed"))
+                            .and_then(|s| s.get("backendNodeId"))
+                            .and_then(|b| b.as_i64()),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((meta, nodes))
+}
+
+fn exception_text(
+    ex: &Option<chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails>,
+) -> Option<String> {
+    ex.as_ref().map(|e| {
+        e.exception
+            .as_ref()
+            .and_then(|x| x.description.clone())
+            .unwrap_or_else(|| e.text.clone())
+    })
+}
+
+async fn enumerate_document(
+    page: &Page,
+    context: ExecutionContextId,
+    opts: &EnumerateOptions,
+) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
+    let opts_json = serde_json::to_string(opts).unwrap_or_else(|_| "{}".into());
+    let mut params = EvaluateParams::new(format!("({ENUMERATE_JS})(document, {opts_json})"));
+    params.context_id = Some(context);
+    params.include_command_line_api = Some(true);
+    params.silent = Some(true);
+    params.object_group = Some(OBJECT_GROUP.into());
+    params.serialization_options = Some(deep_options());
+    let reply = page.execute(params).await?;
+    if let Some(text) = exception_text(&reply.result.exception_details) {
+        return Err(PerceiveError::Enumerate(text));
+    }
+    read_result(&reply.result.result)
+}
+
+async fn enumerate_shadow_root(
+    page: &Page,
+    context: ExecutionContextId,
+    root: i64,
+    opts: &EnumerateOptions,
+) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
+    let resolved = page
+        .execute(
+            ResolveNodeParams::builder()
+                .backend_node_id(BackendNodeId::new(root))
+                .execution_context_id(context)
+                .object_group(OBJECT_GROUP)
+                .build(),
+        )
+        .await?;
+    let object_id = resolved
+        .result
+        .object
+        .object_id
+        .ok_or_else(|| PerceiveError::Enumerate("closed shadow root has no handle".into()))?;
+    let mut params = CallFunctionOnParams::new(format!(
+        "function (o) {{ return ({ENUMERATE_JS})(this, o); }}"
+    ));
+    params.object_id = Some(object_id);
+    params.arguments = Some(vec![CallArgument {
+        value: serde_json::to_value(opts).ok(),
+        unserializable_value: None,
+        object_id: None,
+    }]);
+    params.silent = Some(true);
+    params.object_group = Some(OBJECT_GROUP.into());
+    params.serialization_options = Some(deep_options());
+    let reply = page.execute(params).await?;
+    if let Some(text) = exception_text(&reply.result.exception_details) {
+        return Err(PerceiveError::Enumerate(text));
+    }
+    read_result(&reply.result.result)
+}
+
+fn direction_of(word: Option<&str>) -> Direction {
+    match word {
+        Some("above") => Direction::Above,
+        Some("left") => Direction::Left,
+        Some("right") => Direction::Right,
+        _ => Direction::Below,
+    }
+}
+
+fn direction_from(b: &Rect, area: &Rect) -> Direction {
+    if b.y + b.h <= area.y {
+        Direction::Above
+    } else if b.y >= area.y + area.h {
+        Direction::Below
+    } else if b.x + b.w <= area.x {
+        Direction::Left
+    } else if b.x >= area.x + area.w {
+        Direction::Right
+    } else {
+        Direction::Below
+    }
+}
+
+/// Turns one root's raw elements into table elements placed in top-level coordinates.
+fn place_elements(
+    meta: &Meta,
+    nodes: &[NodeRef],
+    place: &FramePlace,
+    viewport: &Rect,
+    out: &mut Vec<Element>,
+) {
+    let node = |i: usize| nodes.get(i).map(|n| n.backend_node_id).filter(|&b| b > 0);
+    for raw in &meta.els {
+        let Some(backend_node_id) = node(raw.n) else {
+            continue;
+        };
+        let (dx, dy) = (place.offset.x, place.offset.y);
+        let bbox = Rect {
+            x: raw.x,
+            y: raw.y,
+            w: raw.w,
+            h: raw.h,
+        }
+        .offset(dx, dy);
+        let mut visible = raw.vis.as_ref().map(|v| Rect::from(v).offset(dx, dy));
+        let mut click_point = match (raw.px, raw.py) {
+            (Some(x), Some(y)) => Some(Point {
+                x: x + dx,
+                y: y + dy,
+            }),
+            _ => None,
+        };
+        let mut state = match raw.state.as_str() {
+            "interactable" => ElementState::Interactable,
+            "disabled" => ElementState::Disabled,
+            "occluded" => ElementState::Occluded {
+                by: raw
+                    .cover
+                    .as_ref()
+                    .map(|c| c.text.clone())
+                    .unwrap_or_else(|| "another element".into()),
+                by_node: raw.cover.as_ref().and_then(|c| node(c.n)),
+            },
+            _ => ElementState::Offscreen {
+                direction: direction_of(raw.dir.as_deref()),
+                in_container: raw.in_container,
+            },
+        };
+        // A child frame is seen through its owner's box: clip to it.
+        if !place.is_main {
+            let seen = match (visible, place.clip) {
+                (Some(v), Some(c)) => v.intersect(&c),
+                _ => None,
+            };
+            if seen.is_none() && visible.is_some() {
+                if matches!(
+                    state,
+                    ElementState::Interactable | ElementState::Occluded { .. }
+                ) {
+                    state = ElementState::Offscreen {
+                        direction: direction_from(&bbox, &place.clip.unwrap_or(*viewport)),
+                        in_container: place.clip.is_some(),
+                    };
+                }
+                click_point = None;
+            } else if let (Some(p), Some(s)) = (click_point, seen) {
+                if !s.contains(p) {
+                    click_point = Some(s.center());
+                }
+            }
+            visible = seen;
+        }
+        let control_node_id = raw.proxy.and_then(node);
+        out.push(Element {
+            id: 0,
+            frame: place.id.inner().clone(),
+            backend_node_id,
+            bbox,
+            visible,
+            click_point,
+            tag: raw.tag.clone(),
+            role: raw.role.clone(),
+            name: raw.name.clone(),
+            input_type: raw.input_type.clone(),
+            value: raw.value.clone(),
+            has_value: raw.has_value,
+            href: raw.href.clone(),
+            checked: raw.checked,
+            selected: raw.selected,
+            expanded: raw.expanded,
+            focused: raw.focused,
+            options: raw.options.clone(),
+            option_count: raw.option_count,
+            control_node_id,
+            state,
+        });
+    }
+}
+
+/// Enumerates one frame: its document, then the closed shadow roots found in it.
+async fn enumerate_frame(
+    page: &Page,
+    place: &FramePlace,
+    viewport: &Rect,
+    opts: &EnumerateOptions,
+) -> Result<FrameResult, PerceiveError> {
+    let context = page
+        .frame_execution_context(place.id.clone())
+        .await?
+        .ok_or_else(|| {
+            PerceiveError::Enumerate(format!("frame {} has no script context", place.id.inner()))
+        })?;
+    let (meta, nodes) = enumerate_document(page, context, opts).await?;
+    let mut result = FrameResult {
+        frame_id: place.id.inner().clone(),
+        url: meta.url.clone(),
+        title: meta.title.clone(),
+        elements: Vec::new(),
+        text_hash: meta.text_hash.clone(),
+        scroll: (meta.sx, meta.sy),
+        truncated: meta.truncated,
+        listeners_seen: meta.listeners,
+    };
+    place_elements(&meta, &nodes, place, viewport, &mut result.elements);
+    let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)
+        .into_iter()
+        .map(|r| (r, 1))
+        .collect();
+    while let Some((root, depth)) = pending.pop() {
+        match enumerate_shadow_root(page, context, root, opts).await {
+            Ok((meta, nodes)) => {
+                place_elements(&meta, &nodes, place, viewport, &mut result.elements);
+                if depth < MAX_SHADOW_DEPTH {
+                    pending.extend(
+                        closed_roots(&meta, &nodes)
+                            .into_iter()
+                            .map(|r| (r, depth + 1)),
+                    );
+                }
+            }
+            Err(e) => tracing::debug!("closed shadow root {root}: {e}"),
+        }
+    }
+    Ok(result)
+}
+
+fn closed_roots(meta: &Meta, nodes: &[NodeRef]) -> Vec<i64> {
+    meta.hosts
+        .iter()
+        .filter_map(|&i| nodes.get(i).and_then(|n| n.closed_shadow_root))
+        .collect()
+}
+
+/// Enumerates every frame of the page. Frames that cannot be read (gone while
+/// we looked, no context yet) are reported in `notes` and skipped.
+pub(crate) async fn enumerate_page(
+    page: &Page,
+    viewport: Rect,
+    opts: &EnumerateOptions,
+    notes: &mut Vec<String>,
+) -> Result<Vec<FrameResult>, PerceiveError> {
+    let places = frame_places(page, viewport).await?;
+    let runs = places
+        .iter()
+        .map(|place| enumerate_frame(page, place, &viewport, opts));
+    let results = futures::future::join_all(runs).await;
+    let mut out = Vec::new();
+    for (place, result) in places.iter().zip(results) {
+        match result {
+            Ok(r) => out.push(r),
+            Err(e) if place.is_main => return Err(e),
+            Err(e) => notes.push(format!("frame {} skipped: {e}", place.id.inner())),
+        }
+    }
+    Ok(out)
+}
+
+/// A child frame's element may be covered by something in a parent frame, which
+/// its own frame cannot see: hit-test its click point at the top level.
+pub(crate) async fn check_child_frame_covers(
+    page: &Page,
+    main_frame: &str,
+    elements: &mut [Element],
+) {
+    let checks = elements
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.frame != main_frame && e.is_interactable())
+        .filter_map(|(i, e)| e.click_point.map(|p| (i, p)))
+        .collect::<Vec<_>>();
+    let hits = futures::future::join_all(checks.iter().map(|(_, p)| {
+        let mut params = GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64);
+        params.ignore_pointer_events_none = Some(true);
+        page.execute(params)
+    }))
+    .await;
+    for ((i, _), hit) in checks.into_iter().zip(hits) {
+        let Ok(hit) = hit else { continue };
+        let frame = hit.result.frame_id.inner().clone();
+        if frame == elements[i].frame {
+            continue;
+        }
+        let by_node = *hit.result.backend_node_id.inner();
+        let by = describe_node(page, by_node).await;
+        elements[i].state = ElementState::Occluded {
+            by,
+            by_node: Some(by_node),
+        };
+        elements[i].click_point = None;
+    }
+}
+
+async fn describe_node(page: &Page, backend_node_id: i64) -> String {
+    let reply = page
+        .execute(
+            DescribeNodeParams::builder()
+                .backend_node_id(BackendNodeId::new(backend_node_id))
+                .build(),
+        )
+        .await;
+    match reply {
+        Ok(r) => {
+            let node = r.result.node;
+            let attrs = node.attributes.unwrap_or_default();
+            let attr = |k: &str| {
+                attrs
+                    .chunks(2)
+                    .find(|c| c.first().map(String::as_str) == Some(k))
+                    .and_then(|c| c.get(1).cloned())
+            };
+            let label = attr("aria-label")
+                .or_else(|| attr("id"))
+                .unwrap_or_default();
+            let tag = node.local_name.to_lowercase();
+            if label.is_empty() {
+                tag
+            } else {
+                format!("{tag} \"{label}\"")
+            }
+        }
+        Err(_) => "another element".into(),
+    }
+}

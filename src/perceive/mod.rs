@@ -1,0 +1,299 @@
+//! Perception: from one consistent moment of the page, an [`Observation`]: the
+//! screenshot, the [`ElementTable`], the page signature, URL and title.
+//!
+//! Perception never changes the page: the enumerator only reads (no attributes,
+//! no overlay nodes, no focus, selection or scroll change), and the moment is
+//! checked by a mutation counter that lives in an isolated world.
+
+mod frames;
+mod list;
+mod signature;
+mod table;
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use chromiumoxide::cdp::browser_protocol::page::{
+    CaptureScreenshotFormat, CaptureScreenshotParams, CreateIsolatedWorldParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ReleaseObjectGroupParams};
+use chromiumoxide::Page;
+
+use crate::browser::{Session, Viewport};
+
+pub use list::{element_list, line, DEFAULT_LIST_CAP};
+pub use signature::{page_signature, Fnv64};
+pub use table::{Direction, Element, ElementState, ElementTable, Point, Rect};
+
+/// Errors of perception.
+#[derive(Debug, thiserror::Error)]
+pub enum PerceiveError {
+    /// A protocol command failed (the page crashed or closed, the browser went away).
+    #[error("browser command failed during perception: {0}")]
+    Cdp(#[from] chromiumoxide::error::CdpError),
+    /// The enumerator could not run or answered something unreadable.
+    #[error("element enumeration failed: {0}")]
+    Enumerate(String),
+    /// The screenshot could not be taken or decoded.
+    #[error("screenshot failed: {0}")]
+    Screenshot(String),
+}
+
+/// Limits of one perception.
+#[derive(Debug, Clone)]
+pub struct PerceiveOptions {
+    /// Longest accessible name kept.
+    pub max_name: usize,
+    /// Most options kept per select.
+    pub max_options: usize,
+    /// Most candidate elements examined per document or shadow root.
+    pub max_elements: usize,
+    /// Attempts to get a moment in which the page did not change.
+    pub max_attempts: usize,
+}
+
+impl Default for PerceiveOptions {
+    fn default() -> Self {
+        Self {
+            max_name: 80,
+            max_options: 20,
+            max_elements: 5000,
+            max_attempts: 3,
+        }
+    }
+}
+
+/// How long the parts of one perception took.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct PerceiveTimings {
+    /// Enumerating elements in every frame.
+    pub enumerate_ms: f64,
+    /// The screenshot.
+    pub screenshot_ms: f64,
+    /// The whole perception, retries included.
+    pub total_ms: f64,
+    /// How many attempts it took to get one consistent moment.
+    pub attempts: usize,
+}
+
+/// What the page looked like at one moment.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// CDP frame id of the top-level frame.
+    pub frame: String,
+    /// URL of the top-level document.
+    pub url: String,
+    /// Title of the top-level document.
+    pub title: String,
+    /// The viewport in CSS pixels.
+    pub viewport: Viewport,
+    /// Scroll offset of the top-level document.
+    pub scroll: Point,
+    /// The viewport screenshot, PNG.
+    pub screenshot_png: Vec<u8>,
+    /// The interactive elements, in mark-id order.
+    pub table: ElementTable,
+    /// See [`page_signature`].
+    pub signature: String,
+    /// Whether the page held still across the perception. When it kept changing
+    /// for every attempt, the last attempt is kept and this is false.
+    pub stable: bool,
+    /// Things the reader should know: skipped frames, truncation, instability.
+    pub notes: Vec<String>,
+    /// Costs.
+    pub timings: PerceiveTimings,
+}
+
+/// Counts DOM mutations from an isolated world, invisible to the page. Style
+/// attribute changes are left out: animations rewrite them every frame without
+/// changing what is on the page.
+const WATCH_JS: &str = r#"(() => {
+  const g = globalThis;
+  if (!g.__seamarkWatch) {
+    let n = 0;
+    const count = (rs) => { for (const r of rs) if (r.attributeName !== 'style') n++; };
+    const o = new MutationObserver(count);
+    o.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    g.__seamarkWatch = () => { count(o.takeRecords()); return n; };
+  }
+  return g.__seamarkWatch();
+})()"#;
+
+async fn watch_context(
+    page: &Page,
+) -> Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId> {
+    let frame = page.mainframe().await.ok()??;
+    let world = page
+        .execute(
+            CreateIsolatedWorldParams::builder()
+                .frame_id(frame)
+                .world_name("seamark-watch")
+                .build()
+                .ok()?,
+        )
+        .await
+        .ok()?;
+    Some(world.result.execution_context_id)
+}
+
+async fn mutation_count(
+    page: &Page,
+    context: Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId>,
+) -> Option<i64> {
+    let mut params = EvaluateParams::new(WATCH_JS);
+    params.context_id = Some(context?);
+    params.return_by_value = Some(true);
+    params.silent = Some(true);
+    let reply = page.execute(params).await.ok()?;
+    reply.result.result.value.as_ref()?.as_i64()
+}
+
+/// Takes the viewport screenshot as PNG, fast compression.
+pub async fn screenshot(page: &Page) -> Result<Vec<u8>, PerceiveError> {
+    let reply = page
+        .execute(
+            CaptureScreenshotParams::builder()
+                .format(CaptureScreenshotFormat::Png)
+                .optimize_for_speed(true)
+                .build(),
+        )
+        .await?;
+    let data: &str = reply.result.data.as_ref();
+    base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .map_err(|e| PerceiveError::Screenshot(format!("bad base64 from the browser: {e}")))
+}
+
+async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f.await;
+    (out, start.elapsed())
+}
+
+/// Perceives the session's page.
+pub async fn perceive(
+    session: &Session,
+    options: &PerceiveOptions,
+) -> Result<Observation, PerceiveError> {
+    perceive_page(session.page(), session.viewport(), options).await
+}
+
+/// Perceives a page whose viewport is `viewport`.
+pub async fn perceive_page(
+    page: &Page,
+    viewport: Viewport,
+    options: &PerceiveOptions,
+) -> Result<Observation, PerceiveError> {
+    let start = Instant::now();
+    let opts = frames::EnumerateOptions {
+        max_name: options.max_name,
+        max_options: options.max_options,
+        max_elements: options.max_elements,
+    };
+    let view = Rect {
+        x: 0.0,
+        y: 0.0,
+        w: f64::from(viewport.width),
+        h: f64::from(viewport.height),
+    };
+    let watch = watch_context(page).await;
+    let attempts = options.max_attempts.max(1);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut notes = Vec::new();
+        let before = mutation_count(page, watch).await;
+        let ((frames, enumerate_time), (shot, shot_time)) = futures::join!(
+            timed(frames::enumerate_page(page, view, &opts, &mut notes)),
+            timed(screenshot(page))
+        );
+        let after = mutation_count(page, watch).await;
+        let stable = before.is_some() && before == after;
+        if !stable && attempt < attempts {
+            continue;
+        }
+        let frames = frames?;
+        let screenshot_png = shot?;
+        let _ = page
+            .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
+            .await;
+        if !stable {
+            notes.push(format!(
+                "the page kept changing during {attempts} attempts; this is the last one"
+            ));
+        }
+        let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
+        if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
+            frames::check_child_frame_covers(page, &obs.frame, &mut obs.table.elements).await;
+        }
+        obs.timings = PerceiveTimings {
+            enumerate_ms: enumerate_time.as_secs_f64() * 1e3,
+            screenshot_ms: shot_time.as_secs_f64() * 1e3,
+            total_ms: start.elapsed().as_secs_f64() * 1e3,
+            attempts: attempt,
+        };
+        return Ok(obs);
+    }
+}
+
+/// Orders elements in reading order, assigns mark ids, and computes the signature.
+fn assemble(
+    frames: Vec<frames::FrameResult>,
+    viewport: Viewport,
+    screenshot_png: Vec<u8>,
+    stable: bool,
+    mut notes: Vec<String>,
+) -> Observation {
+    let main = frames.first();
+    let url = main.map(|f| f.url.clone()).unwrap_or_default();
+    let title = main.map(|f| f.title.clone()).unwrap_or_default();
+    let (sx, sy) = main.map(|f| f.scroll).unwrap_or((0.0, 0.0));
+    let main_id = main.map(|f| f.frame_id.clone()).unwrap_or_default();
+    if main.is_some_and(|f| !f.listeners_seen) {
+        notes.push(
+            "event listeners could not be inspected; listener-only elements may be missing".into(),
+        );
+    }
+    if frames.iter().any(|f| f.truncated) {
+        notes.push("the page has more candidate elements than examined; some are missing".into());
+    }
+    let text_hashes: Vec<String> = frames.iter().map(|f| f.text_hash.clone()).collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut elements: Vec<Element> = frames
+        .into_iter()
+        .flat_map(|f| f.elements)
+        .filter(|e| seen.insert(e.backend_node_id))
+        .collect();
+    // Reading order: rows of 8 CSS px down the page, then left to right; the
+    // enumeration order (document order) breaks ties, so it is deterministic.
+    let key = |e: &Element| {
+        let row = ((e.bbox.y + sy) / 8.0).floor() as i64;
+        let col = (e.bbox.x + sx).round() as i64;
+        (row, col)
+    };
+    let mut indexed: Vec<(usize, Element)> = elements.drain(..).enumerate().collect();
+    indexed.sort_by_key(|(i, e)| (key(e), *i));
+    let elements: Vec<Element> = indexed
+        .into_iter()
+        .enumerate()
+        .map(|(k, (_, mut e))| {
+            e.id = u32::try_from(k + 1).unwrap_or(u32::MAX);
+            e
+        })
+        .collect();
+    let table = ElementTable { elements };
+    let signature = page_signature(&url, &table, &text_hashes);
+    Observation {
+        frame: main_id,
+        url,
+        title,
+        viewport,
+        scroll: Point { x: sx, y: sy },
+        screenshot_png,
+        table,
+        signature,
+        stable,
+        notes,
+        timings: PerceiveTimings::default(),
+    }
+}

@@ -1,0 +1,90 @@
+//! The page signature: a hash that changes when the interactive structure or the
+//! visible text changes, and not on a caret blink or a repaint of the same content.
+//!
+//! It counts, in mark-id order, each element's frame, tag, role, name and whether
+//! it is disabled; the rendered text of every frame (`innerText`, hashed in the
+//! page); and the URL. It leaves out what moves without the page changing:
+//! boxes and scroll offsets (a scroll is not a new page), occlusion and offscreen
+//! states (they follow the scroll), field values, checked and focus (they are the
+//! direct effect of typing and clicking, which the executor reports itself).
+
+use super::table::{ElementState, ElementTable};
+
+/// 64-bit FNV-1a: tiny, fast, and stable across Rust versions and runs (std's
+/// `DefaultHasher` promises neither).
+#[derive(Debug, Clone, Copy)]
+pub struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv64 {
+    /// Feeds bytes.
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// Feeds a string and a separator, so that ("ab","c") ≠ ("a","bc").
+    pub fn field(&mut self, s: &str) {
+        self.write(s.as_bytes());
+        self.write(&[0xff]);
+    }
+
+    /// The hash so far.
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Computes the signature of a page from its table, per-frame text hashes and URL.
+pub fn page_signature(url: &str, table: &ElementTable, frame_text_hashes: &[String]) -> String {
+    let mut h = Fnv64::default();
+    h.field(url);
+    for e in &table.elements {
+        h.field(&e.frame);
+        h.field(&e.tag);
+        h.field(&e.role);
+        h.field(&e.name);
+        h.field(if e.state == ElementState::Disabled {
+            "d"
+        } else {
+            ""
+        });
+    }
+    for t in frame_text_hashes {
+        h.field(t);
+    }
+    format!("{:016x}", h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_reference_vectors() {
+        let mut h = Fnv64::default();
+        h.write(b"a");
+        assert_eq!(h.finish(), 0xaf63dc4c8601ec8c);
+        let mut h = Fnv64::default();
+        h.write(b"foobar");
+        assert_eq!(h.finish(), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn fields_are_separated() {
+        let mut a = Fnv64::default();
+        a.field("ab");
+        a.field("c");
+        let mut b = Fnv64::default();
+        b.field("a");
+        b.field("bc");
+        assert_ne!(a.finish(), b.finish());
+    }
+}

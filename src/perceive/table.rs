@@ -1,0 +1,206 @@
+//! The element table: mark id → frame, backendNodeId, box, role, name, state.
+
+use serde::{Deserialize, Serialize};
+
+/// A rectangle in viewport CSS pixels of the top-level page.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Rect {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+impl Rect {
+    /// The overlap of two rectangles, if they overlap at all.
+    pub fn intersect(&self, other: &Rect) -> Option<Rect> {
+        let x = self.x.max(other.x);
+        let y = self.y.max(other.y);
+        let r = (self.x + self.w).min(other.x + other.w);
+        let b = (self.y + self.h).min(other.y + other.h);
+        (r > x && b > y).then_some(Rect {
+            x,
+            y,
+            w: r - x,
+            h: b - y,
+        })
+    }
+
+    /// This rectangle moved by (dx, dy).
+    pub fn offset(&self, dx: f64, dy: f64) -> Rect {
+        Rect {
+            x: self.x + dx,
+            y: self.y + dy,
+            ..*self
+        }
+    }
+
+    /// The center point.
+    pub fn center(&self) -> Point {
+        Point {
+            x: self.x + self.w / 2.0,
+            y: self.y + self.h / 2.0,
+        }
+    }
+
+    /// Whether the point lies inside (edges included).
+    pub fn contains(&self, p: Point) -> bool {
+        p.x >= self.x && p.x <= self.x + self.w && p.y >= self.y && p.y <= self.y + self.h
+    }
+}
+
+/// A point in viewport CSS pixels of the top-level page.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Point {
+    /// Horizontal.
+    pub x: f64,
+    /// Vertical.
+    pub y: f64,
+}
+
+/// Where an offscreen element lies, so the model knows which way to scroll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Above the visible area.
+    Above,
+    /// Below the visible area.
+    Below,
+    /// Left of the visible area.
+    Left,
+    /// Right of the visible area.
+    Right,
+}
+
+impl Direction {
+    /// The word used in the element list.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Above => "above",
+            Direction::Below => "below",
+            Direction::Left => "left",
+            Direction::Right => "right",
+        }
+    }
+}
+
+/// Whether an element can be acted on now, and if not why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ElementState {
+    /// Visible in the viewport and a click at its point reaches it.
+    Interactable,
+    /// Outside the visible area (of the page, or of a scroll container inside it).
+    Offscreen {
+        /// Which way it lies.
+        direction: Direction,
+        /// It is hidden inside a scroll container rather than outside the page's viewport.
+        in_container: bool,
+    },
+    /// In the viewport, but every sampled point of it is covered by something else.
+    Occluded {
+        /// What covers it, e.g. `dialog "Cookie consent"`.
+        by: String,
+        /// backendNodeId of the covering element, when known.
+        by_node: Option<i64>,
+    },
+    /// Disabled (`disabled`, `aria-disabled`, or inside a disabled fieldset).
+    Disabled,
+}
+
+/// One interactive element of the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Element {
+    /// The mark id the model sees: small, in reading order.
+    pub id: u32,
+    /// CDP frame id of the frame that holds it.
+    pub frame: String,
+    /// Stable node identity inside the browser.
+    pub backend_node_id: i64,
+    /// Border box in top-level viewport CSS pixels (may lie outside the viewport).
+    pub bbox: Rect,
+    /// The part of the box that is visible in the viewport, if any.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub visible: Option<Rect>,
+    /// A point inside the element that a hit test showed reaches it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub click_point: Option<Point>,
+    /// Lower-case tag name.
+    pub tag: String,
+    /// ARIA role, explicit or implicit (`clickable` for listener/pointer-only elements).
+    pub role: String,
+    /// Accessible name, whitespace-normalised and bounded.
+    pub name: String,
+    /// `type` of an input.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input_type: Option<String>,
+    /// Current value (never a password's).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub value: Option<String>,
+    /// For a password field: whether it holds something (its value never leaves the browser).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub has_value: Option<bool>,
+    /// Link target.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub href: Option<String>,
+    /// Checked state of a checkbox, radio or ARIA equivalent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub checked: Option<bool>,
+    /// `aria-selected`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub selected: Option<bool>,
+    /// `aria-expanded`, or a `<details>` summary's open state.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub expanded: Option<bool>,
+    /// Has keyboard focus.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub focused: bool,
+    /// A select's options (bounded).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub options: Vec<String>,
+    /// How many options the select really has.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub option_count: Option<u32>,
+    /// When a visually hidden control is drawn by its label, the label is the
+    /// node acted on and this is the control's own backendNodeId.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub control_node_id: Option<i64>,
+    /// Interactable, offscreen, occluded or disabled.
+    pub state: ElementState,
+}
+
+impl Element {
+    /// Whether a click would reach it now.
+    pub fn is_interactable(&self) -> bool {
+        self.state == ElementState::Interactable
+    }
+}
+
+/// The id → node table of one observation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ElementTable {
+    /// Elements in mark-id order; `elements[i].id == i + 1`.
+    pub elements: Vec<Element>,
+}
+
+impl ElementTable {
+    /// The element with this mark id.
+    pub fn get(&self, id: u32) -> Option<&Element> {
+        let i = usize::try_from(id).ok()?.checked_sub(1)?;
+        self.elements.get(i).filter(|e| e.id == id)
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.elements.len()
+    }
+
+    /// Whether the page showed no interactive element.
+    pub fn is_empty(&self) -> bool {
+        self.elements.is_empty()
+    }
+}

@@ -256,6 +256,13 @@
       if (!pick && (pos === 'fixed' || pos === 'sticky')) pick = { el: n, role: /header|nav/i.test(n.tagName) || /header|nav/i.test(n.className || '') ? 'header' : 'overlay' };
     }
     if (!pick) pick = { el: h, role: roleOf(h) || h.tagName.toLowerCase() };
+    // A nameless backdrop stands for the dialog it belongs to.
+    if (pick.role === 'overlay' && !textOf(pick.el, 20)) {
+      const root = h.getRootNode();
+      for (const d of root.querySelectorAll('dialog[open],[aria-modal=true],[role=dialog],[role=alertdialog]')) {
+        if (isVisible(d)) { pick = { el: d, role: 'dialog' }; break; }
+      }
+    }
     const el = pick.el;
     let name = clean(el.getAttribute('aria-label'));
     if (!name && el.getAttribute('aria-labelledby')) name = byIds(el, el.getAttribute('aria-labelledby'));
@@ -351,7 +358,7 @@
     if (tag === 'input') e.type = orig.type;
     if (tag === 'input' || tag === 'textarea') {
       if (orig.type === 'password') e.has_value = orig.value.length > 0;
-      else if (orig.type !== 'checkbox' && orig.type !== 'radio' && orig.type !== 'file') e.value = cut(orig.value, 200);
+      else if (!['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image'].includes(orig.type)) e.value = cut(orig.value, 200);
     } else if (tag === 'select') {
       const sel = [...orig.selectedOptions].map((o) => clean(o.text)).join(', ');
       e.value = cut(sel, 200);

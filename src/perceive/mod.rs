@@ -259,24 +259,15 @@ fn assemble(
     }
     let text_hashes: Vec<String> = frames.iter().map(|f| f.text_hash.clone()).collect();
     let mut seen = std::collections::HashSet::new();
-    let mut elements: Vec<Element> = frames
+    let elements: Vec<Element> = frames
         .into_iter()
         .flat_map(|f| f.elements)
         .filter(|e| seen.insert(e.backend_node_id))
         .collect();
-    // Reading order: rows of 8 CSS px down the page, then left to right; the
-    // enumeration order (document order) breaks ties, so it is deterministic.
-    let key = |e: &Element| {
-        let row = ((e.bbox.y + sy) / 8.0).floor() as i64;
-        let col = (e.bbox.x + sx).round() as i64;
-        (row, col)
-    };
-    let mut indexed: Vec<(usize, Element)> = elements.drain(..).enumerate().collect();
-    indexed.sort_by_key(|(i, e)| (key(e), *i));
-    let elements: Vec<Element> = indexed
+    let elements: Vec<Element> = reading_order(elements, sy)
         .into_iter()
         .enumerate()
-        .map(|(k, (_, mut e))| {
+        .map(|(k, mut e)| {
             e.id = u32::try_from(k + 1).unwrap_or(u32::MAX);
             e
         })
@@ -296,4 +287,42 @@ fn assemble(
         notes,
         timings: PerceiveTimings::default(),
     }
+}
+
+/// Tallest band one line of the reading order spans: a tall element (a card, a
+/// sidebar) must not pull everything beside it into its line.
+const MAX_LINE_HEIGHT: f64 = 48.0;
+
+/// Sorts elements as a person reads: lines from top to bottom, each line left to
+/// right. An element joins the current line when its vertical middle falls within
+/// the line's first element, so a tall textarea beside a short input on one line
+/// stays on that line. Ties keep document order, so the result is deterministic.
+fn reading_order(elements: Vec<Element>, scroll_y: f64) -> Vec<Element> {
+    let top = |e: &Element| e.bbox.y + scroll_y;
+    let mut indexed: Vec<(usize, Element)> = elements.into_iter().enumerate().collect();
+    indexed.sort_by(|(i, a), (j, b)| {
+        top(a)
+            .total_cmp(&top(b))
+            .then(a.bbox.x.total_cmp(&b.bbox.x))
+            .then(i.cmp(j))
+    });
+    let mut lines: Vec<Vec<(usize, Element)>> = Vec::new();
+    let mut band = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for (i, e) in indexed {
+        let mid = top(&e) + e.bbox.h / 2.0;
+        match lines.last_mut() {
+            Some(line) if mid >= band.0 && mid <= band.1 => line.push((i, e)),
+            _ => {
+                band = (top(&e), top(&e) + e.bbox.h.clamp(1.0, MAX_LINE_HEIGHT));
+                lines.push(vec![(i, e)]);
+            }
+        }
+    }
+    lines
+        .into_iter()
+        .flat_map(|mut line| {
+            line.sort_by(|(i, a), (j, b)| a.bbox.x.total_cmp(&b.bbox.x).then(i.cmp(j)));
+            line.into_iter().map(|(_, e)| e)
+        })
+        .collect()
 }

@@ -1,0 +1,7 @@
+//! seamark's integration tests: one binary, a module per feature. Every test
+//! drives a real headless Chromium against pages served on 127.0.0.1.
+
+mod server;
+mod support;
+
+mod perception;

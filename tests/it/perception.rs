@@ -1,0 +1,343 @@
+//! Perception on the fixture pages: every expected element found with the right
+//! name and state, no decoy, nothing twice, and the page left untouched.
+
+use seamark::perceive::{Direction, ElementState};
+
+use crate::support::Fixture;
+
+#[tokio::test]
+async fn form_controls_get_their_accessible_names_values_and_roles() {
+    let fx = Fixture::open("form.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates().ids_are_dense();
+    seen.named("Email address").role("textbox").interactable();
+    seen.named("Full name")
+        .role("textbox")
+        .value("Ada Lovelace");
+    let pw = seen
+        .named("Password")
+        .role("textbox")
+        .interactable()
+        .element();
+    assert_eq!(pw.input_type.as_deref(), Some("password"));
+    assert_eq!(
+        pw.value, None,
+        "a password's value never leaves the browser"
+    );
+    assert_eq!(pw.has_value, Some(true));
+    let json = serde_json::to_string(&seen.obs.table).unwrap();
+    assert!(
+        !json.contains("s3cret-value"),
+        "password value leaked into the table"
+    );
+    seen.named("Search the site").role("searchbox");
+    seen.named("Promo code").role("textbox");
+    seen.named("Phone number").role("textbox");
+    seen.named("Age").role("spinbutton").value("36");
+    seen.named("Birthday").role("textbox");
+    seen.named("Volume").role("slider");
+    let country = seen
+        .named("Country")
+        .role("combobox")
+        .value("France")
+        .element();
+    assert_eq!(country.options, vec!["India", "France", "Japan"]);
+    seen.named("About you").role("textbox").value("Hello");
+    seen.named("Send me news").role("checkbox").checked(true);
+    seen.named("Free plan").role("radio").checked(false);
+    seen.named("Pro plan").role("radio").checked(true);
+    seen.named("Your CV").role("file");
+    seen.named("Notes").role("textbox").value("Draft note");
+    let summary = seen.named("More options").role("button").element();
+    assert_eq!(summary.expanded, Some(false));
+    let submit = seen
+        .named("Create account")
+        .role("button")
+        .interactable()
+        .element();
+    assert_eq!(
+        submit.value, None,
+        "a submit button's value is its name, not a value"
+    );
+    seen.named("Start over").role("button");
+    let terms = seen.named("Terms of service").role("link").element();
+    assert!(terms.href.as_deref().is_some_and(|h| h.ends_with("/terms")));
+    seen.named("Privacy policy").role("link");
+    assert_eq!(seen.obs.title, "Sign up");
+    assert!(seen.obs.url.ends_with("/form.html"));
+    assert_eq!(seen.obs.table.len(), 21, "{}", seen.list());
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_button_under_a_cookie_banner_is_occluded_by_the_banner() {
+    let fx = Fixture::open("cookie.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Buy now")
+        .occluded_by("dialog \"Cookie consent\"");
+    seen.named("Add to wishlist").occluded_by("Cookie consent");
+    seen.named("Accept all").interactable();
+    seen.named("Reject").interactable();
+    seen.named("Top link").interactable();
+    let line = seen.list();
+    assert!(
+        line.contains("button \"Buy now\" occluded by dialog \"Cookie consent\""),
+        "{line}"
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_modal_covers_the_page_behind_it() {
+    let fx = Fixture::open("modal.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Open settings").occluded_by("Newsletter");
+    seen.named("Home").occluded_by("");
+    seen.named("Your email").interactable();
+    seen.named("Subscribe").interactable();
+    seen.named("Close").interactable();
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_sticky_header_covers_links_after_a_scroll() {
+    let fx = Fixture::open("sticky.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Link one").interactable();
+    // Scroll so that "Link one" sits under the 80px header, "Link two" just below it.
+    fx.eval("window.scrollTo(0, 400 + 80 - 60)").await;
+    let seen = fx.perceive().await;
+    seen.named("Link one").occluded_by("header");
+    seen.named("Link two").interactable();
+    seen.named("Home").interactable();
+    assert_eq!(seen.obs.scroll.y, 420.0);
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn elements_off_the_viewport_say_which_way_to_scroll() {
+    let fx = Fixture::open("offscreen.html").await;
+    fx.eval("window.scrollTo(900, 900)").await;
+    let seen = fx.perceive().await;
+    seen.named("Visible").offscreen(Direction::Above);
+    seen.named("Below").offscreen(Direction::Below);
+    seen.named("Right").offscreen(Direction::Above);
+    fx.eval("window.scrollTo(0, 0)").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    seen.named("Visible").interactable();
+    seen.named("Below").offscreen(Direction::Below);
+    seen.named("Right").offscreen(Direction::Right);
+    // Inside the scroll container: the first items show, the rest are below.
+    seen.named("Item 1").interactable();
+    let item6 = seen.named("Item 6").offscreen(Direction::Below).element();
+    assert!(matches!(
+        item6.state,
+        ElementState::Offscreen {
+            in_container: true,
+            ..
+        }
+    ));
+    // Clipped by overflow:hidden with no way to scroll: not listed at all.
+    seen.absent("Clipped away");
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn same_and_cross_origin_iframes_are_enumerated_in_page_coordinates() {
+    let fx = Fixture::open("frames.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    let top = seen.named("Top button").interactable().element();
+    let same = seen.named("Button in same frame").interactable().element();
+    let cross = seen.named("Button in cross frame").interactable().element();
+    assert_ne!(same.frame, top.frame);
+    assert_ne!(cross.frame, same.frame);
+    assert!(
+        fx.other.was_requested("/frame-inner.html"),
+        "cross-origin frame not loaded"
+    );
+    // Boxes are in top-level coordinates: the same-origin frame sits below the top
+    // button, the cross-origin frame below that.
+    assert!(same.bbox.y > top.bbox.y + top.bbox.h);
+    assert!(cross.bbox.y > same.bbox.y + 100.0);
+    assert_eq!(
+        seen.obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name == "Frame link")
+            .count(),
+        2
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn open_and_closed_shadow_roots_are_pierced() {
+    let fx = Fixture::open("shadow.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    seen.named("Open shadow button")
+        .role("button")
+        .interactable();
+    seen.named("Open shadow input")
+        .role("textbox")
+        .interactable();
+    seen.named("Closed shadow link").role("link").interactable();
+    seen.named("Nested closed button")
+        .role("button")
+        .interactable();
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn listener_and_pointer_elements_are_found_once_innermost_meaningful() {
+    let fx = Fixture::open("clickables.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    seen.named("Listener div").role("clickable").interactable();
+    seen.named("Mousedown span").role("clickable");
+    seen.named("Pointerdown div").role("clickable");
+    seen.named("Onclick attribute").role("clickable");
+    seen.named("Pointer card with nested parts")
+        .role("clickable");
+    seen.absent("Pointer card with nested parts ");
+    seen.named("Focusable div").role("clickable");
+    seen.named("Role button").role("button");
+    seen.named("Inner real button").role("button");
+    seen.absent("Delegating wrapper");
+    seen.named("Link with pointer child").role("link");
+    // The nested pointer spans are not listed on their own.
+    for part in ["with nested", "Pointer card"] {
+        let n = seen
+            .obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name.starts_with(part))
+            .count();
+        assert!(n <= 1, "{part} listed {n} times:\n{}", seen.list());
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_grid_of_sixteen_checkboxes_is_listed_in_reading_order() {
+    let fx = Fixture::open("checkboxes.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    let boxes: Vec<_> = seen
+        .obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| e.role == "checkbox")
+        .collect();
+    assert_eq!(boxes.len(), 16, "{}", seen.list());
+    for (i, e) in boxes.iter().enumerate() {
+        assert_eq!(
+            e.name,
+            format!("Topping {}", i + 1),
+            "reading order broken:\n{}",
+            seen.list()
+        );
+        assert_eq!(e.checked, Some((i + 1) % 4 == 0));
+        assert!(e.is_interactable());
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn typing_into_an_autocomplete_makes_options_appear_and_changes_the_signature() {
+    let fx = Fixture::open("autocomplete.html").await;
+    let first = fx.perceive().await;
+    first.named("From").role("textbox");
+    first.absent("Paris");
+    // A person typing: real key events through CDP.
+    fx.eval("document.getElementById('from').focus()").await;
+    fx.session
+        .page()
+        .execute(chromiumoxide::cdp::browser_protocol::input::InsertTextParams::new("Pa"))
+        .await
+        .unwrap();
+    let second = fx.perceive().await;
+    second.named("Paris").role("option").interactable();
+    second.named("Palermo").role("option");
+    second.named("From").value("Pa");
+    assert_ne!(first.obs.signature, second.obs.signature);
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn the_signature_ignores_scrolling_and_repaints_but_not_new_text() {
+    let fx = Fixture::open("sticky.html").await;
+    let a = fx.perceive().await;
+    let b = fx.perceive().await;
+    assert_eq!(
+        a.obs.signature, b.obs.signature,
+        "same page, same signature"
+    );
+    fx.eval("window.scrollTo(0, 300)").await;
+    let c = fx.perceive().await;
+    assert_eq!(
+        a.obs.signature, c.obs.signature,
+        "a scroll is not a new page"
+    );
+    fx.eval("document.body.appendChild(document.createElement('p')).textContent = 'New text'")
+        .await;
+    let d = fx.perceive().await;
+    assert_ne!(
+        a.obs.signature, d.obs.signature,
+        "new visible text is a change"
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn hidden_decoys_are_never_listed() {
+    let fx = Fixture::open("decoys.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Real button").interactable();
+    seen.absent("Decoy");
+    assert_eq!(seen.obs.table.len(), 1, "{}", seen.list());
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn disabled_controls_are_listed_as_disabled() {
+    let fx = Fixture::open("disabled.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Disabled button").disabled();
+    seen.named("Disabled input").disabled();
+    seen.named("Disabled select").disabled();
+    seen.named("ARIA disabled").disabled();
+    seen.named("Inside disabled fieldset").disabled();
+    seen.named("Enabled button").interactable();
+    assert!(
+        seen.list()
+            .contains("[1] button \"Disabled button\" disabled"),
+        "{}",
+        seen.list()
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn transformed_elements_get_their_painted_boxes() {
+    let fx = Fixture::open("transforms.html").await;
+    let seen = fx.perceive().await;
+    let rotated = seen.named("Rotated").interactable().element();
+    // Rotation grows the axis-aligned box beyond 160×40.
+    assert!(
+        rotated.bbox.w > 160.0 && rotated.bbox.h > 40.0,
+        "{rotated:?}"
+    );
+    let scaled = seen.named("Scaled").interactable().element();
+    assert!((scaled.bbox.w - 240.0).abs() < 1.0, "{scaled:?}");
+    let moved = seen.named("Translated").interactable().element();
+    assert!(moved.bbox.x > 300.0, "{moved:?}");
+    let link = seen.named("Moved link").interactable().element();
+    assert!(link.bbox.x >= 640.0, "{link:?}");
+    fx.close().await;
+}

@@ -1,0 +1,217 @@
+//! An in-process HTTP server for the tests and benchmarks: serves `tests/sites/`
+//! and `../shared/corpus/pages/` on 127.0.0.1, plus a few generated pages, and
+//! keeps an access log. Start two for two origins.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A running server.
+pub struct Server {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Paths requested, in order.
+    pub log: Arc<Mutex<Vec<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Where the fixture pages are.
+pub fn sites_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sites")
+}
+
+/// Where the saved real pages are (`../shared/corpus/pages`).
+pub fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/pages")
+}
+
+impl Server {
+    /// Starts a server; `other_origin` replaces `CROSS_ORIGIN` in served pages.
+    pub async fn start(other_origin: Option<String>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let base = format!("http://{}", listener.local_addr().expect("local addr"));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let task_log = log.clone();
+        let other = other_origin.unwrap_or_else(|| base.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let log = task_log.clone();
+                let other = other.clone();
+                tokio::spawn(async move {
+                    let _ = serve(stream, log, other).await;
+                });
+            }
+        });
+        Server { base, log, task }
+    }
+
+    /// The URL of a path on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+
+    /// Whether a path (prefix) was requested.
+    pub fn was_requested(&self, prefix: &str) -> bool {
+        self.log
+            .lock()
+            .map(|l| l.iter().any(|p| p.starts_with(prefix)))
+            .unwrap_or(false)
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    log: Arc<Mutex<Vec<String>>>,
+    other: String,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 16384];
+    let mut len = 0;
+    loop {
+        let n = stream.read(&mut buf[len..]).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        len += n;
+        if buf[..len].windows(4).any(|w| w == b"\r\n\r\n") || len == buf.len() {
+            break;
+        }
+    }
+    let head = String::from_utf8_lossy(&buf[..len]).to_string();
+    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+    if let Ok(mut l) = log.lock() {
+        l.push(path.clone());
+    }
+    let clean = path.split(['?', '#']).next().unwrap_or("/").to_string();
+    let (status, mime, body): (u16, &str, Vec<u8>) = match clean.as_str() {
+        "/slow" => {
+            // Headers and half a page, then nothing: the load never finishes.
+            let page = b"<!doctype html><title>Slow</title><button>Early button</button>";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                page.len() + 100_000
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(page).await?;
+            stream.flush().await?;
+            tokio::time::sleep(Duration::from_secs(120)).await;
+            return Ok(());
+        }
+        "/image.png" => (200, "image/png", tiny_png()),
+        "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
+        "/big" => (200, "text/html", big_page(50_000).into_bytes()),
+        "/dense" => (200, "text/html", dense_page(2_500).into_bytes()),
+        "/missing" => (
+            404,
+            "text/html",
+            b"<!doctype html><title>Not found</title><h1>404 Not Found</h1><a href=\"/\">Home</a>"
+                .to_vec(),
+        ),
+        p if p.starts_with("/corpus/") => {
+            let rel = p.trim_start_matches("/corpus/");
+            match safe_join(corpus_dir(), rel).and_then(|f| std::fs::read(f).ok()) {
+                Some(b) => (200, mime_of(rel), b),
+                None => (404, "text/plain", b"not found".to_vec()),
+            }
+        }
+        p => {
+            let rel = p.trim_start_matches('/');
+            let rel = if rel.is_empty() { "form.html" } else { rel };
+            match safe_join(sites_dir(), rel).and_then(|f| std::fs::read(f).ok()) {
+                Some(b) => {
+                    let mime = mime_of(rel);
+                    let body = if mime == "text/html" {
+                        String::from_utf8_lossy(&b)
+                            .replace("CROSS_ORIGIN", &other)
+                            .into_bytes()
+                    } else {
+                        b
+                    };
+                    (200, mime, body)
+                }
+                None => (404, "text/plain", b"not found".to_vec()),
+            }
+        }
+    };
+    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(&body).await?;
+    stream.flush().await
+}
+
+fn safe_join(dir: PathBuf, rel: &str) -> Option<PathBuf> {
+    if rel.split('/').any(|c| c == "..") {
+        return None;
+    }
+    Some(dir.join(rel))
+}
+
+fn mime_of(path: &str) -> &'static str {
+    match path.rsplit('.').next() {
+        Some("html") | Some("htm") => "text/html",
+        Some("png") => "image/png",
+        Some("js") => "text/javascript",
+        Some("css") => "text/css",
+        _ => "application/octet-stream",
+    }
+}
+
+fn tiny_png() -> Vec<u8> {
+    let img = image::RgbImage::from_pixel(64, 48, image::Rgb([200, 30, 30]));
+    let mut out = Vec::new();
+    let _ = img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png);
+    out
+}
+
+fn tiny_pdf() -> Vec<u8> {
+    b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n".to_vec()
+}
+
+/// A page with about `nodes` DOM nodes: nested divs and text, a few links.
+pub fn big_page(nodes: usize) -> String {
+    let mut s = String::from("<!doctype html><title>Big</title><body>");
+    for i in 0..nodes / 5 {
+        s.push_str(&format!("<div><span>row {i}</span><i>x</i></div>"));
+        if i % 1000 == 0 {
+            s.push_str(&format!("<a href=\"/r{i}\">Row link {i}</a>"));
+        }
+    }
+    s.push_str("</body>");
+    s
+}
+
+/// A page with `controls` form controls and links in a tight grid.
+pub fn dense_page(controls: usize) -> String {
+    let mut s = String::from(
+        "<!doctype html><title>Dense</title><style>body{margin:4px;font:11px sans-serif}\
+         .g{display:grid;grid-template-columns:repeat(20,62px);gap:2px}\
+         .g>*{height:18px;margin:0;font-size:10px}</style><body><div class=g>",
+    );
+    for i in 0..controls {
+        match i % 4 {
+            0 => s.push_str(&format!("<button>B{i}</button>")),
+            1 => s.push_str(&format!("<a href=\"/l{i}\">L{i}</a>")),
+            2 => s.push_str(&format!("<input aria-label=\"I{i}\">")),
+            _ => s.push_str(&format!("<label><input type=checkbox>C{i}</label>")),
+        }
+    }
+    s.push_str("</div></body>");
+    s
+}

@@ -1,0 +1,249 @@
+//! The fluent helper: a fixture page in a real headless Chromium, perceived
+//! with a guard that perception changed nothing, and assertions that read as
+//! sentences: `seen.named("Buy now").button().occluded_by("Cookie consent")`.
+
+use std::time::Duration;
+
+use seamark::browser::{BrowserOptions, Session, Viewport};
+use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
+use serde_json::Value;
+
+use crate::server::Server;
+
+/// A fixture page open in its own browser.
+pub struct Fixture {
+    pub server: Server,
+    pub other: Server,
+    pub session: Session,
+}
+
+impl Fixture {
+    /// Serves `tests/sites/` (and a second origin) and opens `path` at 1280×800.
+    pub async fn open(path: &str) -> Fixture {
+        Self::open_with(path, Viewport::default()).await
+    }
+
+    /// Same, with a viewport.
+    pub async fn open_with(path: &str, viewport: Viewport) -> Fixture {
+        let other = Server::start(None).await;
+        let server = Server::start(Some(other.base.clone())).await;
+        let session = Session::start(&BrowserOptions {
+            viewport,
+            ..BrowserOptions::default()
+        })
+        .await
+        .expect("launch Chromium (install Debian's chromium package)");
+        let fx = Fixture {
+            server,
+            other,
+            session,
+        };
+        fx.goto(path).await;
+        fx
+    }
+
+    /// Navigates to a path of the fixture server and waits for the load event.
+    pub async fn goto(&self, path: &str) {
+        let url = if path.contains("://") {
+            path.to_string()
+        } else {
+            self.server.url(path)
+        };
+        self.session
+            .navigate(&url, Duration::from_secs(20))
+            .await
+            .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    }
+
+    /// Evaluates JavaScript in the page's main world (promises awaited).
+    pub async fn eval(&self, js: &str) -> Value {
+        let mut params = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new(js);
+        params.await_promise = Some(true);
+        params.return_by_value = Some(true);
+        let reply = self.session.page().execute(params).await.expect("evaluate");
+        reply.result.result.value.clone().unwrap_or(Value::Null)
+    }
+
+    /// Perceives, checking that perception changed nothing in the page: no DOM
+    /// mutation seen by an observer the test installs, same scroll, same focus,
+    /// same selection.
+    pub async fn perceive(&self) -> Seen {
+        let before = self
+            .eval(
+                "window.__mut = 0; new MutationObserver(r => { window.__mut += r.length; })\
+                 .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});\
+                 [scrollX, scrollY, document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]",
+            )
+            .await;
+        let obs = perceive::perceive(&self.session, &PerceiveOptions::default())
+            .await
+            .expect("perceive");
+        let mutations = self
+            .eval("new Promise(r => setTimeout(() => r(window.__mut), 50))")
+            .await;
+        assert_eq!(mutations, Value::from(0), "perception mutated the page");
+        let after = self
+            .eval("[scrollX, scrollY, document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]")
+            .await;
+        assert_eq!(
+            before, after,
+            "perception changed scroll, focus or selection"
+        );
+        Seen { obs }
+    }
+
+    /// Ends the browser session.
+    pub async fn close(self) {
+        self.session.close().await;
+    }
+}
+
+/// One observation under test.
+pub struct Seen {
+    pub obs: Observation,
+}
+
+impl Seen {
+    /// The list as the model reads it, for failure messages.
+    pub fn list(&self) -> String {
+        perceive::element_list(&self.obs.table, usize::MAX)
+    }
+
+    /// The one element with exactly this name.
+    pub fn named(&self, name: &str) -> Check<'_> {
+        let found: Vec<&Element> = self
+            .obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name == name)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "expected one element named {name:?}, found {}:\n{}",
+            found.len(),
+            self.list()
+        );
+        Check(found[0], self)
+    }
+
+    /// No element's name contains `needle`.
+    pub fn absent(&self, needle: &str) -> &Self {
+        let hit = self
+            .obs
+            .table
+            .elements
+            .iter()
+            .find(|e| e.name.contains(needle));
+        assert!(
+            hit.is_none(),
+            "{needle:?} should not be listed:\n{}",
+            self.list()
+        );
+        self
+    }
+
+    /// Nothing is listed twice: distinct nodes, and distinct (role, name, box).
+    pub fn no_duplicates(&self) -> &Self {
+        let mut nodes = std::collections::HashSet::new();
+        let mut keys = std::collections::HashSet::new();
+        for e in &self.obs.table.elements {
+            assert!(nodes.insert(e.backend_node_id), "node listed twice: {e:?}");
+            let key = format!(
+                "{}|{}|{:.0},{:.0},{:.0},{:.0}",
+                e.role, e.name, e.bbox.x, e.bbox.y, e.bbox.w, e.bbox.h
+            );
+            assert!(
+                keys.insert(key.clone()),
+                "element listed twice: {key}\n{}",
+                self.list()
+            );
+        }
+        self
+    }
+
+    /// Ids run 1..=n in table order.
+    pub fn ids_are_dense(&self) -> &Self {
+        for (i, e) in self.obs.table.elements.iter().enumerate() {
+            assert_eq!(e.id as usize, i + 1);
+        }
+        self
+    }
+}
+
+/// Assertions on one element; each returns itself so they chain.
+pub struct Check<'a>(pub &'a Element, &'a Seen);
+
+impl<'a> Check<'a> {
+    fn fail(&self, what: &str) -> ! {
+        panic!("{what}: {:?}\n{}", self.0, self.1.list())
+    }
+
+    /// Has this role.
+    pub fn role(self, role: &str) -> Self {
+        if self.0.role != role {
+            self.fail(&format!("expected role {role}"));
+        }
+        self
+    }
+
+    /// Is interactable, with a click point inside its visible box.
+    pub fn interactable(self) -> Self {
+        if !self.0.is_interactable() {
+            self.fail("expected interactable");
+        }
+        let (Some(p), Some(v)) = (self.0.click_point, self.0.visible) else {
+            self.fail("interactable without click point or visible box")
+        };
+        if !v.contains(p) {
+            self.fail("click point outside the visible box");
+        }
+        self
+    }
+
+    /// Is offscreen in this direction.
+    pub fn offscreen(self, dir: Direction) -> Self {
+        match self.0.state {
+            ElementState::Offscreen { direction, .. } if direction == dir => self,
+            _ => self.fail(&format!("expected offscreen {dir:?}")),
+        }
+    }
+
+    /// Is occluded by something whose description contains `cover`.
+    pub fn occluded_by(self, cover: &str) -> Self {
+        match &self.0.state {
+            ElementState::Occluded { by, .. } if by.contains(cover) => self,
+            _ => self.fail(&format!("expected occluded by {cover:?}")),
+        }
+    }
+
+    /// Is disabled.
+    pub fn disabled(self) -> Self {
+        if self.0.state != ElementState::Disabled {
+            self.fail("expected disabled");
+        }
+        self
+    }
+
+    /// Has this checked state.
+    pub fn checked(self, on: bool) -> Self {
+        if self.0.checked != Some(on) {
+            self.fail(&format!("expected checked={on}"));
+        }
+        self
+    }
+
+    /// Has this value.
+    pub fn value(self, v: &str) -> Self {
+        if self.0.value.as_deref() != Some(v) {
+            self.fail(&format!("expected value {v:?}"));
+        }
+        self
+    }
+
+    /// The element itself.
+    pub fn element(&self) -> &'a Element {
+        self.0
+    }
+}

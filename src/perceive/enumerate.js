@@ -274,7 +274,7 @@
     const r = el.getRootNode();
     const h = (r.elementFromPoint ? r : doc).elementFromPoint(x, y);
     if (!h) return { ok: false, h: null };
-    if (h === el || containsComposed(el, h) || containsComposed(h, el)) return { ok: true, h };
+    if (h === el || containsComposed(el, h)) return { ok: true, h };
     if (proxy && (h === proxy || containsComposed(proxy, h))) return { ok: true, h };
     if (el.labels) for (const l of el.labels) if (containsComposed(l, h)) return { ok: true, h };
     return { ok: false, h };
@@ -323,10 +323,22 @@
         if (inFixed(el)) continue;
         state = 'offscreen'; dir = direction(clip, viewport);
       } else {
-        const pts = [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]];
+        // Sample points: the middle of each line box of a wrapped inline element
+        // (the middle of their union can fall between the lines), then the
+        // middle and quarter points of the visible box.
+        const pts = [];
+        const rects = el.getClientRects();
+        if (rects.length > 1) {
+          for (const r of [...rects].slice(0, 4)) {
+            const v = inter({ x: r.left, y: r.top, w: r.width, h: r.height }, vis);
+            if (v && v.w >= 1 && v.h >= 1) pts.push([v.x + v.w / 2, v.y + v.h / 2]);
+          }
+        }
+        for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
+          pts.push([vis.x + vis.w * fx, vis.y + vis.h * fy]);
+        }
         let first = null, hit = false;
-        for (const [fx, fy] of pts) {
-          const x = vis.x + vis.w * fx, y = vis.y + vis.h * fy;
+        for (const [x, y] of pts) {
           const r = hitSelf(orig, proxy, x, y);
           if (r.ok) { hit = true; px = x; py = y; break; }
           if (!first) first = r;

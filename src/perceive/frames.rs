@@ -547,9 +547,8 @@ pub(crate) async fn check_child_frame_covers(
         .filter_map(|(i, e)| e.click_point.map(|p| (i, p)))
         .collect::<Vec<_>>();
     let hits = futures::future::join_all(checks.iter().map(|(_, p)| {
-        let mut params = GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64);
-        params.ignore_pointer_events_none = Some(true);
-        page.execute(params)
+        // Default: pointer-events:none is respected, as a real click does.
+        page.execute(GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64))
     }))
     .await;
     for ((i, _), hit) in checks.into_iter().zip(hits) {

@@ -4,4 +4,5 @@
 mod server;
 mod support;
 
+mod corpus;
 mod perception;

@@ -1,0 +1,126 @@
+//! Perception on real saved sites (../shared/corpus/pages): no error, every
+//! interactable box inside the viewport, and a sample of boxes really hit by
+//! their own element according to the browser's own hit test.
+
+use std::time::{Duration, Instant};
+
+use std::collections::HashMap;
+
+use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
+use chromiumoxide::Page;
+use seamark::perceive::{self, Element, PerceiveOptions};
+
+use crate::server::corpus_dir;
+use crate::support::Fixture;
+
+/// Interactable elements hit-tested per page.
+const SAMPLE: usize = 25;
+
+/// Parent of every node of the page (pierced: frames, shadow roots, pseudo-elements),
+/// from the browser's own DOM tree rather than from our enumerator.
+async fn parent_map(page: &Page) -> HashMap<i64, i64> {
+    let doc = page
+        .execute(GetDocumentParams::builder().depth(-1).pierce(true).build())
+        .await
+        .expect("DOM.getDocument");
+    let mut parents = HashMap::new();
+    let mut stack = vec![(doc.result.root, 0i64)];
+    while let Some((node, parent)) = stack.pop() {
+        let id = *node.backend_node_id.inner();
+        parents.insert(id, parent);
+        let kids = node
+            .children
+            .into_iter()
+            .flatten()
+            .chain(node.shadow_roots.into_iter().flatten())
+            .chain(node.pseudo_elements.into_iter().flatten())
+            .chain(node.content_document.map(|d| *d));
+        for kid in kids {
+            stack.push((kid, id));
+        }
+    }
+    parents
+}
+
+/// Is the node at the element's click point the element itself or inside it (for
+/// a control drawn by its label: inside the label)? Asked of the browser's own
+/// hit test and DOM tree.
+async fn hit_by_itself(page: &Page, parents: &HashMap<i64, i64>, e: &Element) -> Result<bool, String> {
+    let p = e.click_point.ok_or("no click point")?;
+    // Default: pointer-events:none is respected, as a real click does.
+    let hit = page
+        .execute(GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64))
+        .await
+        .map_err(|err| err.to_string())?;
+    let mut n = *hit.result.backend_node_id.inner();
+    for _ in 0..10_000 {
+        if n == e.backend_node_id || Some(n) == e.control_node_id {
+            return Ok(true);
+        }
+        match parents.get(&n) {
+            Some(&parent) if parent != 0 => n = parent,
+            _ => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
+#[tokio::test]
+async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their_element() {
+    let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
+        .expect("../shared/corpus/pages must be present beside the clone")
+        .filter_map(|d| d.ok())
+        .filter(|d| d.path().join("index.html").is_file())
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 10, "corpus too small: {dirs:?}");
+    let fx = Fixture::open("form.html").await;
+    let mut report = Vec::new();
+    let mut failures = Vec::new();
+    for dir in &dirs {
+        let url = fx.server.url(&format!("corpus/{dir}/index.html"));
+        let start = Instant::now();
+        let nav = fx.session.navigate(&url, Duration::from_secs(15)).await;
+        assert!(nav.is_ok(), "{dir}: {nav:?}");
+        // Late layout (fonts, lazy images) settles, as `seamark mark --wait-ms` lets it.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let obs = tokio::time::timeout(
+            Duration::from_secs(90),
+            perceive::perceive(&fx.session, &PerceiveOptions::default()),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{dir}: perception did not finish in 90 s"))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        let interactable: Vec<&Element> = obs.table.elements.iter().filter(|e| e.is_interactable()).collect();
+        for e in &interactable {
+            let v = e.visible.expect("interactable has a visible box");
+            assert!(
+                v.x >= -0.5 && v.y >= -0.5 && v.x + v.w <= 1280.5 && v.y + v.h <= 800.5,
+                "{dir}: box outside the viewport: {e:?}"
+            );
+        }
+        let parents = parent_map(fx.session.page()).await;
+        let step = (interactable.len() / SAMPLE).max(1);
+        let mut checked = 0;
+        for e in interactable.iter().step_by(step).take(SAMPLE) {
+            match hit_by_itself(fx.session.page(), &parents, e).await {
+                Ok(true) => checked += 1,
+                Ok(false) => failures.push(format!("{dir}: [{}] {} {:?} not hit by itself at {:?}", e.id, e.role, e.name, e.click_point)),
+                Err(err) => failures.push(format!("{dir}: [{}] hit test failed: {err}", e.id)),
+            }
+        }
+        report.push(format!(
+            "{dir}: {} elements, {} interactable, {checked} hit-tested, perceive {:.0} ms (enumerate {:.0}, screenshot {:.0}), total {:.1} s",
+            obs.table.len(),
+            interactable.len(),
+            obs.timings.total_ms,
+            obs.timings.enumerate_ms,
+            obs.timings.screenshot_ms,
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    println!("{}", report.join("\n"));
+    fx.close().await;
+    assert!(failures.is_empty(), "{} hit-test failures:\n{}", failures.len(), failures.join("\n"));
+}

@@ -10,6 +10,7 @@
   const MAX_NAME = opts.maxName || 80;
   const MAX_OPTIONS = opts.maxOptions || 20;
   const MAX_ELEMENTS = opts.maxElements || 5000;
+  const MAX_OFFSCREEN = opts.maxOffscreen === undefined ? 100 : opts.maxOffscreen;
   const win = (root.ownerDocument || root).defaultView || window;
   const doc = root.ownerDocument || root;
   const vw = win.innerWidth, vh = win.innerHeight;
@@ -155,14 +156,12 @@
   // hosts whose shadow root we cannot see (closed) for the caller to probe.
   const found = [];
   const hosts = [];
-  const frames = [];
   const visit = (r) => {
     const walker = doc.createTreeWalker(r, 1 /* SHOW_ELEMENT */);
     let el = r.nodeType === 1 ? r : walker.nextNode();
     while (el) {
       if (found.length >= MAX_ELEMENTS) return;
       const tag = el.tagName;
-      if (tag === 'IFRAME' || tag === 'FRAME') frames.push(el);
       let s = strength(el);
       if (s === 0 && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
         const st = style(el);
@@ -347,26 +346,27 @@
           state = 'occluded';
           if (first && first.h) {
             const c = coverOf(first.h);
-            let ci = index.get(c.el);
-            if (ci === undefined) { ci = nodes.length; nodes.push(c.el); index.set(c.el, ci); }
-            cover = { n: ci, text: c.text };
+            cover = { node: c.el, text: c.text };
           }
         }
       }
     }
     if (disabledSelf) state = 'disabled';
-    const role = roleOf(orig) || 'clickable';
-    const tag = orig.tagName.toLowerCase();
-    const e = {
-      n: nodes.length, tag, role, name: cut(nameOf(orig, role), MAX_NAME),
-      x: box.x, y: box.y, w: box.w, h: box.h, state, strong: s === 2,
-    };
-    nodes.push(el);
+    const e = { node: el, orig, x: box.x, y: box.y, w: box.w, h: box.h, state };
     if (vis) { e.vis = vis; }
     if (px !== null) { e.px = px; e.py = py; }
     if (dir) e.dir = dir;
     if (inContainer) e.in_container = true;
     if (cover) e.cover = cover;
+    els.push(e);
+  }
+  // Names, values and ARIA states, for the kept elements only.
+  const describe = (e) => {
+    const orig = e.orig;
+    delete e.orig;
+    const role = roleOf(orig) || 'clickable';
+    const tag = orig.tagName.toLowerCase();
+    e.tag = tag; e.role = role; e.name = cut(nameOf(orig, role), MAX_NAME);
     if (tag === 'input') e.type = orig.type;
     if (tag === 'input' || tag === 'textarea') {
       if (orig.type === 'password') e.has_value = orig.value.length > 0;
@@ -389,10 +389,36 @@
     if (ae === 'true' || ae === 'false') e.expanded = ae === 'true';
     else if (tag === 'summary' && orig.parentElement && orig.parentElement.tagName === 'DETAILS') e.expanded = orig.parentElement.open;
     if (orig.getRootNode().activeElement === orig) e.focused = true;
-    if (el !== orig) { e.proxy = nodes.length; nodes.push(orig); }
-    els.push(e);
-  }
-  const frameIdx = frames.map((f) => { const i = nodes.length; nodes.push(f); return i; });
+    if (e.node !== orig) e.proxy = orig;
+  };
+
+  // Keep the elements that matter now: every one in view, then the offscreen
+  // ones nearest the viewport. Each kept element costs a node identity on the
+  // wire (about 0.1 ms); far offscreen ones come back after a scroll.
+  const RANK = { interactable: 0, occluded: 1, disabled: 2, offscreen: 3 };
+  const away = (e) => {
+    const dy = e.y + e.h < 0 ? -(e.y + e.h) : e.y > vh ? e.y - vh : 0;
+    const dx = e.x + e.w < 0 ? -(e.x + e.w) : e.x > vw ? e.x - vw : 0;
+    return dx + dy;
+  };
+  const order = els.map((e, i) => [RANK[e.state] + (e.state === 'disabled' && !e.vis ? 1 : 0), away(e), i]);
+  order.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
+  const inView = order.filter((o) => o[0] < 3).length;
+  const keep = order.slice(0, inView + MAX_OFFSCREEN).map((o) => o[2]).sort((a, b) => a - b);
+  const dropped = els.length - keep.length;
+  const nodeIndex = (n) => {
+    let i = index.get(n);
+    if (i === undefined) { i = nodes.length; nodes.push(n); index.set(n, i); }
+    return i;
+  };
+  const kept = keep.map((i) => {
+    const e = els[i];
+    describe(e);
+    e.n = nodeIndex(e.node); delete e.node;
+    if (e.proxy) e.proxy = nodeIndex(e.proxy);
+    if (e.cover) { e.cover.n = nodeIndex(e.cover.node); delete e.cover.node; }
+    return e;
+  });
   const hostIdx = hosts.slice(0, 200).map((h) => { const i = nodes.length; nodes.push(h); return i; });
 
   // The page signature's text part: rendered text of the document, hashed here
@@ -410,7 +436,7 @@
   }
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
-    vw, vh, sx, sy, dw, dh, els, frames: frameIdx, hosts: hostIdx, text_hash: String(textHash),
+    vw, vh, sx, sy, dw, dh, els: kept, dropped, hosts: hostIdx, text_hash: String(textHash),
     truncated: found.length >= MAX_ELEMENTS, listeners: !!listeners,
   };
   return { meta: JSON.stringify(meta), nodes };

@@ -32,6 +32,7 @@ pub(crate) struct EnumerateOptions {
     pub max_name: usize,
     pub max_options: usize,
     pub max_elements: usize,
+    pub max_offscreen: usize,
 }
 
 /// What the enumerator reports for one root (document or closed shadow root).
@@ -43,6 +44,8 @@ struct Meta {
     sy: f64,
     els: Vec<RawElement>,
     hosts: Vec<usize>,
+    #[serde(default)]
+    dropped: usize,
     text_hash: String,
     truncated: bool,
     listeners: bool,
@@ -126,6 +129,8 @@ pub(crate) struct FrameResult {
     pub scroll: (f64, f64),
     pub truncated: bool,
     pub listeners_seen: bool,
+    /// Elements found but left out of the table (far offscreen, over the cap).
+    pub dropped: usize,
 }
 
 /// A frame of the tree with where its content lies in the top-level viewport.
@@ -478,6 +483,7 @@ async fn enumerate_frame(
         scroll: (meta.sx, meta.sy),
         truncated: meta.truncated,
         listeners_seen: meta.listeners,
+        dropped: meta.dropped,
     };
     place_elements(&meta, &nodes, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)
@@ -548,7 +554,10 @@ pub(crate) async fn check_child_frame_covers(
         .collect::<Vec<_>>();
     let hits = futures::future::join_all(checks.iter().map(|(_, p)| {
         // Default: pointer-events:none is respected, as a real click does.
-        page.execute(GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64))
+        page.execute(GetNodeForLocationParams::new(
+            p.x.round() as i64,
+            p.y.round() as i64,
+        ))
     }))
     .await;
     for ((i, _), hit) in checks.into_iter().zip(hits) {

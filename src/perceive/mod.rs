@@ -48,6 +48,9 @@ pub struct PerceiveOptions {
     pub max_options: usize,
     /// Most candidate elements examined per document or shadow root.
     pub max_elements: usize,
+    /// Most offscreen elements kept in the table per document or shadow root,
+    /// nearest the viewport first; every element in view is always kept.
+    pub max_offscreen: usize,
     /// Attempts to get a moment in which the page did not change.
     pub max_attempts: usize,
 }
@@ -58,6 +61,7 @@ impl Default for PerceiveOptions {
             max_name: 80,
             max_options: 20,
             max_elements: 5000,
+            max_offscreen: 100,
             max_attempts: 3,
         }
     }
@@ -189,6 +193,7 @@ pub async fn perceive_page(
         max_name: options.max_name,
         max_options: options.max_options,
         max_elements: options.max_elements,
+        max_offscreen: options.max_offscreen,
     };
     let view = Rect {
         x: 0.0,
@@ -253,6 +258,12 @@ fn assemble(
         notes.push(
             "event listeners could not be inspected; listener-only elements may be missing".into(),
         );
+    }
+    let dropped: usize = frames.iter().map(|f| f.dropped).sum();
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} offscreen elements far from the viewport are not in the table; scroll to reach them"
+        ));
     }
     if frames.iter().any(|f| f.truncated) {
         notes.push("the page has more candidate elements than examined; some are missing".into());

@@ -45,11 +45,18 @@ async fn parent_map(page: &Page) -> HashMap<i64, i64> {
 /// Is the node at the element's click point the element itself or inside it (for
 /// a control drawn by its label: inside the label)? Asked of the browser's own
 /// hit test and DOM tree.
-async fn hit_by_itself(page: &Page, parents: &HashMap<i64, i64>, e: &Element) -> Result<bool, String> {
+async fn hit_by_itself(
+    page: &Page,
+    parents: &HashMap<i64, i64>,
+    e: &Element,
+) -> Result<bool, String> {
     let p = e.click_point.ok_or("no click point")?;
     // Default: pointer-events:none is respected, as a real click does.
     let hit = page
-        .execute(GetNodeForLocationParams::new(p.x.round() as i64, p.y.round() as i64))
+        .execute(GetNodeForLocationParams::new(
+            p.x.round() as i64,
+            p.y.round() as i64,
+        ))
         .await
         .map_err(|err| err.to_string())?;
     let mut n = *hit.result.backend_node_id.inner();
@@ -92,7 +99,12 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         .await
         .unwrap_or_else(|_| panic!("{dir}: perception did not finish in 90 s"))
         .unwrap_or_else(|e| panic!("{dir}: {e}"));
-        let interactable: Vec<&Element> = obs.table.elements.iter().filter(|e| e.is_interactable()).collect();
+        let interactable: Vec<&Element> = obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.is_interactable())
+            .collect();
         for e in &interactable {
             let v = e.visible.expect("interactable has a visible box");
             assert!(
@@ -106,7 +118,10 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         for e in interactable.iter().step_by(step).take(SAMPLE) {
             match hit_by_itself(fx.session.page(), &parents, e).await {
                 Ok(true) => checked += 1,
-                Ok(false) => failures.push(format!("{dir}: [{}] {} {:?} not hit by itself at {:?}", e.id, e.role, e.name, e.click_point)),
+                Ok(false) => failures.push(format!(
+                    "{dir}: [{}] {} {:?} not hit by itself at {:?}",
+                    e.id, e.role, e.name, e.click_point
+                )),
                 Err(err) => failures.push(format!("{dir}: [{}] hit test failed: {err}", e.id)),
             }
         }
@@ -122,5 +137,10 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
     }
     println!("{}", report.join("\n"));
     fx.close().await;
-    assert!(failures.is_empty(), "{} hit-test failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} hit-test failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

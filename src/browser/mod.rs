@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::cdp::browser_protocol::network::{EventResponseReceived, ResourceType};
-use chromiumoxide::cdp::browser_protocol::page::{EventLoadEventFired, NavigateParams};
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
@@ -132,7 +132,7 @@ pub struct Navigation {
     pub status: Option<i64>,
     /// MIME type of the main document.
     pub mime_type: Option<String>,
-    /// The load event did not fire within the wait: the page was perceived as it was.
+    /// The page had not loaded within the wait: it was perceived as it was.
     pub load_timed_out: bool,
 }
 
@@ -230,48 +230,47 @@ impl Session {
         self.viewport
     }
 
-    /// Opens `url` and waits for its load event, at most `wait`. A page that does
-    /// not finish loading in time is left as it is, and says so.
+    /// Opens `url` and waits for it to load, at most `wait`. A page that does not
+    /// finish loading in time is left as it is, and says so.
     pub async fn navigate(&self, url: &str, wait: Duration) -> Result<Navigation, BrowserError> {
-        let mut loads = self.page.event_listener::<EventLoadEventFired>().await?;
-        let mut responses = self.page.event_listener::<EventResponseReceived>().await?;
-        let reply = self
-            .page
-            .execute(NavigateParams::new(url))
-            .await
-            .map_err(|e| BrowserError::Navigate {
-                url: url.to_string(),
-                reason: e.to_string(),
-            })?;
-        if let Some(text) = reply.result.error_text.as_deref() {
-            let reason = match text {
-                "net::ERR_ABORTED" => {
-                    "the response is not a page the browser shows (a download such as a PDF?)"
-                        .to_string()
-                }
-                other => other.to_string(),
-            };
-            return Err(BrowserError::Navigate {
-                url: url.to_string(),
-                reason,
-            });
-        }
+        let failed = |reason: String| BrowserError::Navigate {
+            url: url.to_string(),
+            reason,
+        };
         let mut nav = Navigation::default();
-        let frame_id = reply.result.frame_id.clone();
-        let deadline = tokio::time::sleep(wait);
-        tokio::pin!(deadline);
-        loop {
-            tokio::select! {
-                _ = &mut deadline => { nav.load_timed_out = true; break; }
-                ev = loads.next() => { if ev.is_some() { break; } }
-                ev = responses.next() => {
-                    if let Some(ev) = ev {
-                        if ev.r#type == ResourceType::Document && ev.frame_id.as_ref() == Some(&frame_id) {
-                            nav.status = Some(ev.response.status);
-                            nav.mime_type = Some(ev.response.mime_type.clone());
+        // chromiumoxide answers a Page.navigate once the frame has loaded; past
+        // our wait (or its own request timeout) the page is perceived as it is.
+        match tokio::time::timeout(wait, self.page.execute(NavigateParams::new(url))).await {
+            Err(_) | Ok(Err(chromiumoxide::error::CdpError::Timeout)) => nav.load_timed_out = true,
+            Ok(Err(e)) => return Err(failed(e.to_string())),
+            Ok(Ok(reply)) => {
+                if let Some(text) = reply.result.error_text.as_deref() {
+                    return Err(failed(match text {
+                        "net::ERR_ABORTED" => {
+                            "the response is not a page the browser shows (a download?)".into()
                         }
-                    }
+                        other => other.to_string(),
+                    }));
                 }
+            }
+        }
+        // What the main document was, asked of the page itself.
+        let mut params = EvaluateParams::new(
+            "[document.contentType, (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0]",
+        );
+        params.return_by_value = Some(true);
+        if let Ok(Ok(reply)) =
+            tokio::time::timeout(Duration::from_secs(5), self.page.execute(params)).await
+        {
+            if let Some(v) = reply
+                .result
+                .result
+                .value
+                .as_ref()
+                .and_then(|v| v.as_array())
+            {
+                nav.mime_type = v.first().and_then(|m| m.as_str()).map(str::to_string);
+                nav.status = v.get(1).and_then(|s| s.as_i64()).filter(|&s| s > 0);
             }
         }
         Ok(nav)

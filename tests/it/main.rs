@@ -4,5 +4,6 @@
 mod server;
 mod support;
 
+mod cli;
 mod corpus;
 mod perception;

@@ -1,0 +1,290 @@
+//! `seamark mark` as a user runs it: the real binary against the test server,
+//! good pages and bad input alike.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use crate::server::Server;
+
+/// One run of the binary, with its own temp dir (also its TMPDIR, so that a
+/// leftover browser profile would show).
+struct Run {
+    dir: tempfile::TempDir,
+    out: Output,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    /// The temporary browser profile is gone.
+    fn profile_removed(&self) -> bool {
+        profiles_in(&self.path("tmp")).is_empty()
+    }
+}
+
+fn profiles_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("seamark-profile-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_seamark"));
+    cmd.current_dir(dir.path())
+        .env("TMPDIR", &tmp)
+        .env_remove("SEAMARK_CHROME")
+        .args(args);
+    (cmd, dir)
+}
+
+async fn seamark(args: &[&str]) -> Run {
+    let (mut cmd, dir) = command(args);
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("seamark hung")
+        .expect("run seamark");
+    Run { dir, out }
+}
+
+#[tokio::test]
+async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
+    let server = Server::start(None).await;
+    let run = seamark(&[
+        "mark",
+        &server.url("form.html"),
+        "-o",
+        "m.png",
+        "--json",
+        "t.json",
+    ])
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let list = run.stdout();
+    assert!(
+        list.starts_with("[1] textbox \"Email address\" type=email\n"),
+        "{list}"
+    );
+    assert!(
+        list.contains("[12] checkbox \"Send me news\" checked\n"),
+        "{list}"
+    );
+    let table: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.path("t.json")).unwrap()).unwrap();
+    let elements = table["elements"].as_array().unwrap();
+    assert_eq!(elements.len(), list.lines().count());
+    assert_eq!(table["title"], "Sign up");
+    assert!(table["signature"].as_str().is_some_and(|s| s.len() == 16));
+    assert_eq!(elements[0]["role"], "textbox");
+    assert!(elements[0]["backend_node_id"]
+        .as_i64()
+        .is_some_and(|b| b > 0));
+    let img = image::open(run.path("m.png")).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (1280, 800));
+    // The first element's box is outlined in a palette color.
+    let b = &elements[0]["bbox"];
+    let (x, y) = (
+        b["x"].as_f64().unwrap() as u32 + 1,
+        b["y"].as_f64().unwrap() as u32 + 4,
+    );
+    let px = img.get_pixel(x, y).0;
+    assert!(
+        seamark::mark::PALETTE.contains(&px),
+        "no mark outline at ({x},{y}): {px:?}"
+    );
+    assert!(run.profile_removed());
+}
+
+#[tokio::test]
+async fn viewport_and_image_format_follow_the_flags() {
+    let server = Server::start(None).await;
+    let run = seamark(&[
+        "mark",
+        &server.url("checkboxes.html"),
+        "--viewport",
+        "800x600",
+        "-o",
+        "m.jpg",
+    ])
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let bytes = std::fs::read(run.path("m.jpg")).unwrap();
+    assert_eq!(&bytes[..2], &[0xFF, 0xD8], "not a JPEG");
+    let img = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((img.width(), img.height()), (800, 600));
+}
+
+#[tokio::test]
+async fn a_malformed_viewport_is_a_usage_error() {
+    let run = seamark(&["mark", "about:blank", "--viewport", "1280by800"]).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr().contains("expected WIDTHxHEIGHT"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_url_is_one_clear_line_and_exit_1() {
+    // A port nobody listens on: bind one, then let it go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let run = seamark(&["mark", &url]).await;
+    assert_eq!(run.code(), Some(1));
+    let err = run.stderr();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "seamark: cannot open {url}: net::ERR_CONNECTION_REFUSED"
+        )),
+        "{err}"
+    );
+    assert!(run.profile_removed(), "profile left behind after an error");
+}
+
+#[tokio::test]
+async fn an_image_is_perceived_and_said_not_to_be_a_page() {
+    let server = Server::start(None).await;
+    let run = seamark(&["mark", &server.url("image.png")]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("not an HTML page but image/png"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        run.stderr().contains("no interactive element found"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(run.stdout(), "");
+}
+
+#[tokio::test]
+async fn a_pdf_is_said_not_to_be_a_page() {
+    let server = Server::start(None).await;
+    let run = seamark(&["mark", &server.url("doc.pdf")]).await;
+    let err = run.stderr();
+    assert_eq!(run.code(), Some(0), "{err}");
+    assert!(
+        err.contains("not an HTML page but application/pdf"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_page_that_never_finishes_loading_is_perceived_after_the_timeout() {
+    let server = Server::start(None).await;
+    let run = seamark(&["mark", &server.url("slow"), "--timeout", "2"]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("had not finished loading"),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(run.stdout(), "[1] button \"Early button\"\n");
+}
+
+#[tokio::test]
+async fn about_blank_has_nothing_to_mark() {
+    let run = seamark(&["mark", "about:blank", "-o", "b.png"]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(run.stderr().contains("no interactive element found"));
+    assert!(run.path("b.png").is_file());
+}
+
+#[tokio::test]
+async fn an_http_error_page_is_marked_and_its_status_reported() {
+    let server = Server::start(None).await;
+    let run = seamark(&["mark", &server.url("missing")]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(run.stderr().contains("HTTP 404"), "{}", run.stderr());
+    assert_eq!(run.stdout(), "[1] link \"Home\"\n");
+}
+
+#[tokio::test]
+async fn a_page_with_fifty_thousand_nodes_gives_a_bounded_list() {
+    let server = Server::start(None).await;
+    let run = seamark(&["mark", &server.url("big"), "--json", "t.json"]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    assert!(
+        run.stdout().starts_with("[1] link \"Row link 0\"\n"),
+        "{}",
+        run.stdout()
+    );
+    let table: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.path("t.json")).unwrap()).unwrap();
+    assert_eq!(table["elements"].as_array().unwrap().len(), 10);
+}
+
+#[tokio::test]
+async fn a_missing_chromium_says_where_it_looked_and_how_to_fix_it() {
+    let run = seamark(&["mark", "about:blank", "--chrome", "/nonexistent/chromium"]).await;
+    assert_eq!(run.code(), Some(1));
+    assert_eq!(
+        run.stderr().trim(),
+        "seamark: Chromium not found at /nonexistent/chromium (from --chrome)"
+    );
+    let (mut cmd, _dir) = command(&["mark", "about:blank"]);
+    let out = cmd
+        .env("SEAMARK_CHROME", "/nope/chrome")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("Chromium not found at /nope/chrome (from SEAMARK_CHROME)"));
+}
+
+#[tokio::test]
+async fn ctrl_c_removes_the_profile_and_exits_130() {
+    let server = Server::start(None).await;
+    let (mut cmd, dir) = command(&["mark", &server.url("slow"), "--timeout", "60"]);
+    let mut child = cmd.spawn().unwrap();
+    // Wait until the browser runs (its profile exists), then interrupt.
+    let tmp = dir.path().join("tmp");
+    for _ in 0..200 {
+        if !profiles_in(&tmp).is_empty() && server.was_requested("/slow") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!profiles_in(&tmp).is_empty(), "browser never started");
+    let pid = child.id().unwrap().to_string();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        profiles_in(&tmp).is_empty(),
+        "profile left behind after Ctrl-C"
+    );
+}

@@ -279,7 +279,10 @@ impl Session {
     /// Ends the session: closes a browser seamark launched (never one it attached
     /// to) and removes its temporary profile.
     pub async fn close(mut self) {
-        if self.profile.is_some() {
+        if self.profile.is_none() {
+            // Attached: leave the browser running, close only the tab we opened.
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.page.clone().close()).await;
+        } else {
             let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
             let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
             if let Some(child) = self.browser.get_mut_child().map(|c| c.as_mut_inner()) {

@@ -23,20 +23,15 @@ pub enum EncodeError {
 }
 
 /// An image format for the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Encoding {
     /// PNG with fast compression: exact, the default.
+    #[default]
     Png,
     /// JPEG at the given quality (1–100): smallest, lossy.
     Jpeg(u8),
     /// Lossless WebP.
     Webp,
-}
-
-impl Default for Encoding {
-    fn default() -> Self {
-        Encoding::Png
-    }
 }
 
 impl Encoding {

@@ -311,9 +311,9 @@ fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
                     continue;
                 }
                 let p = band.get_pixel_mut(bx as u32, by as u32);
-                for c in 0..3 {
-                    let v = (u32::from(ink[c]) * a + u32::from(p.0[c]) * (255 - a) + 127) / 255;
-                    p.0[c] = v as u8;
+                for (channel, &fg) in p.0.iter_mut().zip(&ink) {
+                    let v = (u32::from(fg) * a + u32::from(*channel) * (255 - a) + 127) / 255;
+                    *channel = v as u8;
                 }
             }
         }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets up what seamark needs on a fresh Debian machine: Chromium (Debian's
+# package) when no Chromium is found. Rust and cargo must already be there.
+set -euo pipefail
+
+have_chromium() {
+  [ -n "${SEAMARK_CHROME:-}" ] && [ -x "$SEAMARK_CHROME" ] && return 0
+  [ -x /usr/lib/chromium/chromium ] && return 0
+  command -v chromium >/dev/null 2>&1 && return 0
+  command -v chromium-browser >/dev/null 2>&1 && return 0
+  command -v google-chrome >/dev/null 2>&1 && return 0
+  return 1
+}
+
+if ! have_chromium; then
+  echo "setup: installing Debian's chromium package" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+if ! have_chromium; then
+  echo "setup: Chromium is still missing after installing it" >&2
+  exit 1
+fi
+command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup)" >&2; exit 1; }

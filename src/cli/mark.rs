@@ -22,6 +22,9 @@ pub struct MarkArgs {
     /// Also write the full element table (and the observation's facts) as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the screenshot as taken, without marks (PNG).
+    #[arg(long, value_name = "FILE")]
+    screenshot: Option<PathBuf>,
     /// Extra time to wait after the page loaded, for late scripts.
     #[arg(long, value_name = "N", default_value_t = 300)]
     wait_ms: u64,
@@ -49,11 +52,22 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         debug: args.debug_marks,
         ..MarkStyle::default()
     };
-    let marks = mark::marks_for(&obs.table.elements, 1.0, style.debug);
-    let image = mark::render_encoded(&obs.screenshot_png, &marks, &style)?;
+    let shot = mark::decode(&obs.screenshot_png)?;
+    let marks = mark::marks_for(
+        &obs.table.elements,
+        1.0,
+        style.debug,
+        shot.width(),
+        shot.height(),
+    );
+    let image = mark::render(&shot, &marks, &style);
     let bytes = mark::encode(&image, encoding)?;
     std::fs::write(&args.output, bytes)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
+    if let Some(path) = &args.screenshot {
+        std::fs::write(path, &obs.screenshot_png)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     if let Some(path) = &args.json {
         let json = serde_json::to_vec_pretty(&table_json(&obs, &nav))?;
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;

@@ -84,6 +84,20 @@ pub struct MarkBox {
     pub kind: MarkKind,
 }
 
+/// What a label position covers, worst first: compared in this order, so a
+/// position that overlaps no label always beats one that does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cost {
+    /// Area shared with labels placed before.
+    pub label_overlap: i64,
+    /// Centers of other interactable boxes it covers.
+    pub centers_covered: i64,
+    /// Area shared with other interactable boxes (not those enclosing its own).
+    pub box_overlap: i64,
+    /// It had to be pulled back inside the image.
+    pub clamped: bool,
+}
+
 /// A placed label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Label {
@@ -95,8 +109,8 @@ pub struct Label {
     pub color: usize,
     /// A thin line from the chip to its box, when the chip sits away from it.
     pub leader: Option<((i32, i32), (i32, i32))>,
-    /// What the placement had to accept: 0 when nothing is covered.
-    pub penalty: i64,
+    /// What the placement had to accept; all zero when nothing is covered.
+    pub cost: Cost,
 }
 
 const CELL: i32 = 64;
@@ -133,8 +147,16 @@ impl Grid {
     }
 }
 
+/// How many rings of positions further out are tried before giving up on a
+/// position that covers nothing.
+const RINGS: i32 = 8;
+
+/// How many half-chip rings the crowded fallback scans for a spot no label touches.
+const FAR_RINGS: i32 = 40;
+
 /// Candidate chip positions for a box, in order of preference: touching the
-/// box (outside, then inside corners), then further out with a leader line.
+/// box (outside, then inside corners), then rings further out, which get a
+/// leader line.
 fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
     let at = |x: i32, y: i32| IRect { x, y, w: cw, h: ch };
     let mut out = vec![
@@ -149,14 +171,40 @@ fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
         (at(b.x - cw, b.y), false),                   // left of the box
         (at(b.right(), b.y), false),                  // right of the box
     ];
-    for step in 1..=3 {
+    for step in 1..=RINGS {
         let d = step * ch;
-        out.push((at(b.x, b.y - ch - d), true));
-        out.push((at(b.x - cw - d, b.y), true));
-        out.push((at(b.right() + d, b.y), true));
-        out.push((at(b.x, b.bottom() + d), true));
+        let (left, right) = (b.x - cw - d, b.right() + d);
+        let (top, bottom) = (b.y - ch - d, b.bottom() + d);
+        for (x, y) in [
+            (b.x, top),
+            (b.x, bottom),
+            (left, b.y),
+            (right, b.y),
+            (left, top),
+            (right, top),
+            (left, bottom),
+            (right, bottom),
+        ] {
+            out.push((at(x, y), true));
+        }
     }
     out
+}
+
+/// The part of a rectangle inside the image; a zero-size rectangle on the
+/// nearest edge when there is none.
+pub(crate) fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
+    let (w, h) = (width as i32, height as i32);
+    let x0 = r.x.clamp(0, w);
+    let y0 = r.y.clamp(0, h);
+    let x1 = r.right().clamp(0, w);
+    let y1 = r.bottom().clamp(0, h);
+    IRect {
+        x: x0,
+        y: y0,
+        w: (x1 - x0).max(0),
+        h: (y1 - y0).max(0),
+    }
 }
 
 /// Pulls a rectangle inside the image (keeping its size when it fits).
@@ -186,9 +234,18 @@ pub fn layout(
     height: u32,
     chip: impl Fn(u32) -> (i32, i32),
 ) -> Vec<Label> {
+    // Work on the part of each box inside the image: a box far outside (bad
+    // input, a debug offscreen mark) must not cost a grid cell per pixel.
+    let marks: Vec<MarkBox> = marks
+        .iter()
+        .map(|m| MarkBox {
+            rect: clip_to(m.rect, width, height),
+            ..*m
+        })
+        .collect();
     let mut boxes = Grid::default();
     for (i, m) in marks.iter().enumerate() {
-        if m.kind == MarkKind::Interactable {
+        if m.kind == MarkKind::Interactable && m.rect.w > 0 && m.rect.h > 0 {
             boxes.insert(&m.rect, i);
         }
     }
@@ -197,17 +254,20 @@ pub fn layout(
     let mut colors = vec![0usize; marks.len()];
     for (i, m) in marks.iter().enumerate() {
         let (cw, ch) = chip(m.id);
-        let mut best: Option<(i64, IRect, bool)> = None;
-        for (cand, away) in candidates(&m.rect, cw, ch) {
+        // What a chip at `cand` would cover, once pulled inside the image.
+        let cost_at = |cand: IRect| {
             let on_image = cand.inside(width, height);
             let cand = if on_image {
                 cand
             } else {
                 clamp_into(cand, width, height)
             };
-            let mut penalty = if on_image { 0 } else { 1 };
+            let mut cost = Cost {
+                clamped: !on_image,
+                ..Cost::default()
+            };
             for j in placed.near(&cand) {
-                penalty += labels[j].rect.overlap(&cand) * 1_000_000;
+                cost.label_overlap += labels[j].rect.overlap(&cand);
             }
             for j in boxes.near(&cand) {
                 if j == i {
@@ -216,20 +276,48 @@ pub fn layout(
                 let other = &marks[j].rect;
                 let (ox, oy) = other.center();
                 if cand.contains_point(ox, oy) {
-                    penalty += 10_000;
+                    cost.centers_covered += 1;
                 } else if !other.contains(&m.rect) {
                     // A box that encloses ours (a card around a button) can't be avoided.
-                    penalty += other.overlap(&cand);
+                    cost.box_overlap += other.overlap(&cand);
                 }
             }
-            if best.is_none_or(|(p, _, _)| penalty < p) {
-                best = Some((penalty, cand, away));
+            (cost, cand)
+        };
+        let mut best: Option<(Cost, IRect, bool)> = None;
+        for (cand, away) in candidates(&m.rect, cw, ch) {
+            let (cost, cand) = cost_at(cand);
+            let free = cost == Cost::default();
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, cand, away));
             }
-            if penalty == 0 {
+            if free {
                 break;
             }
         }
-        let Some((penalty, rect, away)) = best else {
+        // Crowded: every nearby position touches a label. Scan further out, in
+        // growing square rings, for the nearest spot no label touches.
+        if best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0) {
+            let (sx, sy) = ((cw / 2).max(1), (ch / 2).max(1));
+            'rings: for r in 1..=FAR_RINGS {
+                for k in -r..=r {
+                    for (dx, dy) in [(k, -r), (k, r), (-r, k), (r, k)] {
+                        let cand = IRect {
+                            x: m.rect.x + dx * sx,
+                            y: m.rect.y + dy * sy,
+                            w: cw,
+                            h: ch,
+                        };
+                        let (cost, cand) = cost_at(cand);
+                        if cost.label_overlap == 0 {
+                            best = Some((cost, cand, true));
+                            break 'rings;
+                        }
+                    }
+                }
+            }
+        }
+        let Some((cost, rect, away)) = best else {
             continue;
         };
         // Neighbors get different colors: skip colors of nearby marks already colored.
@@ -265,7 +353,7 @@ pub fn layout(
             rect,
             color,
             leader,
-            penalty,
+            cost,
         });
     }
     labels

@@ -8,6 +8,7 @@ mod encode;
 mod glyphs;
 mod layout;
 mod palette;
+mod sample;
 
 use image::{ImageBuffer, Rgb, RgbImage};
 use imageproc::drawing::{draw_filled_rect_mut, draw_line_segment_mut};
@@ -17,8 +18,9 @@ use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
-pub use layout::{layout, IRect, Label, MarkBox, MarkKind};
+pub use layout::{layout, Cost, IRect, Label, MarkBox, MarkKind};
 pub use palette::{contrast, text_color, PALETTE};
+pub use sample::crowded_marks;
 
 /// Errors of rendering.
 #[derive(Debug, thiserror::Error)]
@@ -70,9 +72,22 @@ impl MarkStyle {
     }
 }
 
-/// Turns table elements into marks in image pixels (`scale` image px per CSS px):
-/// the visible part of each interactable element, and in debug style the others.
-pub fn marks_for(elements: &[Element], scale: f64, debug: bool) -> Vec<MarkBox> {
+/// Turns table elements into marks in image pixels (`scale` image px per CSS px)
+/// on a `width`×`height` image: the visible part of each interactable element,
+/// and in debug style the others that show on the image at all.
+pub fn marks_for(
+    elements: &[Element],
+    scale: f64,
+    debug: bool,
+    width: u32,
+    height: u32,
+) -> Vec<MarkBox> {
+    let image = IRect {
+        x: 0,
+        y: 0,
+        w: width as i32,
+        h: height as i32,
+    };
     elements
         .iter()
         .filter_map(|e| {
@@ -86,11 +101,13 @@ pub fn marks_for(elements: &[Element], scale: f64, debug: bool) -> Vec<MarkBox> 
                 return None;
             }
             let r = e.visible.unwrap_or(e.bbox);
-            to_irect(r.x * scale, r.y * scale, r.w * scale, r.h * scale).map(|rect| MarkBox {
-                id: e.id,
-                rect,
-                kind,
-            })
+            to_irect(r.x * scale, r.y * scale, r.w * scale, r.h * scale)
+                .filter(|rect| rect.overlap(&image) > 0)
+                .map(|rect| MarkBox {
+                    id: e.id,
+                    rect,
+                    kind,
+                })
         })
         .collect()
 }
@@ -114,22 +131,31 @@ pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
 }
 
 /// Everything drawing needs, computed once per image.
-struct Plan<'a> {
-    marks: &'a [MarkBox],
+struct Plan {
+    /// The marks, clipped to the image.
+    marks: Vec<MarkBox>,
     labels: Vec<Label>,
     atlas: DigitAtlas,
     pad: i32,
     thickness: i32,
 }
 
-impl Plan<'_> {
-    fn new<'a>(marks: &'a [MarkBox], width: u32, height: u32, style: &MarkStyle) -> Plan<'a> {
+impl Plan {
+    fn new(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Plan {
+        let marks: Vec<MarkBox> = marks
+            .iter()
+            .map(|m| MarkBox {
+                rect: layout::clip_to(m.rect, width, height),
+                ..*m
+            })
+            .filter(|m| m.rect.w > 0 && m.rect.h > 0)
+            .collect();
         let digit = style.digit_height(width, height);
         let atlas = DigitAtlas::new(digit);
         let pad = (digit / 4.0).ceil().max(2.0) as i32;
         let thickness = (digit / 6.0).round().max(2.0) as i32;
         let chip_h = atlas.height as i32 + 2 * pad;
-        let labels = layout(marks, width, height, |id| {
+        let labels = layout(&marks, width, height, |id| {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
         Plan {
@@ -177,17 +203,13 @@ pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> Rg
     out
 }
 
-/// Decodes a PNG or JPEG screenshot, draws the marks, and returns the image.
-pub fn render_encoded(
-    screenshot: &[u8],
-    marks: &[MarkBox],
-    style: &MarkStyle,
-) -> Result<RgbImage, MarkError> {
+/// Decodes a PNG or JPEG screenshot to RGB.
+pub fn decode(screenshot: &[u8]) -> Result<RgbImage, MarkError> {
     let img = image::load_from_memory(screenshot)?.to_rgb8();
     if img.width() == 0 || img.height() == 0 {
         return Err(MarkError::Empty(img.width(), img.height()));
     }
-    Ok(render(&img, marks, style))
+    Ok(img)
 }
 
 type Band<'a> = ImageBuffer<Rgb<u8>, &'a mut [u8]>;
@@ -318,5 +340,108 @@ fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
             }
         }
         x += atlas.advance as i32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(id: u32, x: i32, y: i32, w: i32, h: i32) -> MarkBox {
+        MarkBox {
+            id,
+            rect: IRect { x, y, w, h },
+            kind: MarkKind::Interactable,
+        }
+    }
+
+    fn plain(w: u32, h: u32) -> RgbImage {
+        RgbImage::from_pixel(w, h, Rgb([255, 255, 255]))
+    }
+
+    #[test]
+    fn an_empty_table_leaves_the_screenshot_as_it_was() {
+        let img = plain(64, 48);
+        assert!(render(&img, &[], &MarkStyle::default()) == img);
+    }
+
+    #[test]
+    fn boxes_outside_the_image_draw_nothing_and_do_not_panic() {
+        let img = plain(200, 100);
+        let far = [
+            mark(1, -5000, -5000, 10, 10),
+            mark(2, 900_000, 10, 50, 50),
+            mark(3, -1_000_000, -1_000_000, 2_000_000, 2_000_000),
+        ];
+        let out = render(&img, &far[..2], &MarkStyle::default());
+        assert!(out == img, "marks entirely off the image must not draw");
+        // A giant box covering everything is clipped, drawn, and labelled on the image.
+        let labels = plan_labels(&far[2..], 200, 100, &MarkStyle::default());
+        assert!(labels[0].rect.inside(200, 100));
+        let _ = render(&img, &far[2..], &MarkStyle::default());
+    }
+
+    #[test]
+    fn nan_infinite_negative_and_empty_sizes_are_skipped() {
+        for (x, y, w, h) in [
+            (f64::NAN, 0.0, 10.0, 10.0),
+            (0.0, 0.0, f64::INFINITY, 10.0),
+            (0.0, 0.0, -5.0, 10.0),
+            (0.0, 0.0, 10.0, 0.0),
+        ] {
+            assert_eq!(to_irect(x, y, w, h), None, "{x} {y} {w} {h}");
+        }
+        assert_eq!(
+            to_irect(1.5, 2.5, 3.0, 3.0),
+            Some(IRect {
+                x: 1,
+                y: 2,
+                w: 4,
+                h: 4
+            })
+        );
+    }
+
+    #[test]
+    fn ids_over_9999_get_wider_chips_with_every_digit() {
+        let style = MarkStyle::default();
+        let labels = plan_labels(&[mark(123_456, 100, 100, 40, 20)], 400, 300, &style);
+        let atlas = DigitAtlas::new(style.digit_height(400, 300));
+        assert!(labels[0].rect.w as u32 >= 6 * atlas.advance);
+        let out = render(&plain(400, 300), &[mark(123_456, 100, 100, 40, 20)], &style);
+        assert!(out != plain(400, 300));
+    }
+
+    #[test]
+    fn a_one_pixel_screenshot_still_renders() {
+        let out = render(&plain(1, 1), &[mark(7, 0, 0, 1, 1)], &MarkStyle::default());
+        assert_eq!(out.dimensions(), (1, 1));
+    }
+
+    #[test]
+    fn a_huge_screenshot_gets_labels_that_survive_the_downscale() {
+        let style = MarkStyle::default();
+        // 10000 px long edge sent at 1568: digits must be drawn ≥ 11 × 10000/1568.
+        let digit = style.digit_height(10_000, 10_000);
+        assert!(digit * 1568.0 / 10_000.0 >= 11.0, "{digit}");
+        let img = RgbImage::new(10_000, 10_000);
+        let out = render(&img, &[mark(1, 5000, 5000, 300, 100)], &style);
+        assert_eq!(out.dimensions(), (10_000, 10_000));
+    }
+
+    #[test]
+    fn an_undecodable_screenshot_is_an_error() {
+        assert!(matches!(decode(b"not an image"), Err(MarkError::Decode(_))));
+    }
+
+    #[test]
+    fn neighbors_get_different_colors() {
+        let marks: Vec<MarkBox> = (0..12)
+            .map(|i| mark(i + 1, 10 + 30 * i as i32, 50, 28, 20))
+            .collect();
+        let labels = plan_labels(&marks, 500, 200, &MarkStyle::default());
+        for pair in labels.windows(2) {
+            assert_ne!(pair[0].color, pair[1].color, "{pair:?}");
+        }
     }
 }

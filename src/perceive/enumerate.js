@@ -156,28 +156,33 @@
   // hosts whose shadow root we cannot see (closed) for the caller to probe.
   const found = [];
   const hosts = [];
-  const visit = (r) => {
-    const walker = doc.createTreeWalker(r, 1 /* SHOW_ELEMENT */);
-    let el = r.nodeType === 1 ? r : walker.nextNode();
-    while (el) {
+  // Never rendered as content, so never a control or a container of one.
+  const SKIP_SUBTREE = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK']);
+  // Depth-first over the light tree and open shadow roots. Inside a strong
+  // control, weak candidates would be dropped anyway, so their styles and
+  // listeners are not looked at; a display:none subtree is not entered.
+  const visit = (parent, insideStrong) => {
+    for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
       if (found.length >= MAX_ELEMENTS) return;
       const tag = el.tagName;
-      let s = strength(el);
-      if (s === 0 && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
+      if (SKIP_SUBTREE.has(tag)) continue;
+      const s0 = strength(el);
+      let s = s0;
+      if (s === 0 && !insideStrong && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
         const st = style(el);
-        if (st.display !== 'none') {
-          const p = parentOf(el);
-          const pointer = st.cursor === 'pointer' && !(p && style(p).cursor === 'pointer');
-          if (pointer || hasListener(el)) s = 1;
-        }
+        if (st.display === 'none') continue;
+        const p = parentOf(el);
+        const pointer = st.cursor === 'pointer' && !(p && style(p).cursor === 'pointer');
+        if (pointer || hasListener(el)) s = 1;
       }
       if (s > 0) found.push({ el, s });
-      if (el.shadowRoot) visit(el.shadowRoot);
+      const inner = insideStrong || s === 2;
+      if (el.shadowRoot) visit(el.shadowRoot, inner);
       else if (tag.includes('-')) hosts.push(el);
-      el = walker.nextNode();
+      visit(el, inner);
     }
   };
-  visit(root);
+  visit(root, false);
 
   // Geometry and visibility.
   const inter = (a, b) => {
@@ -198,32 +203,43 @@
     }
     return x1 > x0 && y1 > y0 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
   };
-  // Clip by ancestors that hide overflow. Returns {clip, scrollable} where clip is
-  // the visible part (null if nothing shows) and scrollable tells whether the
-  // clipping ancestor lets a user scroll to it.
-  const clipOf = (el, box) => {
-    let vis = box, scrollable = true, clipper = null;
-    let child = el;
-    for (let a = parentOf(el); a && a !== doc.documentElement && a !== doc.body; a = parentOf(a)) {
-      if (style(child).position === 'fixed') break;
-      const st = style(a);
-      if (st.overflowX !== 'visible' || st.overflowY !== 'visible') {
-        const r = a.getBoundingClientRect();
-        const next = inter(vis, { x: r.left, y: r.top, w: r.width, h: r.height });
-        if (!next) {
-          const scroll = /(auto|scroll)/.test(st.overflowX + st.overflowY);
-          return { clip: null, scrollable: scroll, clipper: { x: r.left, y: r.top, w: r.width, h: r.height } };
-        }
-        vis = next;
-      }
-      child = a;
+  // The region through which an element's descendants can be seen: the
+  // intersection of the boxes of ancestors that clip overflow, up to a fixed
+  // element (which escapes its ancestors' clips). Memoized per element, so a
+  // page costs one look per ancestor, not one per ancestor per candidate.
+  // `clip` null means unclipped; `scroll` tells whether the innermost clipping
+  // ancestor lets a user scroll (auto/scroll) rather than hide (hidden/clip).
+  const UNCLIPPED = { clip: null, empty: false, scroll: true, fixed: false };
+  const chainMemo = new Map();
+  const chainOf = (a) => {
+    if (!a || a === doc.documentElement || a === doc.body) return UNCLIPPED;
+    let c = chainMemo.get(a);
+    if (c) return c;
+    const st = style(a);
+    const fixed = st.position === 'fixed';
+    const base = fixed ? UNCLIPPED : chainOf(parentOf(a));
+    c = { clip: base.clip, empty: base.empty, scroll: base.scroll, fixed: fixed || base.fixed };
+    if (!c.empty && (st.overflowX !== 'visible' || st.overflowY !== 'visible')) {
+      const r = a.getBoundingClientRect();
+      const own = { x: r.left, y: r.top, w: r.width, h: r.height };
+      c.clip = c.clip ? inter(c.clip, own) : own;
+      c.empty = !c.clip;
+      c.scroll = /(auto|scroll)/.test(st.overflowX + st.overflowY);
+      if (c.empty) c.clip = own;
     }
-    return { clip: vis, scrollable, clipper };
+    chainMemo.set(a, c);
+    return c;
   };
-  const inFixed = (el) => {
-    for (let n = el; n; n = parentOf(n)) if (style(n).position === 'fixed') return true;
-    return false;
+  // Clip a box by its ancestors. Returns {clip, scrollable, clipper}: clip is
+  // the visible part (null if nothing shows), clipper the region it is hidden
+  // from, and scrollable whether a user can scroll it into that region.
+  const clipOf = (el, box) => {
+    const c = style(el).position === 'fixed' ? UNCLIPPED : chainOf(parentOf(el));
+    if (!c.clip) return { clip: box, scrollable: true, clipper: null };
+    const vis = c.empty ? null : inter(box, c.clip);
+    return vis ? { clip: vis, scrollable: true, clipper: null } : { clip: null, scrollable: c.scroll, clipper: c.clip };
   };
+  const inFixed = (el) => style(el).position === 'fixed' || chainOf(parentOf(el)).fixed;
   const isVisible = (el) => {
     if (el.checkVisibility) return el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true });
     const st = style(el);

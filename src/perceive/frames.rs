@@ -5,7 +5,7 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams,
     GetNodeForLocationParams, ResolveNodeParams,
 };
-use chromiumoxide::cdp::browser_protocol::page::{FrameId, FrameTree, GetFrameTreeParams};
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObject,
     SerializationOptions, SerializationOptionsSerialization,
@@ -144,33 +144,51 @@ struct FramePlace {
     is_main: bool,
 }
 
-/// Lists every frame with its place, the main frame first.
+/// Lists every frame with its place, the main frame first. The frame tree is
+/// the one chromiumoxide keeps from page events: no protocol round trip.
 async fn frame_places(page: &Page, viewport: Rect) -> Result<Vec<FramePlace>, PerceiveError> {
-    let tree = page.execute(GetFrameTreeParams::default()).await?;
+    let main = page
+        .mainframe()
+        .await?
+        .ok_or_else(|| PerceiveError::Enumerate("the page has no main frame".into()))?;
     let mut out = vec![FramePlace {
-        id: tree.result.frame_tree.frame.id.clone(),
+        id: main.clone(),
         offset: Point::default(),
         clip: Some(viewport),
         is_main: true,
     }];
-    let mut stack: Vec<(FrameTree, Option<Rect>)> = tree
-        .result
-        .frame_tree
-        .child_frames
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| (c, Some(viewport)))
-        .collect();
-    while let Some((node, parent_clip)) = stack.pop() {
-        let place = child_place(page, &node.frame.id, parent_clip).await;
-        let clip = place.as_ref().and_then(|p| p.clip);
-        if let Some(place) = place {
-            out.push(place);
+    let frames = page.frames().await?;
+    if frames.len() <= 1 {
+        return Ok(out);
+    }
+    // Parents before children, so a child's clip can use its parent's.
+    let mut parent_of = std::collections::HashMap::new();
+    for f in &frames {
+        if let Some(p) = page.frame_parent(f.clone()).await? {
+            parent_of.insert(f.clone(), p);
         }
-        for child in node.child_frames.unwrap_or_default() {
-            stack.push((child, clip));
+    }
+    let mut pending: Vec<FrameId> = frames.into_iter().filter(|f| *f != main).collect();
+    let mut progress = true;
+    while !pending.is_empty() && progress {
+        progress = false;
+        let mut rest = Vec::new();
+        for f in pending {
+            let parent_clip = parent_of
+                .get(&f)
+                .and_then(|p| out.iter().find(|o| &o.id == p))
+                .map(|p| p.clip);
+            match parent_clip {
+                Some(clip) => {
+                    progress = true;
+                    if let Some(place) = child_place(page, &f, clip).await {
+                        out.push(place);
+                    }
+                }
+                None => rest.push(f),
+            }
         }
+        pending = rest;
     }
     Ok(out)
 }

@@ -189,26 +189,18 @@ pub async fn perceive_page(
     options: &PerceiveOptions,
 ) -> Result<Observation, PerceiveError> {
     let start = Instant::now();
-    let opts = frames::EnumerateOptions {
-        max_name: options.max_name,
-        max_options: options.max_options,
-        max_elements: options.max_elements,
-        max_offscreen: options.max_offscreen,
-    };
-    let view = Rect {
-        x: 0.0,
-        y: 0.0,
-        w: f64::from(viewport.width),
-        h: f64::from(viewport.height),
-    };
+    let opts = enumerate_options(options);
+    let view = view_rect(viewport);
     let watch = watch_context(page).await;
     let attempts = options.max_attempts.max(1);
     let mut attempt = 0;
     loop {
         attempt += 1;
         let mut notes = Vec::new();
-        let before = mutation_count(page, watch).await;
-        let ((frames, enumerate_time), (shot, shot_time)) = futures::join!(
+        // Pipelined: the renderer runs commands in the order they arrive, so the
+        // first count is taken before the enumerator runs without waiting for it.
+        let (before, (frames, enumerate_time), (shot, shot_time)) = futures::join!(
+            mutation_count(page, watch),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
             timed(screenshot(page))
         );
@@ -219,18 +211,12 @@ pub async fn perceive_page(
         }
         let frames = frames?;
         let screenshot_png = shot?;
-        let _ = page
-            .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
-            .await;
         if !stable {
             notes.push(format!(
                 "the page kept changing during {attempts} attempts; this is the last one"
             ));
         }
-        let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
-        if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
-            frames::check_child_frame_covers(page, &obs.frame, &mut obs.table.elements).await;
-        }
+        let mut obs = finish(page, frames, viewport, screenshot_png, stable, notes).await;
         obs.timings = PerceiveTimings {
             enumerate_ms: enumerate_time.as_secs_f64() * 1e3,
             screenshot_ms: shot_time.as_secs_f64() * 1e3,
@@ -239,6 +225,64 @@ pub async fn perceive_page(
         };
         return Ok(obs);
     }
+}
+
+fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
+    frames::EnumerateOptions {
+        max_name: options.max_name,
+        max_options: options.max_options,
+        max_elements: options.max_elements,
+        max_offscreen: options.max_offscreen,
+    }
+}
+
+fn view_rect(viewport: Viewport) -> Rect {
+    Rect {
+        x: 0.0,
+        y: 0.0,
+        w: f64::from(viewport.width),
+        h: f64::from(viewport.height),
+    }
+}
+
+/// Enumerates the page's elements without a screenshot or a consistency check:
+/// the table alone, as perception builds it (for benchmarks and tools).
+pub async fn element_table(
+    page: &Page,
+    viewport: Viewport,
+    options: &PerceiveOptions,
+) -> Result<ElementTable, PerceiveError> {
+    let mut notes = Vec::new();
+    let frames = frames::enumerate_page(
+        page,
+        view_rect(viewport),
+        &enumerate_options(options),
+        &mut notes,
+    )
+    .await?;
+    Ok(finish(page, frames, viewport, Vec::new(), true, notes)
+        .await
+        .table)
+}
+
+/// Releases the enumerator's handles, assembles the observation, and checks
+/// elements of child frames against covers in their parents.
+async fn finish(
+    page: &Page,
+    frames: Vec<frames::FrameResult>,
+    viewport: Viewport,
+    screenshot_png: Vec<u8>,
+    stable: bool,
+    notes: Vec<String>,
+) -> Observation {
+    let _ = page
+        .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
+        .await;
+    let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
+    if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
+        frames::check_child_frame_covers(page, &obs.frame, &mut obs.table.elements).await;
+    }
+    obs
 }
 
 /// Orders elements in reading order, assigns mark ids, and computes the signature.

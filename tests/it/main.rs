@@ -6,4 +6,5 @@ mod support;
 
 mod cli;
 mod corpus;
+mod golden;
 mod perception;

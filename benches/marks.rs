@@ -20,11 +20,14 @@ fn page_like(w: u32, h: u32) -> RgbImage {
 }
 
 fn render(c: &mut Criterion) {
-    for (w, h) in [(1280, 800), (1920, 1080)] {
+    for (w, h) in [(1280, 800), (1920, 1080), (2560, 1600)] {
         let img = page_like(w, h);
         let mut group = c.benchmark_group(format!("marks/{w}x{h}"));
         group.sample_size(30);
         for n in [30, 300, 1000, 3000] {
+            if w > 1920 && n != 1000 {
+                continue;
+            }
             let marks = mark::crowded_marks(n, w, h, 7);
             for (label, parallel) in [("serial", false), ("parallel", true)] {
                 let style = MarkStyle {
@@ -36,6 +39,12 @@ fn render(c: &mut Criterion) {
                 });
             }
         }
+        let marks = mark::crowded_marks(1000, w, h, 7);
+        let style = MarkStyle::default();
+        group.bench_function("layout_only/1000", |b| {
+            b.iter(|| mark::plan_labels(&marks, w, h, &style))
+        });
+        group.bench_function("copy_only", |b| b.iter(|| img.clone()));
         group.finish();
     }
 }

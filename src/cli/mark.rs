@@ -22,6 +22,10 @@ pub struct MarkArgs {
     /// Also write the full element table (and the observation's facts) as JSON.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write the marked image as a model would get it: downscaled to a
+    /// 1568 px long edge when larger (.png, .jpg or .webp).
+    #[arg(long, value_name = "FILE")]
+    model_image: Option<PathBuf>,
     /// Also write the screenshot as taken, without marks (PNG).
     #[arg(long, value_name = "FILE")]
     screenshot: Option<PathBuf>,
@@ -43,7 +47,11 @@ pub struct MarkArgs {
 
 pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
     let url = seamark::target::to_url(&args.target).map_err(anyhow::Error::msg)?;
-    let encoding = encoding_for(&args.output)?;
+    // Check the output names before the browser starts.
+    encoding_for(&args.output)?;
+    if let Some(path) = &args.model_image {
+        encoding_for(path)?;
+    }
     let session = Session::start(&args.browser.options()).await?;
     let result = mark_page(&session, &url, &args).await;
     session.close().await;
@@ -61,9 +69,14 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         shot.height(),
     );
     let image = mark::render(&shot, &marks, &style);
-    let bytes = mark::encode(&image, encoding)?;
-    std::fs::write(&args.output, bytes)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    write_image(&args.output, &image)?;
+    if let Some(path) = &args.model_image {
+        let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
+        match mark::downscale(&image, edge) {
+            Some(sent) => write_image(path, &sent)?,
+            None => write_image(path, &image)?,
+        }
+    }
     if let Some(path) = &args.screenshot {
         std::fs::write(path, &obs.screenshot_png)
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -101,6 +114,11 @@ async fn mark_page(
     tokio::time::sleep(Duration::from_millis(args.wait_ms.min(60_000))).await;
     let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
     Ok((obs, nav))
+}
+
+fn write_image(path: &std::path::Path, image: &image::RgbImage) -> anyhow::Result<()> {
+    let bytes = mark::encode(image, encoding_for(path)?)?;
+    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn encoding_for(path: &std::path::Path) -> anyhow::Result<Encoding> {

@@ -3,8 +3,6 @@
 //! nor another interactable box wins, else the least-overlapping one. Pure and
 //! serial, so it is deterministic whatever the thread count.
 
-use std::collections::HashMap;
-
 use super::palette::PALETTE;
 
 /// An integer rectangle in image pixels.
@@ -113,46 +111,94 @@ pub struct Label {
     pub cost: Cost,
 }
 
-const CELL: i32 = 64;
+const CELL: i32 = 32;
 
-/// A uniform grid over the image: which rectangles touch which cell.
-#[derive(Default)]
+/// A uniform grid over the image: which rectangles touch which cell. Rectangles
+/// and queries are inside the image (callers clip and clamp), so cells are a
+/// flat vector.
 struct Grid {
-    cells: HashMap<(i32, i32), Vec<usize>>,
+    cols: i32,
+    rows: i32,
+    cells: Vec<Vec<u32>>,
 }
 
 impl Grid {
-    fn cells_of(r: &IRect) -> impl Iterator<Item = (i32, i32)> {
-        let (x0, x1) = (r.x.div_euclid(CELL), (r.right() - 1).div_euclid(CELL));
-        let (y0, y1) = (r.y.div_euclid(CELL), (r.bottom() - 1).div_euclid(CELL));
-        (y0..=y1).flat_map(move |y| (x0..=x1).map(move |x| (x, y)))
-    }
-
-    fn insert(&mut self, r: &IRect, i: usize) {
-        for c in Self::cells_of(r) {
-            self.cells.entry(c).or_default().push(i);
+    fn new(width: u32, height: u32) -> Self {
+        let cols = (width.div_ceil(CELL as u32) as i32).max(1);
+        let rows = (height.div_ceil(CELL as u32) as i32).max(1);
+        Self {
+            cols,
+            rows,
+            cells: vec![Vec::new(); (cols * rows) as usize],
         }
     }
 
-    /// Indices of rectangles sharing a cell with `r`, sorted and deduplicated.
-    fn near(&self, r: &IRect) -> Vec<usize> {
-        let mut out: Vec<usize> = Self::cells_of(r)
-            .filter_map(|c| self.cells.get(&c))
-            .flatten()
-            .copied()
-            .collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+    /// The cell range a rectangle touches, clamped to the grid.
+    fn span(&self, r: &IRect) -> (i32, i32, i32, i32) {
+        let x0 = r.x.div_euclid(CELL).clamp(0, self.cols - 1);
+        let y0 = r.y.div_euclid(CELL).clamp(0, self.rows - 1);
+        let x1 = (r.right() - 1).div_euclid(CELL).clamp(0, self.cols - 1);
+        let y1 = (r.bottom() - 1).div_euclid(CELL).clamp(0, self.rows - 1);
+        (x0, y0, x1, y1)
     }
+
+    fn insert(&mut self, r: &IRect, i: usize) {
+        if r.w <= 0 || r.h <= 0 {
+            return;
+        }
+        let (x0, y0, x1, y1) = self.span(r);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                self.cells[(y * self.cols + x) as usize].push(i as u32);
+            }
+        }
+    }
+
+    /// Calls `f(i, cell)` for every rectangle sharing a cell with `r`; a
+    /// rectangle spanning several such cells comes once per cell, and `cell`
+    /// (its left, top in pixels) lets the caller count it in one of them only.
+    fn visit(&self, r: &IRect, mut f: impl FnMut(usize, (i32, i32))) {
+        let (x0, y0, x1, y1) = self.span(r);
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                for &i in &self.cells[(y * self.cols + x) as usize] {
+                    f(i as usize, (x, y));
+                }
+            }
+        }
+    }
+}
+
+/// Whether the point falls in the grid cell (in cell units), clamped to the grid.
+fn in_cell(grid: &Grid, (px, py): (i32, i32), (cx, cy): (i32, i32)) -> bool {
+    px.div_euclid(CELL).clamp(0, grid.cols - 1) == cx
+        && py.div_euclid(CELL).clamp(0, grid.rows - 1) == cy
+}
+
+/// Area that `cand` shares with placed labels, each counted once.
+fn label_overlap(placed: &Grid, labels: &[Label], cand: &IRect) -> i64 {
+    let mut total = 0;
+    placed.visit(cand, |j, cell| {
+        let other = &labels[j].rect;
+        let (ix, iy) = (cand.x.max(other.x), cand.y.max(other.y));
+        let area = other.overlap(cand);
+        // Count the pair in the cell holding the top-left of the overlap only.
+        if area > 0 && in_cell(placed, (ix, iy), cell) {
+            total += area;
+        }
+    });
+    total
 }
 
 /// How many rings of positions further out are tried before giving up on a
 /// position that covers nothing.
-const RINGS: i32 = 8;
+const RINGS: i32 = 2;
 
-/// How many half-chip rings the crowded fallback scans for a spot no label touches.
-const FAR_RINGS: i32 = 40;
+/// Fallback positions allowed per mark, on average over a layout.
+const SCAN_BUDGET_PER_MARK: i64 = 40;
+
+/// How many chip-sized rings the crowded fallback scans for a spot no label touches.
+const FAR_RINGS: i32 = 30;
 
 /// Candidate chip positions for a box, in order of preference: touching the
 /// box (outside, then inside corners), then rings further out, which get a
@@ -243,14 +289,19 @@ pub fn layout(
             ..*m
         })
         .collect();
-    let mut boxes = Grid::default();
+    let mut boxes = Grid::new(width, height);
     for (i, m) in marks.iter().enumerate() {
         if m.kind == MarkKind::Interactable && m.rect.w > 0 && m.rect.h > 0 {
             boxes.insert(&m.rect, i);
         }
     }
     let mut labels: Vec<Label> = Vec::with_capacity(marks.len());
-    let mut placed = Grid::default();
+    let mut placed = Grid::new(width, height);
+    let mut placed_area: i64 = 0;
+    // Positions the crowded fallback may try over the whole layout: bounds the
+    // time on a saturated image, where no free spot is left to find.
+    let mut scan_budget: i64 = SCAN_BUDGET_PER_MARK * marks.len() as i64;
+    let image_area = i64::from(width) * i64::from(height);
     let mut colors = vec![0usize; marks.len()];
     for (i, m) in marks.iter().enumerate() {
         let (cw, ch) = chip(m.id);
@@ -264,24 +315,28 @@ pub fn layout(
             };
             let mut cost = Cost {
                 clamped: !on_image,
+                label_overlap: label_overlap(&placed, &labels, &cand),
                 ..Cost::default()
             };
-            for j in placed.near(&cand) {
-                cost.label_overlap += labels[j].rect.overlap(&cand);
-            }
-            for j in boxes.near(&cand) {
+            boxes.visit(&cand, |j, cell| {
                 if j == i {
-                    continue;
+                    return;
                 }
                 let other = &marks[j].rect;
-                let (ox, oy) = other.center();
-                if cand.contains_point(ox, oy) {
-                    cost.centers_covered += 1;
+                let center = other.center();
+                if cand.contains_point(center.0, center.1) {
+                    if in_cell(&boxes, center, cell) {
+                        cost.centers_covered += 1;
+                    }
                 } else if !other.contains(&m.rect) {
                     // A box that encloses ours (a card around a button) can't be avoided.
-                    cost.box_overlap += other.overlap(&cand);
+                    let area = other.overlap(&cand);
+                    let corner = (cand.x.max(other.x), cand.y.max(other.y));
+                    if area > 0 && in_cell(&boxes, corner, cell) {
+                        cost.box_overlap += area;
+                    }
                 }
-            }
+            });
             (cost, cand)
         };
         let mut best: Option<(Cost, IRect, bool)> = None;
@@ -297,8 +352,13 @@ pub fn layout(
         }
         // Crowded: every nearby position touches a label. Scan further out, in
         // growing square rings, for the nearest spot no label touches.
-        if best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0) {
-            let (sx, sy) = ((cw / 2).max(1), (ch / 2).max(1));
+        // Once labels cover as much area as the image there is no free spot
+        // left, and the scan would cost more than it finds.
+        if placed_area < image_area
+            && scan_budget > 0
+            && best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0)
+        {
+            let (sx, sy) = (cw.max(1), ch.max(1));
             'rings: for r in 1..=FAR_RINGS {
                 for k in -r..=r {
                     for (dx, dy) in [(k, -r), (k, r), (-r, k), (r, k)] {
@@ -308,9 +368,13 @@ pub fn layout(
                             w: cw,
                             h: ch,
                         };
-                        let (cost, cand) = cost_at(cand);
-                        if cost.label_overlap == 0 {
-                            best = Some((cost, cand, true));
+                        scan_budget -= 1;
+                        if scan_budget == 0 {
+                            break 'rings;
+                        }
+                        let cand = clamp_into(cand, width, height);
+                        if label_overlap(&placed, &labels, &cand) == 0 {
+                            best = Some((cost_at(cand).0, cand, true));
                             break 'rings;
                         }
                     }
@@ -329,11 +393,13 @@ pub fn layout(
         };
         let mut used = [false; PALETTE.len()];
         // Every mark gets a label, so label indices are mark indices.
-        for j in boxes.near(&reach).into_iter().chain(placed.near(&reach)) {
+        let mut mark_used = |j: usize, _| {
             if j < i && marks[j].rect.overlap(&reach) > 0 {
                 used[colors[j]] = true;
             }
-        }
+        };
+        boxes.visit(&reach, &mut mark_used);
+        placed.visit(&reach, &mut mark_used);
         let start = (m.id as usize) % PALETTE.len();
         let color = (0..PALETTE.len())
             .map(|k| (start + k) % PALETTE.len())
@@ -348,6 +414,7 @@ pub fn layout(
         }) > 0;
         let leader = (away || !touches).then(|| leader(&rect, &m.rect));
         placed.insert(&rect, labels.len());
+        placed_area += i64::from(rect.w) * i64::from(rect.h);
         labels.push(Label {
             id: m.id,
             rect,

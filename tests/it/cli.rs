@@ -340,3 +340,29 @@ async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
     );
     browser.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
+    let server = Server::start(None).await;
+    let run = seamark(&[
+        "mark",
+        &server.url("form.html"),
+        "--viewport",
+        "2000x1000",
+        "-o",
+        "full.png",
+        "--model-image",
+        "sent.webp",
+        "--screenshot",
+        "raw.png",
+    ])
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let full = image::open(run.path("full.png")).unwrap().to_rgb8();
+    let sent = image::open(run.path("sent.webp")).unwrap().to_rgb8();
+    let raw = image::open(run.path("raw.png")).unwrap().to_rgb8();
+    assert_eq!(full.dimensions(), (2000, 1000));
+    assert_eq!(sent.dimensions(), (1568, 784));
+    assert_eq!(raw.dimensions(), (2000, 1000));
+    assert!(raw != full, "the raw screenshot must not carry marks");
+}

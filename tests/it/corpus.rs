@@ -8,8 +8,10 @@ use std::collections::HashMap;
 
 use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
 use chromiumoxide::Page;
+use seamark::mark::{self, MarkStyle};
 use seamark::perceive::{self, Element, PerceiveOptions};
 
+use crate::golden::quality;
 use crate::server::corpus_dir;
 use crate::support::Fixture;
 
@@ -125,6 +127,17 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
                 Err(err) => failures.push(format!("{dir}: [{}] hit test failed: {err}", e.id)),
             }
         }
+        // Label quality on the real screenshot, as the model would get it.
+        let shot = mark::decode(&obs.screenshot_png).expect("decode screenshot");
+        let marks = mark::marks_for(&obs.table.elements, 1.0, false, shot.width(), shot.height());
+        let q = quality(&marks, shot.width(), shot.height(), &MarkStyle::default());
+        assert_eq!(q.label_overlaps, 0, "{dir}: {q:?}");
+        assert_eq!(q.outside, 0, "{dir}: {q:?}");
+        assert!(q.smallest_digit_sent_px >= 11.0, "{dir}: {q:?}");
+        assert_eq!(
+            q.centers_covered, 0,
+            "{dir}: a label covers another box's center: {q:?}"
+        );
         report.push(format!(
             "{dir}: {} elements, {} interactable, {checked} hit-tested, perceive {:.0} ms (enumerate {:.0}, screenshot {:.0}), total {:.1} s",
             obs.table.len(),

@@ -357,21 +357,23 @@ async fn labels_never_overlap_stay_on_the_image_and_stay_legible_on_golden_input
         assert_eq!(q.outside, 0, "{}: {q:?}", case.name);
         assert!(q.smallest_digit_sent_px >= 11.0, "{}: {q:?}", case.name);
         if case.name == "crowded_1000" {
-            // 1,000 boxes on 1280×800 leave no room for every label: the
-            // measured worst case is 104 labels that cover another box's center
-            // (no label ever covers another label).
-            assert!(q.centers_covered <= 104, "{}: {q:?}", case.name);
+            // 1,000 boxes filling half of 1280×800 leave no room for every label
+            // beside its box: the measured worst case is 108 labels that cover
+            // another box's center (no label ever covers another label).
+            assert!(q.centers_covered <= 108, "{}: {q:?}", case.name);
         } else {
             assert_eq!(q.centers_covered, 0, "{}: {q:?}", case.name);
         }
     }
 }
 
-#[tokio::test]
-async fn drawing_is_byte_identical_whatever_the_thread_count() {
-    let case = CASES.iter().find(|c| c.name == "crowded_1000").unwrap();
-    let (img, elements) = inputs(case).await;
-    let marks = marks_of(&img, &elements, false);
+#[test]
+fn drawing_is_byte_identical_whatever_the_thread_count() {
+    // Large enough to be drawn in bands (mark::PARALLEL_MIN_PIXELS).
+    let (w, h) = (2560, 1600);
+    assert!(u64::from(w) * u64::from(h) >= mark::PARALLEL_MIN_PIXELS);
+    let img = background(w, h);
+    let marks = mark::crowded_marks(1000, w, h, 11);
     let serial = mark::render(
         &img,
         &marks,
@@ -380,6 +382,7 @@ async fn drawing_is_byte_identical_whatever_the_thread_count() {
             ..style(false)
         },
     );
+    assert!(serial != img);
     for threads in [1, 2, 3, 8] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -122,6 +122,10 @@ async fn elements_off_the_viewport_say_which_way_to_scroll() {
     seen.named("Visible").offscreen(Direction::Above);
     seen.named("Below").offscreen(Direction::Below);
     seen.named("Right").offscreen(Direction::Above);
+    fx.eval("window.scrollTo(900, 0)").await;
+    let seen = fx.perceive().await;
+    seen.named("Visible").offscreen(Direction::Left);
+    seen.named("Right").interactable();
     fx.eval("window.scrollTo(0, 0)").await;
     let seen = fx.perceive().await;
     seen.no_duplicates();

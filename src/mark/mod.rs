@@ -262,33 +262,22 @@ fn outline(band: &mut Band, y0: i32, r: IRect, t: i32, color: [u8; 3], dashed: b
             fill(band, y0, e, color);
             continue;
         }
+        // Dashes along the edge's long side: 4t on, 4t off.
         let dash = 4 * t;
-        if e.w >= e.h {
-            for x in (e.x..e.right()).step_by((2 * dash) as usize) {
-                fill(
-                    band,
-                    y0,
-                    IRect {
-                        x,
-                        w: dash.min(e.right() - x),
-                        ..e
-                    },
-                    color,
-                );
-            }
+        let horizontal = e.w >= e.h;
+        let (start, end) = if horizontal {
+            (e.x, e.right())
         } else {
-            for y in (e.y..e.bottom()).step_by((2 * dash) as usize) {
-                fill(
-                    band,
-                    y0,
-                    IRect {
-                        y,
-                        h: dash.min(e.bottom() - y),
-                        ..e
-                    },
-                    color,
-                );
-            }
+            (e.y, e.bottom())
+        };
+        for p in (start..end).step_by((2 * dash) as usize) {
+            let len = dash.min(end - p);
+            let piece = if horizontal {
+                IRect { x: p, w: len, ..e }
+            } else {
+                IRect { y: p, h: len, ..e }
+            };
+            fill(band, y0, piece, color);
         }
     }
 }

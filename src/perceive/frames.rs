@@ -290,15 +290,20 @@ fn read_result(obj: &RemoteObject) -> Result<(Meta, Vec<NodeRef>), PerceiveError
     Ok((meta, nodes))
 }
 
-fn exception_text(
-    ex: &Option<chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails>,
-) -> Option<String> {
-    ex.as_ref().map(|e| {
-        e.exception
+/// The enumerator's answer, or the exception it threw.
+fn answer(
+    result: &RemoteObject,
+    exception: &Option<chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails>,
+) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
+    if let Some(e) = exception {
+        let text = e
+            .exception
             .as_ref()
             .and_then(|x| x.description.clone())
-            .unwrap_or_else(|| e.text.clone())
-    })
+            .unwrap_or_else(|| e.text.clone());
+        return Err(PerceiveError::Enumerate(text));
+    }
+    read_result(result)
 }
 
 async fn enumerate_document(
@@ -314,10 +319,7 @@ async fn enumerate_document(
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
     let reply = page.execute(params).await?;
-    if let Some(text) = exception_text(&reply.result.exception_details) {
-        return Err(PerceiveError::Enumerate(text));
-    }
-    read_result(&reply.result.result)
+    answer(&reply.result.result, &reply.result.exception_details)
 }
 
 async fn enumerate_shadow_root(
@@ -353,10 +355,7 @@ async fn enumerate_shadow_root(
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
     let reply = page.execute(params).await?;
-    if let Some(text) = exception_text(&reply.result.exception_details) {
-        return Err(PerceiveError::Enumerate(text));
-    }
-    read_result(&reply.result.result)
+    answer(&reply.result.result, &reply.result.exception_details)
 }
 
 fn direction_of(word: Option<&str>) -> Direction {

@@ -163,29 +163,7 @@ mod tests {
     use crate::perceive::table::{Direction, Rect};
 
     fn el(id: u32, role: &str, name: &str, state: ElementState) -> Element {
-        Element {
-            id,
-            frame: "F".into(),
-            backend_node_id: i64::from(id) + 100,
-            bbox: Rect::default(),
-            visible: None,
-            click_point: None,
-            tag: "button".into(),
-            role: role.into(),
-            name: name.into(),
-            input_type: None,
-            value: None,
-            has_value: None,
-            href: None,
-            checked: None,
-            selected: None,
-            expanded: None,
-            focused: false,
-            options: vec![],
-            option_count: None,
-            control_node_id: None,
-            state,
-        }
+        Element::new(id, role, name, Rect::default(), state)
     }
 
     #[test]

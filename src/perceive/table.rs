@@ -174,6 +174,35 @@ pub struct Element {
 }
 
 impl Element {
+    /// An element with an identity, a box and a state and no other facts, for
+    /// tools and tests that build a table by hand: the node id is the mark id,
+    /// and an interactable element is visible whole.
+    pub fn new(id: u32, role: &str, name: &str, bbox: Rect, state: ElementState) -> Self {
+        Self {
+            id,
+            frame: String::new(),
+            backend_node_id: i64::from(id),
+            bbox,
+            visible: (state == ElementState::Interactable).then_some(bbox),
+            click_point: None,
+            tag: String::new(),
+            role: role.to_string(),
+            name: name.to_string(),
+            input_type: None,
+            value: None,
+            has_value: None,
+            href: None,
+            checked: None,
+            selected: None,
+            expanded: None,
+            focused: false,
+            options: Vec::new(),
+            option_count: None,
+            control_node_id: None,
+            state,
+        }
+    }
+
     /// Whether a click would reach it now.
     pub fn is_interactable(&self) -> bool {
         self.state == ElementState::Interactable

@@ -81,30 +81,7 @@ fn bless_mode() -> Option<String> {
 
 /// A synthetic element: a box, an id, a state.
 fn element(id: u32, x: f64, y: f64, w: f64, h: f64, state: ElementState) -> Element {
-    let bbox = Rect { x, y, w, h };
-    Element {
-        id,
-        frame: "synthetic".into(),
-        backend_node_id: i64::from(id),
-        bbox,
-        visible: (state == ElementState::Interactable).then_some(bbox),
-        click_point: None,
-        tag: "button".into(),
-        role: "button".into(),
-        name: format!("E{id}"),
-        input_type: None,
-        value: None,
-        has_value: None,
-        href: None,
-        checked: None,
-        selected: None,
-        expanded: None,
-        focused: false,
-        options: vec![],
-        option_count: None,
-        control_node_id: None,
-        state,
-    }
+    Element::new(id, "button", &format!("E{id}"), Rect { x, y, w, h }, state)
 }
 
 /// A quiet page-like background: light stripes and a few blocks.

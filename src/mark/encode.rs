@@ -108,12 +108,10 @@ pub fn downscale(img: &RgbImage, long_edge: u32) -> Option<RgbImage> {
     let f = f64::from(long_edge) / f64::from(long);
     let nw = ((f64::from(w) * f).round() as u32).max(1);
     let nh = ((f64::from(h) * f).round() as u32).max(1);
-    Some(image::imageops::resize(
-        img,
-        nw,
-        nh,
-        image::imageops::FilterType::Triangle,
-    ))
+    // Area averaging: each output pixel is the mean of the input pixels it
+    // covers. Sharp enough for the digits, and an order of magnitude faster
+    // than a triangle filter.
+    Some(image::imageops::thumbnail(img, nw, nh))
 }
 
 /// A `data:` URL of encoded bytes.

@@ -8,4 +8,5 @@
 pub mod browser;
 pub mod mark;
 pub mod perceive;
+pub mod protocol;
 pub mod target;

@@ -1,0 +1,155 @@
+//! The command language the model speaks (`CLICK:3`, `TYPE:5:John Smith`,
+//! `SCROLL:down`, …): a typed [`Command`], and a forgiving parser whose errors
+//! are written for the model to correct itself.
+//!
+//! What the parser accepts, because models write it: commands inside code
+//! fences or among prose and `Thought:` lines (only lines that *start* with a
+//! command count), lower case, spaces after the colon, `[3]` or `#3` for an id,
+//! smart quotes, a trailing period, bullets, several commands per line split by
+//! `;`. What it rejects: an unknown command word, a missing or non-numeric id, a
+//! direction or key it does not know, and an answer with no command at all.
+
+mod parse;
+
+use std::fmt;
+
+pub use parse::{parse, ParseError};
+
+/// A direction to scroll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScrollDirection {
+    /// Toward the top.
+    Up,
+    /// Toward the bottom.
+    Down,
+    /// Toward the left.
+    Left,
+    /// Toward the right.
+    Right,
+}
+
+/// A key with its modifiers, e.g. `Ctrl+A` or `Enter`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeyCombo {
+    /// Modifiers in canonical order: Ctrl, Alt, Shift, Meta.
+    pub modifiers: Vec<String>,
+    /// The key itself, canonical (`Enter`, `Escape`, `Tab`, `a`, `F5`, …).
+    pub key: String,
+}
+
+impl fmt::Display for KeyCombo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for m in &self.modifiers {
+            write!(f, "{m}+")?;
+        }
+        write!(f, "{}", self.key)
+    }
+}
+
+/// One command of the model's answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "command", rename_all = "lowercase")]
+pub enum Command {
+    /// Click element `id`.
+    Click {
+        /// Mark id.
+        id: u32,
+    },
+    /// Replace the content of field `id` with `text`.
+    Type {
+        /// Mark id.
+        id: u32,
+        /// The text; may hold `{{secret:NAME}}` placeholders.
+        text: String,
+    },
+    /// Empty field `id`.
+    Clear {
+        /// Mark id.
+        id: u32,
+    },
+    /// Choose `option` in select or listbox `id`.
+    Select {
+        /// Mark id.
+        id: u32,
+        /// The option's text.
+        option: String,
+    },
+    /// Move the pointer over element `id`.
+    Hover {
+        /// Mark id.
+        id: u32,
+    },
+    /// Scroll the page, or the scroll container `id`.
+    Scroll {
+        /// The container, or `None` for the page.
+        id: Option<u32>,
+        /// Which way.
+        direction: ScrollDirection,
+    },
+    /// Press a key or a combination.
+    Press {
+        /// The key.
+        key: KeyCombo,
+    },
+    /// Open a URL.
+    Fetch {
+        /// The URL as written.
+        url: String,
+    },
+    /// Go back in history.
+    Back,
+    /// Wait a number of seconds.
+    Wait {
+        /// Seconds (0 to 60).
+        seconds: f64,
+    },
+    /// Attach the file at `path` to file input `id`.
+    Upload {
+        /// Mark id.
+        id: u32,
+        /// Local file path.
+        path: String,
+    },
+    /// Information the task asked for.
+    Answer {
+        /// The answer.
+        text: String,
+    },
+    /// The task is done.
+    Complete {
+        /// What was done.
+        summary: String,
+    },
+    /// An impasse: a CAPTCHA, a login wall, missing information.
+    Stop {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Command {
+    /// The mark id the command acts on, if any.
+    pub fn target(&self) -> Option<u32> {
+        match self {
+            Command::Click { id }
+            | Command::Type { id, .. }
+            | Command::Clear { id }
+            | Command::Select { id, .. }
+            | Command::Hover { id }
+            | Command::Upload { id, .. } => Some(*id),
+            Command::Scroll { id, .. } => *id,
+            _ => None,
+        }
+    }
+}
+
+/// A parsed command with the name the model echoed for its target, if any
+/// (`CLICK:3 "Submit"`), for the executor to check against the table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Step {
+    /// The command.
+    pub command: Command,
+    /// The echoed name of the target, without quotes.
+    pub echo: Option<String>,
+}

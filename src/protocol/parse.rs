@@ -1,0 +1,745 @@
+//! The forgiving parser of the model's answers.
+
+use super::{Command, KeyCombo, ScrollDirection, Step};
+
+/// Why an answer could not be read. The message is written for the model: it
+/// names the offending text and the expected form.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParseError {
+    /// Nothing in the answer starts with a command.
+    #[error(
+        "no command found in the answer; write one command per line, e.g. CLICK:3, \
+         TYPE:5:John Smith, SCROLL:down, ANSWER:the price is $7, or STOP:reason"
+    )]
+    Empty,
+    /// A command was recognised but its arguments were not.
+    #[error("line {line}: {reason} in {text:?}; expected {expected}")]
+    Bad {
+        /// 1-based line of the answer.
+        line: usize,
+        /// The command as written.
+        text: String,
+        /// What is wrong.
+        reason: String,
+        /// The form that command takes.
+        expected: &'static str,
+    },
+}
+
+const KEYWORDS: &[&str] = &[
+    "CLICK", "TYPE", "CLEAR", "SELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK", "WAIT",
+    "UPLOAD", "ANSWER", "COMPLETE", "STOP",
+];
+
+fn expected_form(keyword: &str) -> &'static str {
+    match keyword {
+        "CLICK" => "CLICK:<id>, e.g. CLICK:3 or CLICK:3 \"Submit\"",
+        "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith",
+        "CLEAR" => "CLEAR:<id>, e.g. CLEAR:5",
+        "SELECT" => "SELECT:<id>:<option>, e.g. SELECT:7:France",
+        "HOVER" => "HOVER:<id>, e.g. HOVER:4",
+        "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area",
+        "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
+        "FETCH" => "FETCH:<url>, e.g. FETCH:https://example.com/pricing",
+        "BACK" => "BACK",
+        "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
+        "UPLOAD" => "UPLOAD:<id>:<file path>, e.g. UPLOAD:9:/home/me/cv.pdf",
+        "ANSWER" => "ANSWER:<the information asked for>",
+        "COMPLETE" => "COMPLETE:<what was done>",
+        "STOP" => "STOP:<why the task cannot go on>",
+        _ => {
+            "one of CLICK, TYPE, CLEAR, SELECT, HOVER, SCROLL, PRESS, FETCH, BACK, WAIT, \
+              UPLOAD, ANSWER, COMPLETE, STOP"
+        }
+    }
+}
+
+/// Smart quotes and look-alikes to plain ASCII; zero-width characters dropped.
+fn normalize(answer: &str) -> String {
+    answer
+        .chars()
+        .filter(|c| !matches!(c, '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{feff}'))
+        .map(|c| match c {
+            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{201f}' | '\u{2033}' | '\u{ff02}' => '"',
+            '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}' | '\u{2032}' => '\'',
+            '\u{ff1a}' => ':',
+            '\u{ff1b}' => ';',
+            c => c,
+        })
+        .collect()
+}
+
+/// Strips what models put before a command on a line: bullets, numbering,
+/// quote marks, backticks, bold, and "Action:" labels.
+fn strip_decoration(line: &str) -> &str {
+    let mut s = line.trim();
+    loop {
+        let before = s;
+        for prefix in [
+            "- ",
+            "* ",
+            "• ",
+            "> ",
+            "`",
+            "**",
+            "Action:",
+            "Actions:",
+            "Command:",
+            "Commands:",
+            "action:",
+            "command:",
+        ] {
+            if let Some(rest) = s.strip_prefix(prefix) {
+                s = rest.trim_start();
+            }
+        }
+        // "1. " or "2) "
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && digits < 4 {
+            let rest = &s[digits..];
+            if let Some(r) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+                s = r.trim_start();
+            }
+        }
+        if s == before {
+            break;
+        }
+    }
+    s.trim_end_matches(['`']).trim_end_matches("**").trim_end()
+}
+
+/// The command keyword a segment starts with, and the rest after the colon.
+/// `None` when the segment is prose.
+fn keyword_of(segment: &str) -> Option<(&'static str, &str)> {
+    let word_len = segment
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(segment.len());
+    let word = &segment[..word_len];
+    let rest = &segment[word_len..];
+    let upper = word.to_ascii_uppercase();
+    let keyword = KEYWORDS.iter().find(|k| **k == upper)?;
+    let rest_trim = rest.trim_start();
+    if let Some(args) = rest_trim.strip_prefix(':') {
+        return Some((keyword, args.trim_start()));
+    }
+    if *keyword == "BACK" && rest.trim().trim_end_matches('.').is_empty() {
+        return Some((keyword, ""));
+    }
+    // "CLICK 3" or "CLICK [3]": a colon left out before an id.
+    if !rest.is_empty()
+        && rest.starts_with(char::is_whitespace)
+        && rest_trim.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#')
+    {
+        return Some((keyword, rest_trim));
+    }
+    None
+}
+
+/// An ALL-CAPS word and a colon followed by an id: a command we don't know,
+/// not prose.
+fn unknown_command(segment: &str) -> Option<&str> {
+    let (word, rest) = segment.split_once(':')?;
+    let rest = rest.trim_start();
+    let looks_like_id = rest.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#');
+    (word.len() >= 3 && word.chars().all(|c| c.is_ascii_uppercase() || c == '_') && looks_like_id)
+        .then_some(word)
+}
+
+/// Splits a line at `;` where the next part starts with a command, so that a
+/// `;` inside typed text stays in the text.
+fn segments(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _) in line.match_indices(';') {
+        let next = line[i + 1..].trim_start();
+        if keyword_of(strip_decoration(next)).is_some() {
+            out.push(line[start..i].trim());
+            start = i + 1;
+        }
+    }
+    out.push(line[start..].trim());
+    out.into_iter().filter(|s| !s.is_empty()).collect()
+}
+
+/// Parses an id written as `3`, `[3]`, `#3` or `[#3]`, optionally followed by
+/// an echoed name in quotes. Returns (id, echo).
+fn id_and_echo(text: &str) -> Result<(u32, Option<String>), String> {
+    let t = text.trim().trim_end_matches('.');
+    let (head, echo) = match t.find('"') {
+        Some(q) => {
+            let name = t[q + 1..].trim_end();
+            let name = name
+                .strip_suffix('"')
+                .ok_or("the quoted name is not closed")?;
+            (t[..q].trim(), Some(name.to_string()))
+        }
+        None => (t, None),
+    };
+    let core = head
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_start_matches('#')
+        .trim();
+    if core.is_empty() {
+        return Err("the element id is missing".into());
+    }
+    let id: u32 = core
+        .parse()
+        .map_err(|_| format!("{core:?} is not an element id (a number from the list)"))?;
+    if id == 0 {
+        return Err("element ids start at 1".into());
+    }
+    Ok((id, echo))
+}
+
+/// Text argument: surrounding quotes removed, nothing else touched.
+fn unquote(text: &str) -> String {
+    let t = text.trim();
+    for q in ['"', '\''] {
+        if t.len() >= 2 && t.starts_with(q) && t.ends_with(q) {
+            return t[1..t.len() - 1].to_string();
+        }
+    }
+    t.to_string()
+}
+
+fn direction(word: &str) -> Option<ScrollDirection> {
+    match word
+        .trim()
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "up" => Some(ScrollDirection::Up),
+        "down" => Some(ScrollDirection::Down),
+        "left" => Some(ScrollDirection::Left),
+        "right" => Some(ScrollDirection::Right),
+        _ => None,
+    }
+}
+
+/// Named keys, lower-case spelling → canonical name.
+const KEYS: &[(&str, &str)] = &[
+    ("enter", "Enter"),
+    ("return", "Enter"),
+    ("escape", "Escape"),
+    ("esc", "Escape"),
+    ("tab", "Tab"),
+    ("backspace", "Backspace"),
+    ("delete", "Delete"),
+    ("del", "Delete"),
+    ("space", " "),
+    ("spacebar", " "),
+    ("arrowup", "ArrowUp"),
+    ("up", "ArrowUp"),
+    ("arrowdown", "ArrowDown"),
+    ("down", "ArrowDown"),
+    ("arrowleft", "ArrowLeft"),
+    ("left", "ArrowLeft"),
+    ("arrowright", "ArrowRight"),
+    ("right", "ArrowRight"),
+    ("pageup", "PageUp"),
+    ("pagedown", "PageDown"),
+    ("home", "Home"),
+    ("end", "End"),
+];
+
+fn key_combo(text: &str) -> Result<KeyCombo, String> {
+    let t = text.trim().trim_end_matches('.').trim();
+    if t.is_empty() {
+        return Err("the key is missing".into());
+    }
+    let parts: Vec<&str> = t.split('+').map(str::trim).collect();
+    let (key, mods) = parts.split_last().ok_or("the key is missing")?;
+    let mut modifiers = Vec::new();
+    for m in mods {
+        let canon = match m.to_ascii_lowercase().as_str() {
+            "ctrl" | "control" => "Ctrl",
+            "alt" | "option" => "Alt",
+            "shift" => "Shift",
+            "meta" | "cmd" | "command" | "super" | "win" => "Meta",
+            other => {
+                return Err(format!(
+                    "{other:?} is not a modifier (Ctrl, Alt, Shift, Meta)"
+                ))
+            }
+        };
+        if !modifiers.iter().any(|x| x == canon) {
+            modifiers.push(canon.to_string());
+        }
+    }
+    let order = ["Ctrl", "Alt", "Shift", "Meta"];
+    modifiers.sort_by_key(|m| order.iter().position(|o| o == m));
+    let lower = key.to_ascii_lowercase();
+    let key = if let Some((_, canon)) = KEYS.iter().find(|(k, _)| *k == lower) {
+        canon.to_string()
+    } else if key.chars().count() == 1 {
+        if modifiers.is_empty() {
+            key.to_string()
+        } else {
+            lower
+        }
+    } else if lower.len() <= 3
+        && lower.starts_with('f')
+        && lower[1..]
+            .parse::<u8>()
+            .is_ok_and(|n| (1..=12).contains(&n))
+    {
+        lower.to_ascii_uppercase()
+    } else {
+        return Err(format!(
+            "{key:?} is not a key seamark knows (Enter, Escape, Tab, Backspace, Delete, Space, \
+             arrows, PageUp, PageDown, Home, End, F1-F12, or one character)"
+        ));
+    };
+    Ok(KeyCombo { modifiers, key })
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    let t = text.trim().trim_end_matches('.').to_ascii_lowercase();
+    let number = t
+        .trim_end_matches("seconds")
+        .trim_end_matches("second")
+        .trim_end_matches("secs")
+        .trim_end_matches("sec")
+        .trim_end_matches('s')
+        .trim();
+    let v: f64 = number
+        .parse()
+        .map_err(|_| format!("{t:?} is not a number of seconds"))?;
+    if !(0.0..=60.0).contains(&v) {
+        return Err(format!("{v} seconds is outside 0 to 60"));
+    }
+    Ok(v)
+}
+
+/// Splits `<id>:<rest>` (the id may carry an echo).
+fn id_then(args: &str) -> Result<(u32, Option<String>, &str), String> {
+    // The id part ends at the first ':' outside quotes.
+    let mut in_quotes = false;
+    for (i, c) in args.char_indices() {
+        match c {
+            '"' => in_quotes = !in_quotes,
+            ':' if !in_quotes => {
+                let (id, echo) = id_and_echo(&args[..i])?;
+                return Ok((id, echo, &args[i + 1..]));
+            }
+            _ => {}
+        }
+    }
+    Err("the part after the id is missing (a ':' and a value)".into())
+}
+
+fn command(keyword: &str, args: &str) -> Result<Step, String> {
+    let plain = |command| Step {
+        command,
+        echo: None,
+    };
+    let step = match keyword {
+        "CLICK" | "CLEAR" | "HOVER" => {
+            let (id, echo) = id_and_echo(args)?;
+            let command = match keyword {
+                "CLICK" => Command::Click { id },
+                "CLEAR" => Command::Clear { id },
+                _ => Command::Hover { id },
+            };
+            Step { command, echo }
+        }
+        "TYPE" => {
+            let (id, echo, text) = id_then(args)?;
+            Step {
+                command: Command::Type {
+                    id,
+                    text: unquote(text),
+                },
+                echo,
+            }
+        }
+        "SELECT" => {
+            let (id, echo, option) = id_then(args)?;
+            let option = unquote(option.trim_end_matches('.'));
+            if option.is_empty() {
+                return Err("the option is missing".into());
+            }
+            Step {
+                command: Command::Select { id, option },
+                echo,
+            }
+        }
+        "UPLOAD" => {
+            let (id, echo, path) = id_then(args)?;
+            let path = unquote(path);
+            if path.is_empty() {
+                return Err("the file path is missing".into());
+            }
+            Step {
+                command: Command::Upload { id, path },
+                echo,
+            }
+        }
+        "SCROLL" => {
+            if let Some(direction) = direction(args) {
+                plain(Command::Scroll {
+                    id: None,
+                    direction,
+                })
+            } else {
+                let (id, echo, dir) = id_then(args).map_err(|_| {
+                    format!(
+                        "{:?} is not a direction (up, down, left, right)",
+                        args.trim()
+                    )
+                })?;
+                let direction = direction(dir).ok_or_else(|| {
+                    format!(
+                        "{:?} is not a direction (up, down, left, right)",
+                        dir.trim()
+                    )
+                })?;
+                Step {
+                    command: Command::Scroll {
+                        id: Some(id),
+                        direction,
+                    },
+                    echo,
+                }
+            }
+        }
+        "PRESS" => plain(Command::Press {
+            key: key_combo(args)?,
+        }),
+        "FETCH" => {
+            let url = unquote(args.trim().trim_end_matches('.'));
+            if url.is_empty() || url.contains(char::is_whitespace) || !url.contains(['.', ':']) {
+                return Err(format!("{url:?} is not a URL"));
+            }
+            plain(Command::Fetch { url })
+        }
+        "BACK" => {
+            if !args.trim().trim_end_matches('.').is_empty() {
+                return Err("BACK takes nothing after it".into());
+            }
+            plain(Command::Back)
+        }
+        "WAIT" => plain(Command::Wait {
+            seconds: seconds(args)?,
+        }),
+        "ANSWER" => {
+            let text = args.trim().to_string();
+            if text.is_empty() {
+                return Err("the answer is empty".into());
+            }
+            plain(Command::Answer { text })
+        }
+        "COMPLETE" => plain(Command::Complete {
+            summary: args.trim().to_string(),
+        }),
+        _ => {
+            let reason = args.trim().to_string();
+            if reason.is_empty() {
+                return Err("the reason is empty".into());
+            }
+            plain(Command::Stop { reason })
+        }
+    };
+    Ok(step)
+}
+
+/// Parses a model's answer into steps, in order.
+pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
+    let text = normalize(answer);
+    let mut steps = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let line = strip_decoration(raw);
+        if line.starts_with("```") || line.is_empty() {
+            continue;
+        }
+        for segment in segments(line) {
+            let segment = strip_decoration(segment);
+            match keyword_of(segment) {
+                Some((keyword, args)) => {
+                    let step = command(keyword, args).map_err(|reason| ParseError::Bad {
+                        line: n + 1,
+                        text: segment.to_string(),
+                        reason,
+                        expected: expected_form(keyword),
+                    })?;
+                    steps.push(step);
+                }
+                None => {
+                    if let Some(word) = unknown_command(segment) {
+                        return Err(ParseError::Bad {
+                            line: n + 1,
+                            text: segment.to_string(),
+                            reason: format!("{word} is not a command"),
+                            expected: expected_form(""),
+                        });
+                    }
+                    // Prose, a Thought: line, a heading: not a command.
+                }
+            }
+        }
+    }
+    if steps.is_empty() {
+        return Err(ParseError::Empty);
+    }
+    Ok(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(answer: &str) -> Command {
+        let steps = parse(answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        assert_eq!(steps.len(), 1, "{answer:?}: {steps:?}");
+        steps[0].command.clone()
+    }
+
+    #[test]
+    fn every_command_parses() {
+        assert_eq!(one("CLICK:3"), Command::Click { id: 3 });
+        assert_eq!(
+            one("TYPE:5:John Smith"),
+            Command::Type {
+                id: 5,
+                text: "John Smith".into()
+            }
+        );
+        assert_eq!(one("CLEAR:5"), Command::Clear { id: 5 });
+        assert_eq!(
+            one("SELECT:7:France"),
+            Command::Select {
+                id: 7,
+                option: "France".into()
+            }
+        );
+        assert_eq!(one("HOVER:4"), Command::Hover { id: 4 });
+        assert_eq!(
+            one("SCROLL:down"),
+            Command::Scroll {
+                id: None,
+                direction: ScrollDirection::Down
+            }
+        );
+        assert_eq!(
+            one("SCROLL:12:up"),
+            Command::Scroll {
+                id: Some(12),
+                direction: ScrollDirection::Up
+            }
+        );
+        assert_eq!(
+            one("PRESS:Enter"),
+            Command::Press {
+                key: KeyCombo {
+                    modifiers: vec![],
+                    key: "Enter".into()
+                }
+            }
+        );
+        assert_eq!(
+            one("PRESS:shift+ctrl+A"),
+            Command::Press {
+                key: KeyCombo {
+                    modifiers: vec!["Ctrl".into(), "Shift".into()],
+                    key: "a".into()
+                }
+            }
+        );
+        assert_eq!(
+            one("FETCH:https://example.com/pricing"),
+            Command::Fetch {
+                url: "https://example.com/pricing".into()
+            }
+        );
+        assert_eq!(one("BACK"), Command::Back);
+        assert_eq!(one("WAIT:2.5"), Command::Wait { seconds: 2.5 });
+        assert_eq!(
+            one("UPLOAD:9:/home/me/cv.pdf"),
+            Command::Upload {
+                id: 9,
+                path: "/home/me/cv.pdf".into()
+            }
+        );
+        assert_eq!(
+            one("ANSWER:The Pro plan costs $7 per user"),
+            Command::Answer {
+                text: "The Pro plan costs $7 per user".into()
+            }
+        );
+        assert_eq!(
+            one("COMPLETE:Searched the jobs"),
+            Command::Complete {
+                summary: "Searched the jobs".into()
+            }
+        );
+        assert_eq!(
+            one("STOP:a CAPTCHA blocks the page"),
+            Command::Stop {
+                reason: "a CAPTCHA blocks the page".into()
+            }
+        );
+    }
+
+    #[test]
+    fn what_models_really_write_is_accepted() {
+        for answer in [
+            "CLICK: 3",
+            "CLICK:[3]",
+            "click:3",
+            "Click:#3",
+            "CLICK:3.",
+            "CLICK 3",
+            "```\nCLICK:3\n```",
+            "Thought: the submit button is 3.\nCLICK:3",
+            "- CLICK:3",
+            "1. CLICK:3",
+            "`CLICK:3`",
+            "**CLICK:3**",
+            "Action: CLICK:3",
+            "I will press the button now.\n\nCLICK:3\n\nThat should submit the form.",
+        ] {
+            assert_eq!(one(answer), Command::Click { id: 3 }, "{answer:?}");
+        }
+    }
+
+    #[test]
+    fn an_echoed_name_is_kept_for_the_check_and_smart_quotes_are_plain() {
+        let steps = parse("CLICK:3 \u{201c}Submit\u{201d}").unwrap();
+        assert_eq!(steps[0].command, Command::Click { id: 3 });
+        assert_eq!(steps[0].echo.as_deref(), Some("Submit"));
+        let steps = parse("TYPE:5 \"Email\":ada@example.com").unwrap();
+        assert_eq!(steps[0].echo.as_deref(), Some("Email"));
+        assert_eq!(
+            steps[0].command,
+            Command::Type {
+                id: 5,
+                text: "ada@example.com".into()
+            }
+        );
+    }
+
+    #[test]
+    fn several_commands_run_in_order_and_a_semicolon_in_text_stays_in_the_text() {
+        let steps = parse("TYPE:2:Paris; CLICK:4\nPRESS:Enter").unwrap();
+        let commands: Vec<Command> = steps.into_iter().map(|s| s.command).collect();
+        assert_eq!(
+            commands,
+            vec![
+                Command::Type {
+                    id: 2,
+                    text: "Paris".into()
+                },
+                Command::Click { id: 4 },
+                Command::Press {
+                    key: KeyCombo {
+                        modifiers: vec![],
+                        key: "Enter".into()
+                    }
+                },
+            ]
+        );
+        assert_eq!(
+            one("TYPE:2:fish; chips and peas"),
+            Command::Type {
+                id: 2,
+                text: "fish; chips and peas".into()
+            }
+        );
+        assert_eq!(
+            one("TYPE:2:time: 10:30"),
+            Command::Type {
+                id: 2,
+                text: "time: 10:30".into()
+            }
+        );
+    }
+
+    #[test]
+    fn errors_name_the_text_and_the_expected_form() {
+        let err = parse("CLICK:submit").unwrap_err().to_string();
+        assert!(err.contains("\"submit\" is not an element id"), "{err}");
+        assert!(err.contains("expected CLICK:<id>"), "{err}");
+        assert!(err.starts_with("line 1:"), "{err}");
+        let err = parse("Thought\nSCROLL:sideways").unwrap_err().to_string();
+        assert!(
+            err.starts_with("line 2:") && err.contains("not a direction"),
+            "{err}"
+        );
+        let err = parse("TYPE:5").unwrap_err().to_string();
+        assert!(err.contains("expected TYPE:<id>:<text>"), "{err}");
+        let err = parse("TAP:3").unwrap_err().to_string();
+        assert!(err.contains("TAP is not a command"), "{err}");
+        let err = parse("WAIT:600").unwrap_err().to_string();
+        assert!(err.contains("outside 0 to 60"), "{err}");
+        let err = parse("PRESS:Hyper+Q").unwrap_err().to_string();
+        assert!(err.contains("not a modifier"), "{err}");
+        assert_eq!(parse("I think we are done here."), Err(ParseError::Empty));
+        assert_eq!(parse("Click on the Submit button"), Err(ParseError::Empty));
+        assert_eq!(parse(""), Err(ParseError::Empty));
+    }
+
+    /// A fixed pseudo-random sequence, so a failure reproduces.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, bound: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((self.0 >> 33) as usize) % bound.max(1)
+        }
+    }
+
+    #[test]
+    fn the_parser_never_panics_on_any_input() {
+        let pieces = [
+            "CLICK",
+            "TYPE",
+            "SCROLL",
+            "PRESS",
+            "BACK",
+            "WAIT",
+            "SELECT",
+            "ANSWER",
+            ":",
+            ";",
+            "\n",
+            " ",
+            "\"",
+            "[",
+            "]",
+            "#",
+            "3",
+            "0",
+            "99999999999",
+            "-1",
+            "+",
+            "ctrl",
+            "é",
+            "\u{201c}",
+            "```",
+            "- ",
+            "1. ",
+            "up",
+            "x",
+            ".",
+            "\u{200b}",
+            "\u{ff1a}",
+            "🙂",
+        ];
+        let mut rng = Lcg(0x5eed);
+        for _ in 0..20_000 {
+            let n = rng.next(12);
+            let answer: String = (0..n).map(|_| pieces[rng.next(pieces.len())]).collect();
+            let _ = parse(&answer);
+        }
+        for _ in 0..5_000 {
+            let bytes: Vec<u8> = (0..rng.next(40)).map(|_| rng.next(256) as u8).collect();
+            let _ = parse(&String::from_utf8_lossy(&bytes));
+        }
+    }
+}

@@ -319,7 +319,7 @@ fn assemble(
         .flat_map(|f| f.elements)
         .filter(|e| seen.insert(e.backend_node_id))
         .collect();
-    let elements: Vec<Element> = reading_order(elements, sy)
+    let elements: Vec<Element> = reading_order(elements)
         .into_iter()
         .enumerate()
         .map(|(k, mut e)| {
@@ -352,8 +352,8 @@ const MAX_LINE_HEIGHT: f64 = 48.0;
 /// right. An element joins the current line when its vertical middle falls within
 /// the line's first element, so a tall textarea beside a short input on one line
 /// stays on that line. Ties keep document order, so the result is deterministic.
-fn reading_order(elements: Vec<Element>, scroll_y: f64) -> Vec<Element> {
-    let top = |e: &Element| e.bbox.y + scroll_y;
+fn reading_order(elements: Vec<Element>) -> Vec<Element> {
+    let top = |e: &Element| e.bbox.y;
     let mut indexed: Vec<(usize, Element)> = elements.into_iter().enumerate().collect();
     indexed.sort_by(|(i, a), (j, b)| {
         top(a)

@@ -10,6 +10,10 @@ use serde_json::Value;
 
 use crate::server::Server;
 
+/// What perception must leave as it found it: scroll, focus and selection.
+const PAGE_STATE_JS: &str = "[scrollX, scrollY, document.activeElement ? \
+     document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]";
+
 /// A fixture page open in its own browser.
 pub struct Fixture {
     pub server: Server,
@@ -68,13 +72,12 @@ impl Fixture {
     /// mutation seen by an observer the test installs, same scroll, same focus,
     /// same selection.
     pub async fn perceive(&self) -> Seen {
-        let before = self
-            .eval(
-                "window.__mut = 0; new MutationObserver(r => { window.__mut += r.length; })\
-                 .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});\
-                 [scrollX, scrollY, document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]",
-            )
-            .await;
+        self.eval(
+            "window.__mut = 0; new MutationObserver(r => { window.__mut += r.length; })\
+             .observe(document, {subtree: true, childList: true, attributes: true, characterData: true})",
+        )
+        .await;
+        let before = self.eval(PAGE_STATE_JS).await;
         let obs = perceive::perceive(&self.session, &PerceiveOptions::default())
             .await
             .expect("perceive");
@@ -82,9 +85,7 @@ impl Fixture {
             .eval("new Promise(r => setTimeout(() => r(window.__mut), 50))")
             .await;
         assert_eq!(mutations, Value::from(0), "perception mutated the page");
-        let after = self
-            .eval("[scrollX, scrollY, document.activeElement ? document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]")
-            .await;
+        let after = self.eval(PAGE_STATE_JS).await;
         assert_eq!(
             before, after,
             "perception changed scroll, focus or selection"

@@ -5,6 +5,7 @@
 //! signature) → [`mark`] (numbered boxes drawn on the screenshot) → the model →
 //! the executor. See `../shared/DESIGN.md` for the whole design.
 
+pub mod act;
 pub mod browser;
 pub mod mark;
 pub mod perceive;

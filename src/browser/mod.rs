@@ -230,6 +230,29 @@ impl Session {
         self.viewport
     }
 
+    /// The browser the page lives in (for tabs, downloads and browser-wide events).
+    pub fn browser(&self) -> &Browser {
+        &self.browser
+    }
+
+    /// Makes `page` the one seamark drives (a tab an action opened), with the
+    /// session's viewport.
+    pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
+        page.execute(self.viewport.metrics_override()).await?;
+        self.page = page;
+        Ok(())
+    }
+
+    /// Replaces a crashed or closed page with a fresh blank tab, so the browser
+    /// stays usable. The old page is closed when it still answers.
+    pub async fn replace_page(&mut self) -> Result<(), BrowserError> {
+        let fresh = self.browser.new_page("about:blank").await?;
+        fresh.execute(self.viewport.metrics_override()).await?;
+        let old = std::mem::replace(&mut self.page, fresh);
+        let _ = tokio::time::timeout(Duration::from_secs(2), old.close()).await;
+        Ok(())
+    }
+
     /// Opens `url` and waits for it to load, at most `wait`. A page that does not
     /// finish loading in time is left as it is, and says so.
     pub async fn navigate(&self, url: &str, wait: Duration) -> Result<Navigation, BrowserError> {

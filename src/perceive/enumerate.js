@@ -220,8 +220,11 @@
     const base = fixed ? UNCLIPPED : chainOf(parentOf(a));
     c = { clip: base.clip, empty: base.empty, scroll: base.scroll, fixed: fixed || base.fixed };
     if (!c.empty && (st.overflowX !== 'visible' || st.overflowY !== 'visible')) {
+      // Content shows through the padding box: inside the borders and scrollbars.
       const r = a.getBoundingClientRect();
-      const own = { x: r.left, y: r.top, w: r.width, h: r.height };
+      const own = a.clientWidth || a.clientHeight
+        ? { x: r.left + a.clientLeft, y: r.top + a.clientTop, w: a.clientWidth, h: a.clientHeight }
+        : { x: r.left, y: r.top, w: r.width, h: r.height };
       c.clip = c.clip ? inter(c.clip, own) : own;
       c.empty = !c.clip;
       c.scroll = /(auto|scroll)/.test(st.overflowX + st.overflowY);
@@ -325,9 +328,12 @@
       el = proxy; visible = true; box = boxOf(proxy);
     }
     if (!visible || !box) continue;
-    const docBox = { x: box.x + sx, y: box.y + sy, w: box.w, h: box.h };
-    if (docBox.x + docBox.w <= 0 || docBox.y + docBox.h <= 0 || docBox.x >= dw || docBox.y >= dh) continue;
     const { clip, scrollable, clipper } = clipOf(el, box);
+    // Off the document's canvas is a hiding place (a skip link at -9999px),
+    // unless a scroll area holds it: scrolled past, it is above its top.
+    const docBox = { x: box.x + sx, y: box.y + sy, w: box.w, h: box.h };
+    const offCanvas = docBox.x + docBox.w <= 0 || docBox.y + docBox.h <= 0 || docBox.x >= dw || docBox.y >= dh;
+    if (offCanvas && !(clipper && scrollable)) continue;
     let state = 'interactable', dir = null, cover = null, px = null, py = null, vis = null, inContainer = false;
     if (!clip) {
       if (!scrollable) continue;
@@ -441,7 +447,13 @@
   // so that a long page does not cross the wire.
   let textHash = 0;
   if (root.nodeType === 9 && doc.body) {
-    const t = doc.body.innerText || '';
+    let t = doc.body.innerText || '';
+    // What is typed into an editable area is a field's value, not page text:
+    // typing must not look like a new page.
+    for (const ed of doc.querySelectorAll('[contenteditable]:not([contenteditable=false])')) {
+      const own = ed.innerText;
+      if (own && ed.isContentEditable && !(ed.parentElement && ed.parentElement.isContentEditable)) t = t.replace(own, '');
+    }
     let h1 = 0x811c9dc5, h2 = 0x01000193;
     for (let i = 0; i < t.length; i++) {
       const c = t.charCodeAt(i);

@@ -111,7 +111,7 @@ pub struct Observation {
 /// Counts DOM mutations from an isolated world, invisible to the page. Style
 /// attribute changes are left out: animations rewrite them every frame without
 /// changing what is on the page.
-const WATCH_JS: &str = r#"(() => {
+pub(crate) const WATCH_JS: &str = r#"(() => {
   const g = globalThis;
   if (!g.__seamarkWatch) {
     let n = 0;
@@ -123,7 +123,7 @@ const WATCH_JS: &str = r#"(() => {
   return g.__seamarkWatch();
 })()"#;
 
-async fn watch_context(
+pub(crate) async fn watch_context(
     page: &Page,
 ) -> Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId> {
     let frame = page.mainframe().await.ok()??;
@@ -140,7 +140,7 @@ async fn watch_context(
     Some(world.result.execution_context_id)
 }
 
-async fn mutation_count(
+pub(crate) async fn mutation_count(
     page: &Page,
     context: Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId>,
 ) -> Option<i64> {
@@ -245,13 +245,15 @@ fn view_rect(viewport: Viewport) -> Rect {
     }
 }
 
-/// Enumerates the page's elements without a screenshot or a consistency check:
-/// the table alone, as perception builds it (for benchmarks and tools).
-pub async fn element_table(
+/// Perceives without a screenshot or a consistency check: the table, the
+/// signature, URL and title, as the executor needs them after each command.
+/// `screenshot_png` is empty.
+pub async fn glance(
     page: &Page,
     viewport: Viewport,
     options: &PerceiveOptions,
-) -> Result<ElementTable, PerceiveError> {
+) -> Result<Observation, PerceiveError> {
+    let start = Instant::now();
     let mut notes = Vec::new();
     let frames = frames::enumerate_page(
         page,
@@ -260,9 +262,21 @@ pub async fn element_table(
         &mut notes,
     )
     .await?;
-    Ok(finish(page, frames, viewport, Vec::new(), true, notes)
-        .await
-        .table)
+    let mut obs = finish(page, frames, viewport, Vec::new(), true, notes).await;
+    obs.timings.enumerate_ms = start.elapsed().as_secs_f64() * 1e3;
+    obs.timings.total_ms = obs.timings.enumerate_ms;
+    obs.timings.attempts = 1;
+    Ok(obs)
+}
+
+/// Enumerates the page's elements: the table alone, as perception builds it
+/// (for benchmarks and tools).
+pub async fn element_table(
+    page: &Page,
+    viewport: Viewport,
+    options: &PerceiveOptions,
+) -> Result<ElementTable, PerceiveError> {
+    Ok(glance(page, viewport, options).await?.table)
 }
 
 /// Releases the enumerator's handles, assembles the observation, and checks

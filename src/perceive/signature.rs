@@ -1,8 +1,9 @@
 //! The page signature: a hash that changes when the interactive structure or the
 //! visible text changes, and not on a caret blink or a repaint of the same content.
 //!
-//! It counts, in mark-id order, each element's frame, tag, role, name and whether
-//! it is disabled; the rendered text of every frame (`innerText`, hashed in the
+//! It counts each element's frame, tag, role, name and whether it is disabled,
+//! as a multiset (the order of ids follows the boxes, which move when a scroll
+//! area scrolls); the rendered text of every frame (`innerText`, hashed in the
 //! page); and the URL. It leaves out what moves without the page changing:
 //! boxes and scroll offsets (a scroll is not a new page), occlusion and offscreen
 //! states (they follow the scroll), field values, checked and focus (they are the
@@ -44,18 +45,28 @@ impl Fnv64 {
 
 /// Computes the signature of a page from its table, per-frame text hashes and URL.
 pub fn page_signature(url: &str, table: &ElementTable, frame_text_hashes: &[String]) -> String {
+    let mut each: Vec<u64> = table
+        .elements
+        .iter()
+        .map(|e| {
+            let mut h = Fnv64::default();
+            h.field(&e.frame);
+            h.field(&e.tag);
+            h.field(&e.role);
+            h.field(&e.name);
+            h.field(if e.state == ElementState::Disabled {
+                "d"
+            } else {
+                ""
+            });
+            h.finish()
+        })
+        .collect();
+    each.sort_unstable();
     let mut h = Fnv64::default();
     h.field(url);
-    for e in &table.elements {
-        h.field(&e.frame);
-        h.field(&e.tag);
-        h.field(&e.role);
-        h.field(&e.name);
-        h.field(if e.state == ElementState::Disabled {
-            "d"
-        } else {
-            ""
-        });
+    for e in each {
+        h.write(&e.to_le_bytes());
     }
     for t in frame_text_hashes {
         h.field(t);
@@ -75,6 +86,32 @@ mod tests {
         let mut h = Fnv64::default();
         h.write(b"foobar");
         assert_eq!(h.finish(), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn element_order_does_not_matter_but_elements_do() {
+        use crate::perceive::{Element, Rect};
+        let el = |id, name: &str| {
+            Element::new(
+                id,
+                "link",
+                name,
+                Rect::default(),
+                ElementState::Interactable,
+            )
+        };
+        let ab = ElementTable {
+            elements: vec![el(1, "A"), el(2, "B")],
+        };
+        let ba = ElementTable {
+            elements: vec![el(1, "B"), el(2, "A")],
+        };
+        let aa = ElementTable {
+            elements: vec![el(1, "A"), el(2, "A")],
+        };
+        let sig = |t: &ElementTable| page_signature("u", t, &["x".into()]);
+        assert_eq!(sig(&ab), sig(&ba));
+        assert_ne!(sig(&ab), sig(&aa));
     }
 
     #[test]

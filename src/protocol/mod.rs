@@ -153,3 +153,48 @@ pub struct Step {
     /// The echoed name of the target, without quotes.
     pub echo: Option<String>,
 }
+
+/// The canonical written form, as the model is taught to write it
+/// (`CLICK:3`, `TYPE:5:John Smith`, `SCROLL:4:down`, `PRESS:Ctrl+A`).
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dir = |d: &ScrollDirection| match d {
+            ScrollDirection::Up => "up",
+            ScrollDirection::Down => "down",
+            ScrollDirection::Left => "left",
+            ScrollDirection::Right => "right",
+        };
+        match self {
+            Command::Click { id } => write!(f, "CLICK:{id}"),
+            Command::Type { id, text } => write!(f, "TYPE:{id}:{text}"),
+            Command::Clear { id } => write!(f, "CLEAR:{id}"),
+            Command::Select { id, option } => write!(f, "SELECT:{id}:{option}"),
+            Command::Hover { id } => write!(f, "HOVER:{id}"),
+            Command::Scroll {
+                id: None,
+                direction,
+            } => write!(f, "SCROLL:{}", dir(direction)),
+            Command::Scroll {
+                id: Some(id),
+                direction,
+            } => write!(f, "SCROLL:{id}:{}", dir(direction)),
+            Command::Press { key } => write!(f, "PRESS:{key}"),
+            Command::Fetch { url } => write!(f, "FETCH:{url}"),
+            Command::Back => write!(f, "BACK"),
+            Command::Wait { seconds } => write!(f, "WAIT:{seconds}"),
+            Command::Upload { id, path } => write!(f, "UPLOAD:{id}:{path}"),
+            Command::Answer { text } => write!(f, "ANSWER:{text}"),
+            Command::Complete { summary } => write!(f, "COMPLETE:{summary}"),
+            Command::Stop { reason } => write!(f, "STOP:{reason}"),
+        }
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.echo {
+            Some(name) => write!(f, "{} \"{name}\"", self.command),
+            None => write!(f, "{}", self.command),
+        }
+    }
+}

@@ -498,6 +498,34 @@ mod tests {
     }
 
     #[test]
+    fn the_canonical_form_of_every_command_parses_back_to_it() {
+        for written in [
+            "CLICK:3",
+            "TYPE:5:John Smith",
+            "CLEAR:5",
+            "SELECT:7:France",
+            "HOVER:4",
+            "SCROLL:down",
+            "SCROLL:4:up",
+            "PRESS:Ctrl+a",
+            "PRESS:Enter",
+            "FETCH:https://example.com/a?b=c",
+            "BACK",
+            "WAIT:2.5",
+            "UPLOAD:9:/home/me/cv.pdf",
+            "ANSWER:the price is $7",
+            "COMPLETE:done",
+            "STOP:a CAPTCHA",
+        ] {
+            let steps = parse(written).unwrap();
+            assert_eq!(steps[0].to_string(), written);
+            assert_eq!(parse(&steps[0].to_string()).unwrap(), steps);
+        }
+        let echoed = parse("click: [3] \"Submit\"").unwrap();
+        assert_eq!(echoed[0].to_string(), "CLICK:3 \"Submit\"");
+    }
+
+    #[test]
     fn every_command_parses() {
         assert_eq!(one("CLICK:3"), Command::Click { id: 3 });
         assert_eq!(

@@ -4,6 +4,7 @@
 mod server;
 mod support;
 
+mod actions;
 mod cli;
 mod corpus;
 mod golden;

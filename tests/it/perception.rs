@@ -254,7 +254,7 @@ async fn a_grid_of_sixteen_checkboxes_is_listed_in_reading_order() {
 
 #[tokio::test]
 async fn typing_into_an_autocomplete_makes_options_appear_and_changes_the_signature() {
-    let fx = Fixture::open("autocomplete.html").await;
+    let fx = Fixture::open("flights.html").await;
     let first = fx.perceive().await;
     first.named("From").role("textbox");
     first.absent("Paris");
@@ -343,5 +343,31 @@ async fn transformed_elements_get_their_painted_boxes() {
     assert!(moved.bbox.x > 300.0, "{moved:?}");
     let link = seen.named("Moved link").interactable().element();
     assert!(link.bbox.x >= 640.0, "{link:?}");
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn links_scrolled_past_in_a_scroll_area_stay_listed_as_offscreen_above() {
+    // Regression: they were taken for off-canvas decoys (above the document's
+    // top), and one hidden just behind the area's border was listed as occluded.
+    let fx = Fixture::open("scroller.html").await;
+    fx.eval("document.getElementById('feed').scrollTop = 120")
+        .await;
+    let seen = fx.perceive().await;
+    for item in ["Item 1", "Item 2", "Item 3"] {
+        let e = seen.named(item).offscreen(Direction::Above).element();
+        assert!(
+            matches!(
+                e.state,
+                ElementState::Offscreen {
+                    in_container: true,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+    seen.named("Item 5").interactable();
+    seen.named("Item 8").offscreen(Direction::Below);
     fx.close().await;
 }

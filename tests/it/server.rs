@@ -110,6 +110,16 @@ async fn serve(
             tokio::time::sleep(Duration::from_secs(120)).await;
             return Ok(());
         }
+        "/download.txt" => {
+            let body = b"quarterly report\n";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"report.txt\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(body).await?;
+            return stream.flush().await;
+        }
         "/image.png" => (200, "image/png", tiny_png()),
         "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),

@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
+use seamark::act::{ActOptions, BatchReport, Executor, Outcome, Status};
 use seamark::browser::{BrowserOptions, Session, Viewport};
 use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
+use seamark::protocol::parse;
 use serde_json::Value;
 
 use crate::server::Server;
@@ -246,5 +248,102 @@ impl<'a> Check<'a> {
     /// The element itself.
     pub fn element(&self) -> &'a Element {
         self.0
+    }
+}
+
+/// A fixture page with an executor: look, run a batch written as the model
+/// writes it, check what happened.
+pub struct Actor {
+    pub fx: Fixture,
+    pub exec: Executor,
+}
+
+impl Fixture {
+    /// Puts an executor on the page, with default options, and looks once.
+    pub async fn actor(self) -> Actor {
+        self.actor_with(ActOptions::default()).await
+    }
+
+    /// Same, with options.
+    pub async fn actor_with(self, options: ActOptions) -> Actor {
+        let exec = Executor::new(&self.session, options).await;
+        let mut actor = Actor { fx: self, exec };
+        actor.look().await;
+        actor
+    }
+}
+
+impl Actor {
+    /// Perceives the page; ids refer to this look from now on.
+    pub async fn look(&mut self) -> &Observation {
+        self.exec.observe(&self.fx.session).await.expect("observe")
+    }
+
+    /// The id of the one element with exactly this name in the last look.
+    pub fn id(&self, name: &str) -> u32 {
+        let obs = self.exec.observation().expect("an observation");
+        let found: Vec<&Element> = obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name == name)
+            .collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "expected one element named {name:?}:\n{}",
+            perceive::element_list(&obs.table, usize::MAX)
+        );
+        found[0].id
+    }
+
+    /// Parses and runs a batch.
+    pub async fn run(&mut self, answer: &str) -> BatchReport {
+        let steps = parse(answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        self.exec.run(&mut self.fx.session, &steps).await
+    }
+
+    /// Evaluates JavaScript in the page being driven.
+    pub async fn eval(&self, js: &str) -> Value {
+        self.fx.eval(js).await
+    }
+
+    /// Ends the browser session.
+    pub async fn close(self) {
+        self.fx.close().await;
+    }
+}
+
+/// Assertions on a batch report.
+pub trait ReportExt {
+    /// The outcome of the n-th command (0-based), with its status.
+    fn outcome(&self, n: usize) -> &Outcome;
+    /// Asserts the statuses of the commands that ran, in order.
+    fn statuses(&self, expected: &[Status]) -> &Self;
+    /// Asserts the n-th outcome's message or changes mention `needle`.
+    fn says(&self, n: usize, needle: &str) -> &Self;
+}
+
+impl ReportExt for BatchReport {
+    fn outcome(&self, n: usize) -> &Outcome {
+        self.outcomes
+            .get(n)
+            .unwrap_or_else(|| panic!("no outcome {n}:\n{}", self.feedback()))
+    }
+
+    fn statuses(&self, expected: &[Status]) -> &Self {
+        let got: Vec<Status> = self.outcomes.iter().map(|o| o.status).collect();
+        assert_eq!(got, expected, "\n{}", self.feedback());
+        self
+    }
+
+    fn says(&self, n: usize, needle: &str) -> &Self {
+        let line = self.outcome(n).line();
+        assert!(
+            line.contains(needle),
+            "{needle:?} not in {line:?}\n{}",
+            self.feedback()
+        );
+        self
     }
 }

@@ -1,0 +1,660 @@
+//! One function per command: what a person would do, with real input where a
+//! person uses the mouse or the keyboard. Each returns what it did, or a reason
+//! for the model when it could not.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, SetFileInputFilesParams};
+use chromiumoxide::cdp::browser_protocol::page::{
+    GetNavigationHistoryParams, NavigateToHistoryEntryParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::Page;
+use serde_json::{json, Value};
+
+use super::locate::{call_on_node, node_from_call, reach, Reach};
+use super::watch::Events;
+use super::{input, settle, urls, ActOptions};
+use crate::browser::Session;
+use crate::perceive::{Element, Point, Rect};
+use crate::protocol::{Command, ScrollDirection};
+
+/// What an action did, before the page is looked at again.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Acted {
+    /// The action saw its own effect (a value typed, a scroll moved).
+    Confirmed(String),
+    /// Input was sent; whether it did anything shows on the page.
+    Unconfirmed(String),
+    /// It ran and changed nothing.
+    NoEffect(String),
+}
+
+type Act = Result<Acted, String>;
+
+/// How an element is named in messages: `button "Search"`.
+fn describe(e: &Element) -> String {
+    if e.name.is_empty() {
+        format!("element {} ({})", e.id, e.role)
+    } else {
+        format!("element {} ({} \"{}\")", e.id, e.role, e.name)
+    }
+}
+
+fn refused(e: impl std::fmt::Display) -> String {
+    format!("the browser refused the input: {e}")
+}
+
+/// Runs one command (not ANSWER, COMPLETE or STOP: those never touch the page).
+pub(super) async fn perform(
+    session: &Session,
+    events: &Mutex<Events>,
+    options: &ActOptions,
+    command: &Command,
+    target: Option<&Element>,
+) -> Act {
+    let page = session.page();
+    let view = Rect {
+        x: 0.0,
+        y: 0.0,
+        w: f64::from(session.viewport().width),
+        h: f64::from(session.viewport().height),
+    };
+    let el = || target.ok_or_else(|| "the command names no element".to_string());
+    match command {
+        Command::Click { .. } => {
+            let e = el()?;
+            let p = point_for(page, e, view).await?;
+            input::click(page, p).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!("clicked {}", describe(e))))
+        }
+        Command::Hover { .. } => {
+            let e = el()?;
+            let p = point_for(page, e, view).await?;
+            input::hover(page, p).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "the pointer is over {}",
+                describe(e)
+            )))
+        }
+        Command::Type { text, .. } => fill(page, el()?, view, text).await,
+        Command::Clear { .. } => fill(page, el()?, view, "").await,
+        Command::Select { option, .. } => select(page, events, options, el()?, view, option).await,
+        Command::Scroll { direction, .. } => match target {
+            Some(e) => scroll_container(page, e, *direction).await,
+            None => scroll_page(page, *direction).await,
+        },
+        Command::Press { key } => {
+            input::press(page, key).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!("pressed {key}")))
+        }
+        Command::Fetch { url } => fetch(session, options, url).await,
+        Command::Back => back(page).await,
+        Command::Wait { seconds } => {
+            tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 60.0))).await;
+            Ok(Acted::Confirmed(format!("waited {seconds} s")))
+        }
+        Command::Upload { path, .. } => upload(page, el()?, path).await,
+        Command::Answer { .. } | Command::Complete { .. } | Command::Stop { .. } => {
+            Ok(Acted::Confirmed("nothing to do on the page".into()))
+        }
+    }
+}
+
+/// Whether the element is disabled now (it may have changed since perception).
+const DISABLED_JS: &str = r#"function() {
+  return !!(this.disabled || this.getAttribute && this.getAttribute('aria-disabled') === 'true'
+    || (this.closest && this.closest('fieldset:disabled')));
+}"#;
+
+/// A point where a click reaches the element, or why there is none.
+async fn point_for(page: &Page, e: &Element, view: Rect) -> Result<Point, String> {
+    if call_on_node(page, e.backend_node_id, DISABLED_JS, Vec::new()).await
+        == Some(Value::Bool(true))
+    {
+        return Err(format!(
+            "{} is disabled; something else must come first (fill required fields, pick an option)",
+            describe(e)
+        ));
+    }
+    match reach(page, e.backend_node_id, &e.frame, view).await {
+        Reach::At(p) => Ok(p),
+        Reach::Covered { by } => Err(format!(
+            "{} is covered by {by}, which would get the click; nothing was clicked. Deal with the cover first (close, accept or dismiss it)",
+            describe(e)
+        )),
+        Reach::NoBox => Err(format!(
+            "{} has no visible box now (hidden or collapsed)",
+            describe(e)
+        )),
+        Reach::Gone => Err(format!(
+            "{} is no longer on the page; look at the page again",
+            describe(e)
+        )),
+    }
+}
+
+/// What kind of field the element is, and its state.
+const FIELD_JS: &str = r#"function() {
+  const tag = this.tagName ? this.tagName.toLowerCase() : '';
+  const type = (this.getAttribute && (this.getAttribute('type') || '') || '').toLowerCase();
+  const text = ['', 'text', 'search', 'email', 'url', 'tel', 'password', 'number'];
+  const set = ['date', 'time', 'datetime-local', 'month', 'week', 'color', 'range'];
+  let kind = 'none';
+  if (this.isContentEditable) kind = 'editable';
+  else if (tag === 'textarea') kind = 'text';
+  else if (tag === 'input' && text.includes(type)) kind = 'text';
+  else if (tag === 'input' && set.includes(type)) kind = 'set';
+  return { kind, type, readonly: !!this.readOnly, disabled: !!this.disabled,
+           empty: this.isContentEditable ? this.textContent.length === 0 : !(this.value || '').length };
+}"#;
+
+/// Gives the field the keyboard focus if the click did not (a label in the way).
+const FOCUS_JS: &str = r#"function() {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  if (a === this || this.contains(a)) return true;
+  this.focus();
+  return document.activeElement === this || (this.getRootNode().activeElement === this);
+}"#;
+
+/// Selects the field's whole content, so the next key replaces it.
+const SELECT_CONTENT_JS: &str = r#"function() {
+  if (this.isContentEditable) {
+    const r = document.createRange(); r.selectNodeContents(this);
+    const s = getSelection(); s.removeAllRanges(); s.addRange(r);
+  } else { this.select(); }
+}"#;
+
+const VALUE_JS: &str = r#"function() {
+  return this.isContentEditable ? this.innerText.replace(/\n$/, '') : String(this.value);
+}"#;
+
+/// Sets the value of a field people fill with a picker (date, color, range),
+/// as the picker does: the value, then input and change events.
+const SET_VALUE_JS: &str = r#"function(v) {
+  const set = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set;
+  set.call(this, v);
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return this.value;
+}"#;
+
+/// The form a picker field's value is written in.
+fn value_format(input_type: &str) -> &'static str {
+    match input_type {
+        "date" => "YYYY-MM-DD, e.g. 2025-03-31",
+        "time" => "HH:MM, e.g. 09:30",
+        "datetime-local" => "YYYY-MM-DDTHH:MM, e.g. 2025-03-31T09:30",
+        "month" => "YYYY-MM, e.g. 2025-03",
+        "week" => "YYYY-Www, e.g. 2025-W14",
+        "color" => "#rrggbb, e.g. #ff8800",
+        _ => "a number within the slider's range",
+    }
+}
+
+/// TYPE (and CLEAR, with no text): focus by a real click, select what is there,
+/// delete it with a real Backspace, type the text key by key.
+async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
+    let info = call_on_node(page, e.backend_node_id, FIELD_JS, Vec::new())
+        .await
+        .ok_or_else(|| {
+            format!(
+                "{} is no longer on the page; look at the page again",
+                describe(e)
+            )
+        })?;
+    let kind = info["kind"].as_str().unwrap_or("none");
+    let input_type = info["type"].as_str().unwrap_or("");
+    if kind == "none" {
+        return Err(format!(
+            "{} is not a text field; TYPE and CLEAR work on text fields, text areas and editable areas",
+            describe(e)
+        ));
+    }
+    if info["disabled"] == Value::Bool(true) || info["readonly"] == Value::Bool(true) {
+        return Err(format!("{} is read-only or disabled", describe(e)));
+    }
+    let p = point_for(page, e, view).await?;
+    input::click(page, p).await.map_err(refused)?;
+    call_on_node(page, e.backend_node_id, FOCUS_JS, Vec::new()).await;
+    if kind == "set" {
+        let now = call_on_node(page, e.backend_node_id, SET_VALUE_JS, vec![json!(text)]).await;
+        return match now.as_ref().and_then(Value::as_str) {
+            Some(v) if v == text || text.is_empty() => {
+                Ok(Acted::Confirmed(format!("set {} to \"{v}\"", describe(e))))
+            }
+            _ => Err(format!(
+                "\"{text}\" is not a valid value for {} ({input_type}); write it as {}",
+                describe(e),
+                value_format(input_type)
+            )),
+        };
+    }
+    let was_empty = info["empty"] == Value::Bool(true);
+    if text.is_empty() && was_empty {
+        return Ok(Acted::NoEffect(format!(
+            "{} was already empty",
+            describe(e)
+        )));
+    }
+    if !was_empty {
+        call_on_node(page, e.backend_node_id, SELECT_CONTENT_JS, Vec::new()).await;
+        input::press(
+            page,
+            &crate::protocol::KeyCombo {
+                modifiers: Vec::new(),
+                key: "Backspace".into(),
+            },
+        )
+        .await
+        .map_err(refused)?;
+    }
+    input::type_text(page, text).await.map_err(refused)?;
+    if text.is_empty() {
+        return Ok(Acted::Confirmed(format!("cleared {}", describe(e))));
+    }
+    let secret = input_type == "password";
+    let value = call_on_node(page, e.backend_node_id, VALUE_JS, Vec::new()).await;
+    let value = value.as_ref().and_then(Value::as_str).unwrap_or_default();
+    Ok(Acted::Confirmed(if secret {
+        format!(
+            "typed {} characters into {}",
+            text.chars().count(),
+            describe(e)
+        )
+    } else if value == text {
+        format!("typed \"{text}\" into {}", describe(e))
+    } else {
+        format!(
+            "typed \"{text}\" into {}, which now holds \"{value}\" (the page changed what was typed)",
+            describe(e)
+        )
+    }))
+}
+
+/// A native select's options, or the role of a custom one.
+const SELECT_INFO_JS: &str = r#"function() {
+  if (this.tagName === 'SELECT')
+    return { native: true, selected: this.selectedIndex,
+             options: Array.from(this.options).map(o => o.text.replace(/\s+/g, ' ').trim()) };
+  return { native: false, role: this.getAttribute('role') || '' };
+}"#;
+
+const CHOOSE_NATIVE_JS: &str = r#"function(i) {
+  this.focus();
+  this.selectedIndex = i;
+  this.dispatchEvent(new Event('input', { bubbles: true }));
+  this.dispatchEvent(new Event('change', { bubbles: true }));
+  return this.selectedIndex;
+}"#;
+
+/// The visible options of a custom dropdown or listbox: those it controls or
+/// owns, its own, or else every visible option on the page (an open popup is
+/// often elsewhere in the DOM). With an index, returns that option's node.
+const CUSTOM_OPTIONS_JS: &str = r#"function(i) {
+  const root = this.getRootNode();
+  const byId = id => (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
+  const ids = ((this.getAttribute('aria-controls') || '') + ' ' + (this.getAttribute('aria-owns') || '')).split(/\s+/).filter(Boolean);
+  const sel = '[role=option],[role=menuitem],[role=menuitemradio],[role=treeitem]';
+  const visible = el => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el);
+    return r.width > 0 && r.height > 0 && cs.visibility !== 'hidden' && cs.display !== 'none'; };
+  let opts = [];
+  for (const s of ids.map(byId).filter(Boolean)) opts.push(...s.querySelectorAll(sel));
+  if (!opts.length) opts = [...this.querySelectorAll(sel)];
+  if (!opts.length) opts = [...(root.querySelectorAll ? root : document).querySelectorAll(sel)];
+  opts = opts.filter(visible);
+  if (i === undefined || i === null) return opts.map(o => o.textContent.replace(/\s+/g, ' ').trim());
+  return opts[i];
+}"#;
+
+/// Finds `wanted` among option texts: exact, then ignoring case, then the one
+/// option that starts with it. Ambiguity is no match.
+fn match_option(options: &[String], wanted: &str) -> Option<usize> {
+    let w = wanted.trim();
+    if let Some(i) = options.iter().position(|o| o == w) {
+        return Some(i);
+    }
+    let lw = w.to_lowercase();
+    if let Some(i) = options.iter().position(|o| o.to_lowercase() == lw) {
+        return Some(i);
+    }
+    let starts: Vec<usize> = options
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| !lw.is_empty() && o.to_lowercase().starts_with(&lw))
+        .map(|(i, _)| i)
+        .collect();
+    (starts.len() == 1).then(|| starts[0])
+}
+
+fn list_options(options: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = options
+        .iter()
+        .take(SHOWN)
+        .map(|o| format!("\"{o}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if options.len() > SHOWN {
+        s.push_str(&format!(" and {} more", options.len() - SHOWN));
+    }
+    s
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|o| o.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// SELECT: a native select is set as its popup would set it; a custom
+/// dropdown is opened with a real click and its option clicked.
+async fn select(
+    page: &Page,
+    events: &Mutex<Events>,
+    options: &ActOptions,
+    e: &Element,
+    view: Rect,
+    wanted: &str,
+) -> Act {
+    let info = call_on_node(page, e.backend_node_id, SELECT_INFO_JS, Vec::new())
+        .await
+        .ok_or_else(|| {
+            format!(
+                "{} is no longer on the page; look at the page again",
+                describe(e)
+            )
+        })?;
+    if info["native"] == Value::Bool(true) {
+        let opts = strings(&info["options"]);
+        let Some(i) = match_option(&opts, wanted) else {
+            return Err(format!(
+                "{} has no option \"{wanted}\"; its options are: {}",
+                describe(e),
+                list_options(&opts)
+            ));
+        };
+        if info["selected"].as_u64() == Some(i as u64) {
+            return Ok(Acted::NoEffect(format!(
+                "\"{}\" was already selected",
+                opts[i]
+            )));
+        }
+        point_for(page, e, view).await?;
+        call_on_node(page, e.backend_node_id, CHOOSE_NATIVE_JS, vec![json!(i)]).await;
+        return Ok(Acted::Confirmed(format!(
+            "selected \"{}\" in {}",
+            opts[i],
+            describe(e)
+        )));
+    }
+    // A custom dropdown: open it unless it is a listbox showing its options.
+    if info["role"].as_str() != Some("listbox") {
+        let p = point_for(page, e, view).await?;
+        input::click(page, p).await.map_err(refused)?;
+        settle::settle(page, events, options.quiet, options.settle_timeout).await;
+    }
+    let opts = strings(
+        &call_on_node(page, e.backend_node_id, CUSTOM_OPTIONS_JS, Vec::new())
+            .await
+            .unwrap_or(Value::Null),
+    );
+    if opts.is_empty() {
+        return Err(format!(
+            "{} showed no options (no role=option elements appeared); try CLICK on it and look",
+            describe(e)
+        ));
+    }
+    let Some(i) = match_option(&opts, wanted) else {
+        return Err(format!(
+            "{} has no option \"{wanted}\"; its options are: {}",
+            describe(e),
+            list_options(&opts)
+        ));
+    };
+    let option = node_from_call(page, e.backend_node_id, CUSTOM_OPTIONS_JS, vec![json!(i)])
+        .await
+        .ok_or("the option disappeared before it could be clicked")?;
+    let p = match reach(page, option, &e.frame, view).await {
+        Reach::At(p) => p,
+        Reach::Covered { by } => return Err(format!("option \"{}\" is covered by {by}", opts[i])),
+        Reach::NoBox | Reach::Gone => {
+            return Err(format!("option \"{}\" could not be reached", opts[i]))
+        }
+    };
+    input::click(page, p).await.map_err(refused)?;
+    Ok(Acted::Unconfirmed(format!(
+        "chose \"{}\" in {}",
+        opts[i],
+        describe(e)
+    )))
+}
+
+/// Signs of a scroll direction: (x, y).
+fn signs(d: ScrollDirection) -> (i32, i32) {
+    match d {
+        ScrollDirection::Up => (0, -1),
+        ScrollDirection::Down => (0, 1),
+        ScrollDirection::Left => (-1, 0),
+        ScrollDirection::Right => (1, 0),
+    }
+}
+
+fn direction_word(d: ScrollDirection) -> (&'static str, &'static str) {
+    match d {
+        ScrollDirection::Up => ("up", "top"),
+        ScrollDirection::Down => ("down", "bottom"),
+        ScrollDirection::Left => ("left", "left edge"),
+        ScrollDirection::Right => ("right", "right edge"),
+    }
+}
+
+/// Reports a scroll from [moved x, moved y, at x, at y, max x, max y].
+fn scrolled(what: &str, d: ScrollDirection, v: &Value) -> Act {
+    let n = |i: usize| v.get(i).and_then(Value::as_f64).unwrap_or(0.0).round();
+    let (word, end) = direction_word(d);
+    let vertical = matches!(d, ScrollDirection::Up | ScrollDirection::Down);
+    let (moved, at, max) = if vertical {
+        (n(1), n(3), n(5))
+    } else {
+        (n(0), n(2), n(4))
+    };
+    if moved == 0.0 {
+        return Ok(Acted::NoEffect(if max <= 0.0 {
+            format!("{what} does not scroll that way")
+        } else {
+            format!("{what} is already at the {end}")
+        }));
+    }
+    Ok(Acted::Confirmed(format!(
+        "scrolled {what} {word} by {} px (now at {at} of {max})",
+        moved.abs()
+    )))
+}
+
+/// Scrolls the page by most of a screen, instantly, so the next look is exact.
+async fn scroll_page(page: &Page, d: ScrollDirection) -> Act {
+    let (dx, dy) = signs(d);
+    let mut params = EvaluateParams::new(format!(
+        "(() => {{ const b = [scrollX, scrollY]; \
+         scrollBy({{ left: {dx} * innerWidth * 0.8, top: {dy} * innerHeight * 0.8, behavior: 'instant' }}); \
+         const s = document.scrollingElement || document.documentElement; \
+         return [scrollX - b[0], scrollY - b[1], scrollX, scrollY, \
+                 Math.max(0, s.scrollWidth - innerWidth), Math.max(0, s.scrollHeight - innerHeight)]; }})()"
+    ));
+    params.return_by_value = Some(true);
+    let reply = page.execute(params).await.map_err(refused)?;
+    let v = reply.result.result.value.clone().unwrap_or(Value::Null);
+    scrolled("the page", d, &v)
+}
+
+/// Scrolls the scroll area that holds the element (or is it).
+const SCROLL_AREA_JS: &str = r#"function(dx, dy) {
+  const can = e => { const cs = getComputedStyle(e);
+    return dy ? /(auto|scroll|overlay)/.test(cs.overflowY) && e.scrollHeight > e.clientHeight
+              : /(auto|scroll|overlay)/.test(cs.overflowX) && e.scrollWidth > e.clientWidth; };
+  let e = this.nodeType === 1 ? this : this.parentElement;
+  while (e && !can(e)) e = e.parentElement || (e.getRootNode().host || null);
+  if (!e || e === document.documentElement || e === document.body) return null;
+  const b = [e.scrollLeft, e.scrollTop];
+  e.scrollBy({ left: dx * e.clientWidth * 0.8, top: dy * e.clientHeight * 0.8, behavior: 'instant' });
+  return [e.scrollLeft - b[0], e.scrollTop - b[1], e.scrollLeft, e.scrollTop,
+          e.scrollWidth - e.clientWidth, e.scrollHeight - e.clientHeight];
+}"#;
+
+async fn scroll_container(page: &Page, e: &Element, d: ScrollDirection) -> Act {
+    let (dx, dy) = signs(d);
+    let v = call_on_node(
+        page,
+        e.backend_node_id,
+        SCROLL_AREA_JS,
+        vec![json!(dx), json!(dy)],
+    )
+    .await
+    .ok_or_else(|| {
+        format!(
+            "{} is no longer on the page; look at the page again",
+            describe(e)
+        )
+    })?;
+    if v.is_null() {
+        return Err(format!(
+            "{} is not in an area that scrolls {}; use SCROLL:{} for the page",
+            describe(e),
+            direction_word(d).0,
+            direction_word(d).0
+        ));
+    }
+    scrolled(&format!("the area of {}", describe(e)), d, &v)
+}
+
+async fn fetch(session: &Session, options: &ActOptions, written: &str) -> Act {
+    let current = session
+        .page()
+        .url()
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let url = urls::fetch_target(written, &current, &options.fetch_schemes)?;
+    let nav = session
+        .navigate(url.as_str(), options.navigation_timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut message = format!("opened {url}");
+    if let Some(status) = nav.status.filter(|s| *s >= 400) {
+        message.push_str(&format!(" (HTTP {status}: an error page)"));
+    }
+    if nav.load_timed_out {
+        message.push_str(" (it had not finished loading)");
+    }
+    Ok(Acted::Unconfirmed(message))
+}
+
+async fn back(page: &Page) -> Act {
+    let history = page
+        .execute(GetNavigationHistoryParams::default())
+        .await
+        .map_err(refused)?;
+    let index = usize::try_from(history.result.current_index).unwrap_or(0);
+    let Some(entry) = index
+        .checked_sub(1)
+        .and_then(|i| history.result.entries.get(i))
+    else {
+        return Ok(Acted::NoEffect(
+            "there is no earlier page in this tab".into(),
+        ));
+    };
+    page.execute(NavigateToHistoryEntryParams::new(entry.id))
+        .await
+        .map_err(refused)?;
+    Ok(Acted::Unconfirmed(format!("went back to {}", entry.url)))
+}
+
+const IS_FILE_INPUT_JS: &str =
+    "function() { return this.tagName === 'INPUT' && (this.type || '').toLowerCase() === 'file'; }";
+
+async fn upload(page: &Page, e: &Element, path: &str) -> Act {
+    // A label drawn for a hidden file input acts for it.
+    let node = e.control_node_id.unwrap_or(e.backend_node_id);
+    match call_on_node(page, node, IS_FILE_INPUT_JS, Vec::new()).await {
+        Some(Value::Bool(true)) => {}
+        Some(_) => return Err(format!("{} is not a file input", describe(e))),
+        None => {
+            return Err(format!(
+                "{} is no longer on the page; look at the page again",
+                describe(e)
+            ))
+        }
+    }
+    let file = std::path::Path::new(path.trim());
+    let abs = std::fs::canonicalize(file).map_err(|_| format!("there is no file at {path}"))?;
+    if !abs.is_file() {
+        return Err(format!("{path} is not a file"));
+    }
+    page.execute(
+        SetFileInputFilesParams::builder()
+            .files(vec![abs.to_string_lossy().into_owned()])
+            .backend_node_id(BackendNodeId::new(node))
+            .build()
+            .map_err(|e| e.to_string())?,
+    )
+    .await
+    .map_err(refused)?;
+    let name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Acted::Confirmed(format!(
+        "attached {name} to {}",
+        describe(e)
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn options_match_exactly_then_loosely_never_ambiguously() {
+        let o = opts(&["India", "Indonesia", "France", "Japan"]);
+        assert_eq!(match_option(&o, "France"), Some(2));
+        assert_eq!(match_option(&o, "france "), Some(2));
+        assert_eq!(match_option(&o, "Jap"), Some(3));
+        assert_eq!(match_option(&o, "Ind"), None, "India or Indonesia?");
+        assert_eq!(match_option(&o, "India"), Some(0));
+        assert_eq!(match_option(&o, "Spain"), None);
+        assert_eq!(match_option(&o, ""), None);
+    }
+
+    #[test]
+    fn scroll_reports_distance_or_the_edge() {
+        let moved = json!([0, 640, 0, 640, 0, 2400]);
+        assert_eq!(
+            scrolled("the page", ScrollDirection::Down, &moved),
+            Ok(Acted::Confirmed(
+                "scrolled the page down by 640 px (now at 640 of 2400)".into()
+            ))
+        );
+        let stuck = json!([0, 0, 0, 2400, 0, 2400]);
+        assert_eq!(
+            scrolled("the page", ScrollDirection::Down, &stuck),
+            Ok(Acted::NoEffect("the page is already at the bottom".into()))
+        );
+        let flat = json!([0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            scrolled("the page", ScrollDirection::Up, &flat),
+            Ok(Acted::NoEffect("the page does not scroll that way".into()))
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! What a command changed, told from two looks at the page: before and after.
+//! The words are for the model: "navigated to …", "3 new elements appeared:
+//! option "Paris", …", "now checked".
+
+use std::collections::HashMap;
+
+use crate::perceive::{Element, Observation};
+
+/// Most elements named in one "appeared" or "disappeared" sentence.
+const NAMED_MAX: usize = 5;
+
+fn key(e: &Element) -> (String, String) {
+    (e.role.clone(), e.name.clone())
+}
+
+/// Elements of `a` that `b` does not have, counted by (role, name), so a list
+/// that re-renders with the same items is no change.
+fn missing_from<'a>(a: &'a Observation, b: &Observation) -> Vec<&'a Element> {
+    let mut left: HashMap<(String, String), usize> = HashMap::new();
+    for e in &b.table.elements {
+        *left.entry(key(e)).or_default() += 1;
+    }
+    a.table
+        .elements
+        .iter()
+        .filter(|e| match left.get_mut(&key(e)) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
+}
+
+fn sentence(count_word: &str, elements: &[&Element]) -> String {
+    let named: Vec<String> = elements
+        .iter()
+        .take(NAMED_MAX)
+        .map(|e| {
+            if e.name.is_empty() {
+                format!("[{}] {}", e.id, e.role)
+            } else {
+                format!("[{}] {} \"{}\"", e.id, e.role, e.name)
+            }
+        })
+        .collect();
+    let more = elements.len().saturating_sub(NAMED_MAX);
+    let noun = if elements.len() == 1 {
+        "element"
+    } else {
+        "elements"
+    };
+    let mut s = format!(
+        "{} {noun} {count_word}: {}",
+        elements.len(),
+        named.join(", ")
+    );
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+/// How the acted-on element itself changed: value, checked, expanded, selected, focus.
+fn target_changes(before: &Element, after: &Element) -> Vec<String> {
+    let mut out = Vec::new();
+    if before.value != after.value {
+        if let Some(v) = &after.value {
+            out.push(format!("its value is now \"{v}\""));
+        }
+    }
+    if before.checked != after.checked {
+        if let Some(c) = after.checked {
+            out.push(if c { "now checked" } else { "now unchecked" }.into());
+        }
+    }
+    if before.expanded != after.expanded {
+        if let Some(x) = after.expanded {
+            out.push(if x { "now expanded" } else { "now collapsed" }.into());
+        }
+    }
+    if before.selected != after.selected && after.selected == Some(true) {
+        out.push("now selected".into());
+    }
+    if out.is_empty() && !before.focused && after.focused {
+        out.push("it has the keyboard focus".into());
+    }
+    out
+}
+
+/// The changes between two looks at the page, as sentences; empty when nothing
+/// a person would notice changed. `target` is the acted-on node.
+pub(super) fn changes(
+    before: &Observation,
+    after: &Observation,
+    target: Option<i64>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if before.url != after.url {
+        out.push(format!("navigated to {}", after.url));
+    } else if before.title != after.title {
+        out.push(format!("the title is now \"{}\"", after.title));
+    }
+    if let Some(node) = target {
+        let find = |o: &'_ Observation| {
+            o.table
+                .elements
+                .iter()
+                .find(|e| e.backend_node_id == node)
+                .cloned()
+        };
+        if let (Some(b), Some(a)) = (find(before), find(after)) {
+            out.extend(target_changes(&b, &a));
+        }
+    }
+    // A new page is described by its URL, not as every element coming and going.
+    if before.url == after.url {
+        let appeared = missing_from(after, before);
+        if !appeared.is_empty() {
+            out.push(sentence("appeared", &appeared));
+        }
+        let gone = missing_from(before, after);
+        if !gone.is_empty() {
+            out.push(sentence("disappeared", &gone));
+        }
+        if out.is_empty() && before.signature != after.signature {
+            out.push("the text on the page changed".into());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::browser::Viewport;
+    use crate::perceive::{ElementState, ElementTable, PerceiveTimings, Point, Rect};
+
+    fn obs(url: &str, elements: Vec<Element>, signature: &str) -> Observation {
+        Observation {
+            frame: String::new(),
+            url: url.into(),
+            title: "T".into(),
+            viewport: Viewport::default(),
+            scroll: Point::default(),
+            screenshot_png: Vec::new(),
+            table: ElementTable { elements },
+            signature: signature.into(),
+            stable: true,
+            notes: Vec::new(),
+            timings: PerceiveTimings::default(),
+        }
+    }
+
+    fn el(id: u32, role: &str, name: &str) -> Element {
+        Element::new(id, role, name, Rect::default(), ElementState::Interactable)
+    }
+
+    #[test]
+    fn new_options_are_named_and_counted() {
+        let before = obs("u", vec![el(1, "textbox", "From")], "a");
+        let mut after_els = vec![el(1, "textbox", "From")];
+        for (i, c) in ["Paris", "Palermo", "Panama City"].iter().enumerate() {
+            after_els.push(el(i as u32 + 2, "option", c));
+        }
+        let after = obs("u", after_els, "b");
+        let c = changes(&before, &after, Some(1));
+        assert_eq!(
+            c,
+            vec!["3 elements appeared: [2] option \"Paris\", [3] option \"Palermo\", [4] option \"Panama City\""]
+        );
+    }
+
+    #[test]
+    fn a_checked_box_and_a_navigation() {
+        let mut b = el(1, "checkbox", "Tea");
+        b.checked = Some(false);
+        let mut a = b.clone();
+        a.checked = Some(true);
+        let c = changes(&obs("u", vec![b], "s"), &obs("u", vec![a], "s"), Some(1));
+        assert_eq!(c, vec!["now checked"]);
+        let c = changes(
+            &obs("u", vec![], "s"),
+            &obs("v", vec![el(1, "link", "x")], "t"),
+            None,
+        );
+        assert_eq!(c, vec!["navigated to v"]);
+    }
+
+    #[test]
+    fn the_same_page_rerendered_is_no_change() {
+        let before = obs("u", vec![el(1, "link", "A"), el(2, "link", "A")], "s");
+        let after = obs("u", vec![el(1, "link", "A"), el(2, "link", "A")], "s");
+        assert!(changes(&before, &after, None).is_empty());
+        let fewer = obs("u", vec![el(1, "link", "A")], "t");
+        assert_eq!(
+            changes(&before, &fewer, None),
+            vec!["1 element disappeared: [2] link \"A\""]
+        );
+    }
+}

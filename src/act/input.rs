@@ -1,0 +1,247 @@
+//! Real input events: the mouse moves, presses and releases; keys go down and
+//! up with the text they produce, so the page's listeners fire as for a person.
+
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
+};
+use chromiumoxide::error::CdpError;
+use chromiumoxide::Page;
+
+use crate::perceive::Point;
+use crate::protocol::KeyCombo;
+
+fn mouse(kind: DispatchMouseEventType, p: Point) -> DispatchMouseEventParams {
+    DispatchMouseEventParams::new(kind, p.x, p.y)
+}
+
+/// Moves the pointer to `p`.
+pub(super) async fn hover(page: &Page, p: Point) -> Result<(), CdpError> {
+    page.execute(mouse(DispatchMouseEventType::MouseMoved, p))
+        .await?;
+    Ok(())
+}
+
+/// A left click at `p`: move, press, release.
+pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
+    hover(page, p).await?;
+    for kind in [
+        DispatchMouseEventType::MousePressed,
+        DispatchMouseEventType::MouseReleased,
+    ] {
+        let mut e = mouse(kind, p);
+        e.button = Some(MouseButton::Left);
+        e.buttons = Some(1);
+        e.click_count = Some(1);
+        page.execute(e).await?;
+    }
+    Ok(())
+}
+
+/// One key as the keyboard would send it.
+#[derive(Debug, Clone, PartialEq)]
+struct KeyDef {
+    key: String,
+    code: String,
+    key_code: i64,
+    /// The text the key types, if any.
+    text: Option<String>,
+}
+
+/// Named keys: (key, code, Windows key code, text).
+const NAMED: &[(&str, &str, i64, &str)] = &[
+    ("Enter", "Enter", 13, "\r"),
+    ("Tab", "Tab", 9, ""),
+    ("Escape", "Escape", 27, ""),
+    ("Backspace", "Backspace", 8, ""),
+    ("Delete", "Delete", 46, ""),
+    (" ", "Space", 32, " "),
+    ("ArrowUp", "ArrowUp", 38, ""),
+    ("ArrowDown", "ArrowDown", 40, ""),
+    ("ArrowLeft", "ArrowLeft", 37, ""),
+    ("ArrowRight", "ArrowRight", 39, ""),
+    ("PageUp", "PageUp", 33, ""),
+    ("PageDown", "PageDown", 34, ""),
+    ("Home", "Home", 36, ""),
+    ("End", "End", 35, ""),
+];
+
+fn key_def(key: &str) -> KeyDef {
+    if let Some((k, code, kc, text)) = NAMED.iter().find(|(k, ..)| *k == key) {
+        return KeyDef {
+            key: (*k).to_string(),
+            code: (*code).to_string(),
+            key_code: *kc,
+            text: (!text.is_empty()).then(|| (*text).to_string()),
+        };
+    }
+    if let Some(n) = key
+        .strip_prefix('F')
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| (1..=12).contains(n))
+    {
+        return KeyDef {
+            key: key.to_string(),
+            code: key.to_string(),
+            key_code: 111 + n,
+            text: None,
+        };
+    }
+    let mut chars = key.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        // Not one character: sent as a key name with no text.
+        return KeyDef {
+            key: key.to_string(),
+            code: String::new(),
+            key_code: 0,
+            text: None,
+        };
+    };
+    let (code, key_code) = match c {
+        'a'..='z' | 'A'..='Z' => (
+            format!("Key{}", c.to_ascii_uppercase()),
+            i64::from(c.to_ascii_uppercase() as u8),
+        ),
+        '0'..='9' => (format!("Digit{c}"), i64::from(c as u8)),
+        _ => (String::new(), 0),
+    };
+    KeyDef {
+        key: c.to_string(),
+        code,
+        key_code,
+        text: Some(c.to_string()),
+    }
+}
+
+/// The CDP modifier bit field: Alt=1, Ctrl=2, Meta=4, Shift=8.
+fn modifier_bits(modifiers: &[String]) -> i64 {
+    modifiers
+        .iter()
+        .map(|m| match m.as_str() {
+            "Alt" => 1,
+            "Ctrl" => 2,
+            "Meta" => 4,
+            "Shift" => 8,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Editing commands for shortcuts, which Chromium does not derive from key
+/// events sent over CDP on every platform.
+fn editing_command(combo: &KeyCombo) -> Option<&'static str> {
+    let ctrl = combo.modifiers.iter().any(|m| m == "Ctrl" || m == "Meta");
+    let shift = combo.modifiers.iter().any(|m| m == "Shift");
+    if !ctrl {
+        return None;
+    }
+    Some(match (combo.key.to_ascii_lowercase().as_str(), shift) {
+        ("a", false) => "selectAll",
+        ("c", false) => "copy",
+        ("x", false) => "cut",
+        ("v", false) => "paste",
+        ("z", false) => "undo",
+        ("z", true) | ("y", false) => "redo",
+        _ => return None,
+    })
+}
+
+async fn send(
+    page: &Page,
+    def: &KeyDef,
+    modifiers: i64,
+    command: Option<&str>,
+) -> Result<(), CdpError> {
+    // A shortcut with Ctrl, Alt or Meta types nothing; Shift alone still types.
+    let text = if modifiers & 0b0111 != 0 {
+        None
+    } else if modifiers & 8 != 0 {
+        def.text.as_ref().map(|t| t.to_uppercase())
+    } else {
+        def.text.clone()
+    };
+    let mut down = DispatchKeyEventParams::new(if text.is_some() {
+        DispatchKeyEventType::KeyDown
+    } else {
+        DispatchKeyEventType::RawKeyDown
+    });
+    down.key = Some(def.key.clone());
+    down.code = Some(def.code.clone()).filter(|c| !c.is_empty());
+    down.windows_virtual_key_code = Some(def.key_code).filter(|&k| k != 0);
+    down.native_virtual_key_code = down.windows_virtual_key_code;
+    down.modifiers = Some(modifiers);
+    down.unmodified_text = def.text.clone();
+    down.text = text;
+    down.commands = command.map(|c| vec![c.to_string()]);
+    let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
+    up.key = down.key.clone();
+    up.code = down.code.clone();
+    up.windows_virtual_key_code = down.windows_virtual_key_code;
+    up.native_virtual_key_code = down.native_virtual_key_code;
+    up.modifiers = Some(modifiers);
+    page.execute(down).await?;
+    page.execute(up).await?;
+    Ok(())
+}
+
+/// Presses a key or a combination.
+pub(super) async fn press(page: &Page, combo: &KeyCombo) -> Result<(), CdpError> {
+    send(
+        page,
+        &key_def(&combo.key),
+        modifier_bits(&combo.modifiers),
+        editing_command(combo),
+    )
+    .await
+}
+
+/// Types text one character at a time with key events; a newline is Enter.
+pub(super) async fn type_text(page: &Page, text: &str) -> Result<(), CdpError> {
+    for c in text.chars() {
+        let def = match c {
+            '\n' => key_def("Enter"),
+            '\t' => key_def("Tab"),
+            c => key_def(&c.to_string()),
+        };
+        send(page, &def, 0, None).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn combo(mods: &[&str], key: &str) -> KeyCombo {
+        KeyCombo {
+            modifiers: mods.iter().map(|m| m.to_string()).collect(),
+            key: key.to_string(),
+        }
+    }
+
+    #[test]
+    fn keys_get_codes_and_text() {
+        let enter = key_def("Enter");
+        assert_eq!((enter.key_code, enter.text.as_deref()), (13, Some("\r")));
+        let a = key_def("a");
+        assert_eq!((a.code.as_str(), a.key_code), ("KeyA", 65));
+        let seven = key_def("7");
+        assert_eq!((seven.code.as_str(), seven.key_code), ("Digit7", 55));
+        assert_eq!(key_def("F5").key_code, 116);
+        let e = key_def("é");
+        assert_eq!((e.key_code, e.text.as_deref()), (0, Some("é")));
+        assert_eq!(key_def("Escape").text, None);
+    }
+
+    #[test]
+    fn modifiers_and_shortcuts() {
+        assert_eq!(modifier_bits(&["Ctrl".into(), "Shift".into()]), 10);
+        assert_eq!(editing_command(&combo(&["Ctrl"], "a")), Some("selectAll"));
+        assert_eq!(
+            editing_command(&combo(&["Ctrl", "Shift"], "z")),
+            Some("redo")
+        );
+        assert_eq!(editing_command(&combo(&[], "a")), None);
+        assert_eq!(editing_command(&combo(&["Ctrl"], "q")), None);
+    }
+}

@@ -1,0 +1,288 @@
+//! From a table entry to a point a real click reaches: scroll the node into
+//! view, read its boxes again (they move when the page scrolls), and hit-test
+//! candidate points until one lands on the element. A click at a covered point
+//! "succeeds" and clicks the cover (../shared/NOTES.md), so a covered element is
+//! reported with what covers it instead.
+
+use chromiumoxide::cdp::browser_protocol::dom::{
+    BackendNodeId, DescribeNodeParams, GetContentQuadsParams, GetNodeForLocationParams,
+    ResolveNodeParams, ScrollIntoViewIfNeededParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    CallArgument, CallFunctionOnParams, RemoteObjectId,
+};
+use chromiumoxide::Page;
+use serde_json::Value;
+
+use crate::perceive::{Point, Rect};
+
+/// Where a click on the element would go.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Reach {
+    /// This point reaches the element.
+    At(Point),
+    /// Every candidate point lands on something else.
+    Covered {
+        /// What is on top, e.g. `dialog "Cookie consent"`.
+        by: String,
+    },
+    /// The element has no box on screen (collapsed, hidden, zero size).
+    NoBox,
+    /// The node is no longer in the document.
+    Gone,
+}
+
+/// Calls `function` on the node with `this` bound to it, in its frame's main
+/// world, and returns the value. `None` when the node is gone or the call threw.
+pub(super) async fn call_on_node(
+    page: &Page,
+    backend_node_id: i64,
+    function: &str,
+    args: Vec<Value>,
+) -> Option<Value> {
+    let object = resolve(page, backend_node_id).await?;
+    let mut params = CallFunctionOnParams::new(function);
+    params.object_id = Some(object);
+    params.return_by_value = Some(true);
+    params.await_promise = Some(true);
+    params.arguments = Some(args.into_iter().map(value_arg).collect());
+    let reply = page.execute(params).await.ok()?;
+    if reply.result.exception_details.is_some() {
+        return None;
+    }
+    Some(reply.result.result.value.clone().unwrap_or(Value::Null))
+}
+
+/// Calls `function` on the node and returns the node it returns, as a
+/// backendNodeId (an option of a custom dropdown, found in the page).
+pub(super) async fn node_from_call(
+    page: &Page,
+    backend_node_id: i64,
+    function: &str,
+    args: Vec<Value>,
+) -> Option<i64> {
+    let object = resolve(page, backend_node_id).await?;
+    let mut params = CallFunctionOnParams::new(function);
+    params.object_id = Some(object);
+    params.arguments = Some(args.into_iter().map(value_arg).collect());
+    let reply = page.execute(params).await.ok()?;
+    let found = reply.result.result.object_id.clone()?;
+    let node = page
+        .execute(DescribeNodeParams::builder().object_id(found).build())
+        .await
+        .ok()?;
+    Some(*node.result.node.backend_node_id.inner())
+}
+
+fn value_arg(v: Value) -> CallArgument {
+    CallArgument {
+        value: Some(v),
+        ..CallArgument::default()
+    }
+}
+
+/// A handle on the node in its frame's main world.
+async fn resolve(page: &Page, backend_node_id: i64) -> Option<RemoteObjectId> {
+    page.execute(
+        ResolveNodeParams::builder()
+            .backend_node_id(BackendNodeId::new(backend_node_id))
+            .build(),
+    )
+    .await
+    .ok()?
+    .result
+    .object
+    .object_id
+}
+
+/// Whether `hit` is the node itself or inside it (through shadow roots), or the
+/// label of a control that is the node: a click there reaches the node.
+const CONTAINS_JS: &str = r#"function(hit) {
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return true;
+  if (this.labels) for (const l of this.labels) for (let n = hit; n; n = n.parentNode || n.host) if (n === l) return true;
+  return false;
+}"#;
+
+/// Names what covers a point: the dialog, fixed or sticky layer it belongs to,
+/// as the element list names covers (`dialog "Cookie consent"`).
+const COVER_JS: &str = r#"function() {
+  const txt = s => (s || '').replace(/\s+/g, ' ').trim().slice(0, 60);
+  const start = this.nodeType === 1 ? this : this.parentElement;
+  let layer = null;
+  for (let e = start; e; e = e.parentElement || (e.getRootNode && e.getRootNode().host) || null) {
+    const role = e.getAttribute('role');
+    if (e.tagName === 'DIALOG' || role === 'dialog' || role === 'alertdialog' || e.getAttribute('aria-modal') === 'true') { layer = e; break; }
+    const pos = getComputedStyle(e).position;
+    if (!layer && (pos === 'fixed' || pos === 'sticky')) layer = e;
+  }
+  const e = layer || start;
+  if (!e) return 'another element';
+  const tag = e.tagName.toLowerCase();
+  const role = e.getAttribute('role') || (tag === 'dialog' ? 'dialog' : tag === 'header' ? 'header'
+    : tag === 'nav' ? 'navigation' : layer ? 'overlay' : tag);
+  let name = e.getAttribute('aria-label') || '';
+  const by = e.getAttribute('aria-labelledby');
+  if (!name && by) name = by.split(/\s+/).map(id => { const l = document.getElementById(id); return l ? l.textContent : ''; }).join(' ');
+  if (!name) name = e.innerText || e.textContent;
+  name = txt(name);
+  return name ? `${role} "${name}"` : role;
+}"#;
+
+/// Scrolls the node into view if needed and finds a point that reaches it.
+pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: Rect) -> Reach {
+    let node = BackendNodeId::new(backend_node_id);
+    if page
+        .execute(
+            ScrollIntoViewIfNeededParams::builder()
+                .backend_node_id(node)
+                .build(),
+        )
+        .await
+        .is_err()
+    {
+        return Reach::Gone;
+    }
+    let quads = match page
+        .execute(
+            GetContentQuadsParams::builder()
+                .backend_node_id(node)
+                .build(),
+        )
+        .await
+    {
+        Ok(r) => r.result.quads.clone(),
+        Err(_) => return Reach::Gone,
+    };
+    let boxes: Vec<Rect> = quads
+        .iter()
+        .filter_map(|q| bounds(q.inner()))
+        .filter_map(|r| r.intersect(&view))
+        .filter(|r| r.w >= 1.0 && r.h >= 1.0)
+        .collect();
+    if boxes.is_empty() {
+        return Reach::NoBox;
+    }
+    let mut cover = None;
+    for b in &boxes {
+        for p in candidates(b) {
+            // Hit-test and click the same whole-pixel point.
+            let p = Point {
+                x: p.x.floor(),
+                y: p.y.floor(),
+            };
+            let Ok(hit) = page
+                .execute(GetNodeForLocationParams::new(p.x as i64, p.y as i64))
+                .await
+            else {
+                continue;
+            };
+            let hit_node = *hit.result.backend_node_id.inner();
+            if hit_node == backend_node_id
+                || (hit.result.frame_id.inner() == frame
+                    && contains(page, backend_node_id, hit_node).await)
+            {
+                return Reach::At(p);
+            }
+            if cover.is_none() {
+                cover = Some(hit_node);
+            }
+        }
+    }
+    let by = match cover {
+        Some(node) => call_on_node(page, node, COVER_JS, Vec::new())
+            .await
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| "another element".into()),
+        None => "another element".into(),
+    };
+    Reach::Covered { by }
+}
+
+/// Whether the node `hit` lies inside the node `target` (same frame).
+async fn contains(page: &Page, target: i64, hit: i64) -> bool {
+    let (Some(hit_id), Some(target_id)) = (resolve(page, hit).await, resolve(page, target).await)
+    else {
+        return false;
+    };
+    let mut params = CallFunctionOnParams::new(CONTAINS_JS);
+    params.object_id = Some(target_id);
+    params.return_by_value = Some(true);
+    params.arguments = Some(vec![CallArgument {
+        object_id: Some(hit_id),
+        ..CallArgument::default()
+    }]);
+    matches!(
+        page.execute(params)
+            .await
+            .map(|r| r.result.result.value.clone()),
+        Ok(Some(Value::Bool(true)))
+    )
+}
+
+/// The bounding rectangle of a quad (four x,y corners).
+fn bounds(quad: &[f64]) -> Option<Rect> {
+    if quad.len() != 8 {
+        return None;
+    }
+    let xs = [quad[0], quad[2], quad[4], quad[6]];
+    let ys = [quad[1], quad[3], quad[5], quad[7]];
+    let x0 = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (x1 > x0 && y1 > y0 && x0.is_finite() && y0.is_finite()).then_some(Rect {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    })
+}
+
+/// Points to try in a box: the center first, then a ring around it, so a
+/// partly covered element is still reached where it shows.
+fn candidates(b: &Rect) -> Vec<Point> {
+    const SPOTS: [(f64, f64); 9] = [
+        (0.5, 0.5),
+        (0.25, 0.5),
+        (0.75, 0.5),
+        (0.5, 0.25),
+        (0.5, 0.75),
+        (0.15, 0.15),
+        (0.85, 0.15),
+        (0.15, 0.85),
+        (0.85, 0.85),
+    ];
+    SPOTS
+        .iter()
+        .map(|(fx, fy)| Point {
+            x: b.x + b.w * fx,
+            y: b.y + b.h * fy,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quad_bounds_and_degenerate_quads() {
+        let r = bounds(&[10.0, 20.0, 110.0, 20.0, 110.0, 60.0, 10.0, 60.0]).unwrap();
+        assert_eq!((r.x, r.y, r.w, r.h), (10.0, 20.0, 100.0, 40.0));
+        assert!(bounds(&[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_none());
+        assert!(bounds(&[1.0, 2.0]).is_none());
+    }
+
+    #[test]
+    fn candidates_start_at_the_center_and_stay_inside() {
+        let b = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 100.0,
+            h: 20.0,
+        };
+        let c = candidates(&b);
+        assert_eq!(c[0], Point { x: 50.0, y: 10.0 });
+        assert!(c.iter().all(|p| b.contains(*p)));
+    }
+}

@@ -1,0 +1,622 @@
+//! The executor: turns the model's commands into real input on the live page,
+//! through the element table of the last observation.
+//!
+//! A batch is planned for one page state. After every command the executor
+//! waits for the page to settle and looks again; when the page signature moved
+//! (a dropdown opened, a new page loaded) the rest of the batch is dropped and
+//! reported, so no command runs on a page it was not planned for. Every command
+//! ends in an [`Outcome`] the model can act on: done (with what changed), no
+//! visible effect, or failed (with why).
+
+mod actions;
+mod effects;
+mod input;
+mod locate;
+mod settle;
+mod urls;
+mod watch;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::browser::Session;
+use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
+use crate::protocol::{Command, Step};
+
+pub use urls::{fetch_target, DEFAULT_FETCH_SCHEMES};
+pub use watch::{Dialog, DialogPolicy, Download};
+
+/// How the executor behaves.
+#[derive(Debug, Clone)]
+pub struct ActOptions {
+    /// Longest wait for the page to settle after a command.
+    pub settle_timeout: Duration,
+    /// How long the DOM and the network must stay still to count as settled.
+    pub quiet: Duration,
+    /// Longest wait for a `FETCH` or `BACK` navigation to load.
+    pub navigation_timeout: Duration,
+    /// How confirm and prompt dialogs are answered.
+    pub dialogs: DialogPolicy,
+    /// What an accepted prompt dialog is given.
+    pub prompt_text: String,
+    /// Where downloads are saved; `None` refuses them (they are still recorded).
+    pub download_dir: Option<PathBuf>,
+    /// URL schemes `FETCH` may open.
+    pub fetch_schemes: Vec<String>,
+    /// How perception runs after each command.
+    pub perceive: PerceiveOptions,
+}
+
+impl Default for ActOptions {
+    fn default() -> Self {
+        Self {
+            settle_timeout: Duration::from_secs(5),
+            quiet: Duration::from_millis(200),
+            navigation_timeout: Duration::from_secs(20),
+            dialogs: DialogPolicy::default(),
+            prompt_text: String::new(),
+            download_dir: None,
+            fetch_schemes: DEFAULT_FETCH_SCHEMES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            perceive: PerceiveOptions::default(),
+        }
+    }
+}
+
+/// Errors that stop the executor itself (not a command: those are outcomes).
+#[derive(Debug, thiserror::Error)]
+pub enum ActError {
+    /// The page could not be perceived.
+    #[error(transparent)]
+    Perceive(#[from] PerceiveError),
+    /// The browser could not give a usable page back.
+    #[error(transparent)]
+    Browser(#[from] crate::browser::BrowserError),
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It ran and something changed (see the outcome's changes).
+    Done,
+    /// It ran and nothing visible changed.
+    NoEffect,
+    /// It could not run; the reason says why and what to do.
+    Failed,
+}
+
+/// The result of one command, written for the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The command as written canonically, e.g. `CLICK:3`.
+    pub command: String,
+    /// Done, no effect, or failed.
+    pub status: Status,
+    /// What happened, in a sentence: what was done, or why it failed.
+    pub message: String,
+    /// What changed on the page: navigations, elements that appeared, values set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+    /// The page signature moved: what the batch was planned for is gone.
+    pub page_changed: bool,
+    /// Milliseconds from the start of the command to the settled page.
+    pub ms: f64,
+}
+
+impl Outcome {
+    fn new(step: &Step, status: Status, message: impl Into<String>) -> Self {
+        Self {
+            command: step.command.to_string(),
+            status,
+            message: message.into(),
+            changes: Vec::new(),
+            page_changed: false,
+            ms: 0.0,
+        }
+    }
+
+    /// One line for the model: `CLICK:3 → done: clicked button "Go"; navigated to …`.
+    pub fn line(&self) -> String {
+        let status = match self.status {
+            Status::Done => "done",
+            Status::NoEffect => "no visible effect",
+            Status::Failed => "FAILED",
+        };
+        let mut s = format!("{} → {status}: {}", self.command, self.message);
+        if !self.changes.is_empty() {
+            s.push_str("; ");
+            s.push_str(&self.changes.join("; "));
+        }
+        s
+    }
+}
+
+/// How the task ended, when a command ended it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finish {
+    /// `COMPLETE`: the task is done.
+    Complete {
+        /// What was done.
+        summary: String,
+    },
+    /// `STOP`: an impasse.
+    Stop {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What a batch did: the commands that ran, and those dropped and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BatchReport {
+    /// Outcomes of the commands that ran, in order.
+    pub outcomes: Vec<Outcome>,
+    /// Commands not run, as written.
+    pub dropped: Vec<String>,
+    /// Why they were dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped_because: Option<String>,
+    /// Information the model gave with `ANSWER`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<String>,
+    /// `COMPLETE` or `STOP`, when one ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finish: Option<Finish>,
+    /// JS dialogs the page opened during the batch.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dialogs: Vec<Dialog>,
+    /// Downloads the batch started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<Download>,
+}
+
+impl BatchReport {
+    /// Whether a command failed.
+    pub fn failed(&self) -> bool {
+        self.outcomes.iter().any(|o| o.status == Status::Failed)
+    }
+
+    /// The report as the model reads it next step.
+    pub fn feedback(&self) -> String {
+        let mut lines: Vec<String> = self.outcomes.iter().map(Outcome::line).collect();
+        if !self.dropped.is_empty() {
+            lines.push(format!(
+                "not run: {} ({})",
+                self.dropped.join("; "),
+                self.dropped_because.as_deref().unwrap_or("dropped")
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+/// The executor: the last observation, the page watchers, and the options.
+pub struct Executor {
+    options: ActOptions,
+    watch: watch::Watch,
+    /// What the model's ids refer to.
+    seen: Option<Observation>,
+    /// The latest look at the page (after the last command), for diffs.
+    last: Option<Observation>,
+    /// Why the ids of `seen` no longer hold, once the page moved on.
+    stale: Option<String>,
+    /// Tabs left behind when an action opened a new one, newest last.
+    previous_pages: Vec<chromiumoxide::Page>,
+}
+
+impl Executor {
+    /// Starts watching the session's page (dialogs, requests, crashes, downloads).
+    pub async fn new(session: &Session, options: ActOptions) -> Executor {
+        let watch = watch::Watch::start(
+            session.browser(),
+            session.page(),
+            options.dialogs,
+            &options.prompt_text,
+            options.download_dir.as_ref(),
+        )
+        .await;
+        Executor {
+            options,
+            watch,
+            seen: None,
+            last: None,
+            stale: None,
+            previous_pages: Vec::new(),
+        }
+    }
+
+    /// Perceives the page; the model's ids refer to this observation from now on.
+    pub async fn observe(&mut self, session: &Session) -> Result<&Observation, ActError> {
+        let obs = perceive::perceive(session, &self.options.perceive).await?;
+        self.stale = None;
+        self.last = None;
+        Ok(self.seen.insert(obs))
+    }
+
+    /// The observation the ids refer to.
+    pub fn observation(&self) -> Option<&Observation> {
+        self.seen.as_ref()
+    }
+
+    /// Runs a batch in order, stopping at the first failure, at the first
+    /// change of the page, or at `COMPLETE`/`STOP`.
+    pub async fn run(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
+        let (dialogs_before, downloads_before) = {
+            let ev = watch::lock(&self.watch.events);
+            (ev.dialogs.len(), ev.downloads.len())
+        };
+        let mut report = BatchReport::default();
+        let mut stop: Option<String> = None;
+        for (i, step) in steps.iter().enumerate() {
+            if let Some(why) = &stop {
+                report.dropped = steps[i..].iter().map(Step::to_string).collect();
+                report.dropped_because = Some(why.clone());
+                break;
+            }
+            match &step.command {
+                Command::Answer { text } => {
+                    report.answers.push(text.clone());
+                    report
+                        .outcomes
+                        .push(Outcome::new(step, Status::Done, "answer recorded"));
+                    continue;
+                }
+                Command::Complete { summary } => {
+                    report.finish = Some(Finish::Complete {
+                        summary: summary.clone(),
+                    });
+                    report
+                        .outcomes
+                        .push(Outcome::new(step, Status::Done, "task marked complete"));
+                    stop = Some("the task was marked complete".into());
+                    continue;
+                }
+                Command::Stop { reason } => {
+                    report.finish = Some(Finish::Stop {
+                        reason: reason.clone(),
+                    });
+                    report
+                        .outcomes
+                        .push(Outcome::new(step, Status::Done, "run stopped"));
+                    stop = Some("the run was stopped".into());
+                    continue;
+                }
+                _ => {}
+            }
+            let outcome = self.execute(session, step).await;
+            if outcome.status == Status::Failed {
+                stop = Some(format!(
+                    "{} failed; the rest of the plan may not fit any more",
+                    outcome.command
+                ));
+            } else if outcome.page_changed {
+                stop = Some(format!(
+                    "the page changed after {}; look at the new page before going on",
+                    outcome.command
+                ));
+            }
+            report.outcomes.push(outcome);
+        }
+        let ev = watch::lock(&self.watch.events);
+        report.dialogs = ev
+            .dialogs
+            .get(dialogs_before..)
+            .unwrap_or_default()
+            .to_vec();
+        report.downloads = ev
+            .downloads
+            .get(downloads_before..)
+            .unwrap_or_default()
+            .to_vec();
+        report
+    }
+
+    /// Runs one page command: check, act, settle, look, compare.
+    async fn execute(&mut self, session: &mut Session, step: &Step) -> Outcome {
+        let start = Instant::now();
+        let Some(seen) = self.seen.as_ref() else {
+            return Outcome::new(step, Status::Failed, "nothing was observed yet");
+        };
+        let target = match step.command.target() {
+            Some(id) => match self.element(id, step) {
+                Ok(e) => Some(e),
+                Err(why) => return Outcome::new(step, Status::Failed, why),
+            },
+            None => None,
+        };
+        // "The page changed" means: this command changed it, compared with the
+        // latest look (within a batch, the page the batch was planned for).
+        let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
+        let (dialogs_before, downloads_before) = {
+            let ev = watch::lock(&self.watch.events);
+            (ev.dialogs.len(), ev.downloads.len())
+        };
+        let tabs_before = tab_ids(session).await;
+        // A renderer that crashed answers nothing: stop waiting on it at once.
+        let acted = tokio::select! {
+            r = actions::perform(
+                session,
+                &self.watch.events,
+                &self.options,
+                &step.command,
+                target.as_ref(),
+            ) => r,
+            _ = crashed(&self.watch.events) => Err("the page crashed".to_string()),
+        };
+        // Whether "nothing changed" means "no effect" depends on the action.
+        let mut confirmed = false;
+        let mut outcome = match acted {
+            Ok(actions::Acted::Confirmed(m)) => {
+                confirmed = true;
+                Outcome::new(step, Status::Done, m)
+            }
+            Ok(actions::Acted::Unconfirmed(m)) => Outcome::new(step, Status::Done, m),
+            Ok(actions::Acted::NoEffect(m)) => Outcome::new(step, Status::NoEffect, m),
+            Err(why) => Outcome::new(step, Status::Failed, why),
+        };
+        let settled = settle::settle(
+            session.page(),
+            &self.watch.events,
+            self.options.quiet,
+            self.options.settle_timeout,
+        )
+        .await;
+        // Tabs, crashes and closed pages first: they decide which page to look at.
+        if let Some(note) = self.follow_tabs(session, &tabs_before).await {
+            outcome.changes.push(note);
+        }
+        if let Some(lost) = self.recover_lost_page(session).await {
+            outcome.status = Status::Failed;
+            outcome.message = lost;
+            outcome.page_changed = true;
+            self.stale = Some("the page was lost".into());
+            outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+            return outcome;
+        }
+        {
+            let ev = watch::lock(&self.watch.events);
+            for d in ev.dialogs.get(dialogs_before..).unwrap_or_default() {
+                outcome.changes.push(format!(
+                    "{} dialog said \"{}\" ({})",
+                    article(&d.kind),
+                    d.message,
+                    if d.accepted { "accepted" } else { "dismissed" }
+                ));
+            }
+            for d in ev.downloads.get(downloads_before..).unwrap_or_default() {
+                outcome.changes.push(match &d.path {
+                    Some(p) => format!(
+                        "download of {} started, saving to {}",
+                        d.file_name,
+                        p.display()
+                    ),
+                    None => format!("download of {} refused (downloads are off)", d.file_name),
+                });
+            }
+        }
+        if settled.timed_out {
+            outcome.changes.push(format!(
+                "the page was still busy after {:.1} s",
+                settled.waited.as_secs_f64()
+            ));
+        }
+        match perceive::glance(session.page(), session.viewport(), &self.options.perceive).await {
+            Ok(after) => {
+                let before = self.last.as_ref().or(self.seen.as_ref());
+                if let Some(before) = before {
+                    let node = target.as_ref().map(|e| e.backend_node_id);
+                    outcome
+                        .changes
+                        .extend(effects::changes(before, &after, node));
+                }
+                if after.signature != base_signature {
+                    outcome.page_changed = true;
+                    self.stale = Some(format!("the page changed after {}", outcome.command));
+                }
+                self.last = Some(after);
+            }
+            Err(e) => {
+                outcome.page_changed = true;
+                outcome
+                    .changes
+                    .push(format!("the page could not be read afterwards: {e}"));
+                self.stale = Some("the page could not be read".into());
+            }
+        }
+        let changed = !outcome.changes.is_empty() || outcome.page_changed;
+        if outcome.status == Status::NoEffect && changed {
+            outcome.status = Status::Done;
+        }
+        if outcome.status == Status::Done && !confirmed && !changed {
+            outcome.status = Status::NoEffect;
+        }
+        outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+        outcome
+    }
+
+    /// The element a command names, checked: the table is current, the id is
+    /// in it, and the echoed name (if any) matches.
+    fn element(&self, id: u32, step: &Step) -> Result<Element, String> {
+        if let Some(why) = &self.stale {
+            return Err(format!(
+                "element ids refer to an earlier view of the page ({why}); look at the new page and use its ids"
+            ));
+        }
+        let table = &self.seen.as_ref().ok_or("nothing was observed yet")?.table;
+        let Some(e) = table.get(id) else {
+            return Err(if table.is_empty() {
+                format!("there is no element {id}: the page shows no interactive elements")
+            } else {
+                format!(
+                    "there is no element {id}: this page's ids run from 1 to {}",
+                    table.len()
+                )
+            });
+        };
+        if let Some(echo) = &step.echo {
+            if !names_match(echo, &e.name) {
+                return Err(format!(
+                    "element {id} is {} \"{}\", not \"{echo}\"; nothing was done",
+                    e.role, e.name
+                ));
+            }
+        }
+        Ok(e.clone())
+    }
+
+    /// Follows a tab the action opened; the old one is kept to come back to.
+    async fn follow_tabs(&mut self, session: &mut Session, before: &[String]) -> Option<String> {
+        let pages = session.browser().pages().await.ok()?;
+        let mine = session.page().target_id().clone();
+        let fresh = pages.into_iter().find(|p| {
+            !before.contains(p.target_id().inner())
+                && p.opener_id().as_ref().is_none_or(|o| *o == mine)
+        })?;
+        let old = session.page().clone();
+        session.switch_to(fresh).await.ok()?;
+        self.previous_pages.push(old);
+        self.watch
+            .follow(
+                session.page(),
+                self.options.dialogs,
+                &self.options.prompt_text,
+            )
+            .await;
+        settle::settle(
+            session.page(),
+            &self.watch.events,
+            self.options.quiet,
+            self.options.navigation_timeout,
+        )
+        .await;
+        let url = session
+            .page()
+            .url()
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Some(format!("a new tab opened at {url}; working in it now"))
+    }
+
+    /// A crashed page is replaced by a blank tab; a tab that closed itself gives
+    /// way to the one it came from. Says what happened, or `None` if the page is fine.
+    async fn recover_lost_page(&mut self, session: &mut Session) -> Option<String> {
+        let crashed = watch::lock(&self.watch.events).crashed;
+        let closed = !crashed && {
+            let mine = session.page().target_id().clone();
+            match session.browser().pages().await {
+                Ok(pages) => !pages.iter().any(|p| *p.target_id() == mine),
+                Err(_) => false,
+            }
+        };
+        if !crashed && !closed {
+            return None;
+        }
+        let mut message = if crashed {
+            "the page crashed".to_string()
+        } else {
+            "the tab closed".to_string()
+        };
+        let back = if closed {
+            self.previous_pages.pop()
+        } else {
+            None
+        };
+        let restored = match back {
+            Some(page) => session.switch_to(page).await.is_ok(),
+            None => false,
+        };
+        if restored {
+            message.push_str("; back in the previous tab");
+        } else if session.replace_page().await.is_ok() {
+            message.push_str("; a blank tab replaced it: FETCH a page to go on");
+        } else {
+            message.push_str("; no page could be opened again");
+        }
+        self.watch
+            .follow(
+                session.page(),
+                self.options.dialogs,
+                &self.options.prompt_text,
+            )
+            .await;
+        self.last = None;
+        Some(message)
+    }
+}
+
+/// Resolves once the page's renderer has crashed.
+async fn crashed(events: &std::sync::Mutex<watch::Events>) {
+    while !watch::lock(events).crashed {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Target ids of the browser's tabs.
+async fn tab_ids(session: &Session) -> Vec<String> {
+    match session.browser().pages().await {
+        Ok(pages) => pages
+            .iter()
+            .map(|p| p.target_id().inner().clone())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
+}
+
+/// Whether the name the model echoed is the element's: the same words,
+/// ignoring case, spacing and quotes; a model may shorten a long name, so a
+/// prefix of at least four characters also matches.
+pub fn names_match(echo: &str, name: &str) -> bool {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_matches(|c: char| c == '"' || c == '\'' || c == '…' || c == '.')
+            .to_lowercase()
+    };
+    let (e, n) = (norm(echo), norm(name));
+    e == n || (e.chars().count() >= 4 && n.starts_with(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoed_names_match_loosely_but_not_wrongly() {
+        assert!(names_match("Submit", "submit"));
+        assert!(names_match("  Buy   now ", "Buy now"));
+        assert!(names_match("Search flights…", "Search flights and hotels"));
+        assert!(!names_match("Submit", "Cancel"));
+        assert!(!names_match("Go", "Google"));
+    }
+
+    #[test]
+    fn outcome_lines_read_as_sentences() {
+        let step = Step {
+            command: Command::Click { id: 3 },
+            echo: None,
+        };
+        let mut o = Outcome::new(&step, Status::Done, "clicked button \"Go\"");
+        o.changes.push("navigated to http://x/".into());
+        assert_eq!(
+            o.line(),
+            "CLICK:3 → done: clicked button \"Go\"; navigated to http://x/"
+        );
+    }
+}

@@ -1,0 +1,98 @@
+//! Which URLs `FETCH` may open: absolute or relative to the page, and only of
+//! the schemes allowed (http and https by default). `javascript:` would run the
+//! model's code in the page, `data:` and `blob:` open content no site served,
+//! and `file:` reads the local disk: all refused unless allowed by name.
+
+use url::Url;
+
+/// The schemes `FETCH` opens unless told otherwise.
+pub const DEFAULT_FETCH_SCHEMES: &[&str] = &["http", "https"];
+
+/// Resolves `written` against the page's URL and checks its scheme.
+pub fn fetch_target(written: &str, page_url: &str, schemes: &[String]) -> Result<Url, String> {
+    let written = written.trim();
+    if written.is_empty() {
+        return Err("the URL is empty".into());
+    }
+    let parsed = match Url::parse(written) {
+        Ok(u) => u,
+        Err(url::ParseError::RelativeUrlWithoutBase) => Url::parse(page_url)
+            .and_then(|base| base.join(written))
+            .map_err(|e| format!("{written:?} is not a URL ({e})"))?,
+        Err(e) => return Err(format!("{written:?} is not a URL ({e})")),
+    };
+    let scheme = parsed.scheme();
+    if !schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+        return Err(format!(
+            "{scheme}: URLs are refused (allowed: {}); open pages by their http(s) address",
+            schemes.join(", ")
+        ));
+    }
+    if matches!(scheme, "http" | "https") && parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{written:?} has no host"));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Vec<String> {
+        DEFAULT_FETCH_SCHEMES
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn absolute_and_relative_urls_resolve() {
+        let base = "http://127.0.0.1:8080/shop/list.html?q=1";
+        assert_eq!(
+            fetch_target("https://example.com/a", base, &defaults())
+                .unwrap()
+                .as_str(),
+            "https://example.com/a"
+        );
+        assert_eq!(
+            fetch_target("/pricing", base, &defaults())
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:8080/pricing"
+        );
+        assert_eq!(
+            fetch_target("item.html", base, &defaults())
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:8080/shop/item.html"
+        );
+    }
+
+    #[test]
+    fn dangerous_schemes_are_refused_by_default() {
+        let base = "http://127.0.0.1/";
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<h1>x</h1>",
+            "file:///etc/passwd",
+            "blob:http://127.0.0.1/uuid",
+            "chrome://settings",
+        ] {
+            let err = fetch_target(bad, base, &defaults()).unwrap_err();
+            assert!(err.contains("refused"), "{bad}: {err}");
+        }
+        let files = vec!["file".to_string()];
+        assert!(fetch_target("file:///tmp/x.html", base, &files).is_ok());
+    }
+
+    #[test]
+    fn malformed_urls_are_errors() {
+        for bad in ["", "http://", "http://[::1", "https:// spaced host"] {
+            assert!(
+                fetch_target(bad, "about:blank", &defaults()).is_err(),
+                "{bad:?}"
+            );
+        }
+    }
+}

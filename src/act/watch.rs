@@ -1,0 +1,287 @@
+//! What happens around an action that the action itself does not return: JS
+//! dialogs (answered by policy, so the page never hangs), requests in flight
+//! (for settling), a crashed renderer, and downloads.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::browser::{
+    DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
+    SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
+use chromiumoxide::cdp::browser_protocol::inspector::{
+    EnableParams as InspectorEnableParams, EventTargetCrashed,
+};
+use chromiumoxide::cdp::browser_protocol::network::{
+    EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    DialogType, EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+};
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use serde::Serialize;
+use tokio::task::JoinHandle;
+
+/// How JS dialogs are answered. An alert is always accepted (it has one button).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DialogPolicy {
+    /// OK on confirm and prompt (the prompt gets [`super::ActOptions::prompt_text`]).
+    #[default]
+    Accept,
+    /// Cancel on confirm and prompt.
+    Dismiss,
+}
+
+/// A JS dialog the page opened, and how it was answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// The dialog's text.
+    pub message: String,
+    /// Whether it was accepted (OK) rather than dismissed.
+    pub accepted: bool,
+}
+
+/// A download an action started.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Download {
+    /// Where it came from.
+    pub url: String,
+    /// The name the site suggested.
+    pub file_name: String,
+    /// Where it was saved, when downloads are kept and it completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// `in progress`, `completed` or `canceled`.
+    pub state: String,
+}
+
+/// Shared record of events, filled by the watcher tasks.
+#[derive(Debug, Default)]
+pub(super) struct Events {
+    pub dialogs: Vec<Dialog>,
+    pub downloads: Vec<Download>,
+    guids: HashMap<String, usize>,
+    /// Requests in flight and when each started.
+    inflight: HashMap<String, Instant>,
+    /// Last time a request started or ended.
+    pub last_network: Option<Instant>,
+    pub crashed: bool,
+}
+
+impl Events {
+    /// Requests in flight that started less than `recent` ago: a long poll or a
+    /// stream that never ends must not keep the page "busy" forever.
+    pub fn recent_inflight(&self, recent: Duration) -> usize {
+        self.inflight
+            .values()
+            .filter(|t| t.elapsed() < recent)
+            .count()
+    }
+}
+
+/// The watcher tasks of the page being driven, and the shared record.
+pub(super) struct Watch {
+    pub events: Arc<Mutex<Events>>,
+    page_tasks: Vec<JoinHandle<()>>,
+    browser_tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        for t in self.page_tasks.iter().chain(&self.browser_tasks) {
+            t.abort();
+        }
+    }
+}
+
+/// Locks the record; a poisoned lock (a watcher panicked) still holds usable data.
+pub(super) fn lock(events: &Mutex<Events>) -> std::sync::MutexGuard<'_, Events> {
+    events
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Watch {
+    /// Starts watching the browser (downloads) and its page.
+    pub async fn start(
+        browser: &Browser,
+        page: &Page,
+        dialogs: DialogPolicy,
+        prompt_text: &str,
+        download_dir: Option<&PathBuf>,
+    ) -> Watch {
+        let events = Arc::new(Mutex::new(Events::default()));
+        let browser_tasks = watch_downloads(browser, download_dir, &events).await;
+        let mut watch = Watch {
+            events,
+            page_tasks: Vec::new(),
+            browser_tasks,
+        };
+        watch.follow(page, dialogs, prompt_text).await;
+        watch
+    }
+
+    /// Watches `page` instead of the previous one (a new tab, a fresh page).
+    pub async fn follow(&mut self, page: &Page, dialogs: DialogPolicy, prompt_text: &str) {
+        for t in self.page_tasks.drain(..) {
+            t.abort();
+        }
+        {
+            let mut ev = lock(&self.events);
+            ev.inflight.clear();
+            ev.crashed = false;
+        }
+        let ev = &self.events;
+        let tasks = [
+            watch_dialogs(page, dialogs, prompt_text.to_string(), ev.clone()).await,
+            watch_requests(page, ev.clone()).await,
+            watch_crash(page, ev.clone()).await,
+        ];
+        self.page_tasks = tasks.into_iter().flatten().collect();
+    }
+}
+
+async fn watch_dialogs(
+    page: &Page,
+    policy: DialogPolicy,
+    prompt_text: String,
+    events: Arc<Mutex<Events>>,
+) -> Option<JoinHandle<()>> {
+    let mut opened = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .ok()?;
+    let page = page.clone();
+    Some(tokio::spawn(async move {
+        while let Some(d) = opened.next().await {
+            let accept = match d.r#type {
+                DialogType::Alert | DialogType::Beforeunload => true,
+                _ => policy == DialogPolicy::Accept,
+            };
+            let mut answer = HandleJavaScriptDialogParams::new(accept);
+            if accept && d.r#type == DialogType::Prompt {
+                answer.prompt_text = Some(prompt_text.clone());
+            }
+            let _ = page.execute(answer).await;
+            lock(&events).dialogs.push(Dialog {
+                kind: d.r#type.as_ref().to_lowercase(),
+                message: d.message.clone(),
+                accepted: accept,
+            });
+        }
+    }))
+}
+
+async fn watch_requests(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinHandle<()>> {
+    let mut sent = page.event_listener::<EventRequestWillBeSent>().await.ok()?;
+    let mut finished = page.event_listener::<EventLoadingFinished>().await.ok()?;
+    let mut failed = page.event_listener::<EventLoadingFailed>().await.ok()?;
+    Some(tokio::spawn(async move {
+        loop {
+            let (id, start) = tokio::select! {
+                Some(e) = sent.next() => {
+                    // Streams never "finish": they must not hold the page busy.
+                    let streaming = matches!(
+                        e.r#type,
+                        Some(ResourceType::WebSocket | ResourceType::EventSource)
+                    );
+                    (e.request_id.inner().clone(), !streaming)
+                }
+                Some(e) = finished.next() => (e.request_id.inner().clone(), false),
+                Some(e) = failed.next() => (e.request_id.inner().clone(), false),
+                else => break,
+            };
+            let mut ev = lock(&events);
+            let now = Instant::now();
+            ev.last_network = Some(now);
+            if start {
+                ev.inflight.insert(id, now);
+            } else {
+                ev.inflight.remove(&id);
+            }
+        }
+    }))
+}
+
+async fn watch_crash(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinHandle<()>> {
+    let mut crashed = page.event_listener::<EventTargetCrashed>().await.ok()?;
+    // Inspector events (the crash) come only once the domain is enabled.
+    let _ = page.execute(InspectorEnableParams::default()).await;
+    Some(tokio::spawn(async move {
+        if crashed.next().await.is_some() {
+            lock(&events).crashed = true;
+        }
+    }))
+}
+
+/// Downloads are allowed into `dir` when given, else denied; either way they
+/// are recorded and never wait for a person.
+async fn watch_downloads(
+    browser: &Browser,
+    dir: Option<&PathBuf>,
+    events: &Arc<Mutex<Events>>,
+) -> Vec<JoinHandle<()>> {
+    let behavior = SetDownloadBehaviorParams {
+        behavior: if dir.is_some() {
+            SetDownloadBehaviorBehavior::Allow
+        } else {
+            SetDownloadBehaviorBehavior::Deny
+        },
+        browser_context_id: None,
+        download_path: dir.map(|d| d.to_string_lossy().into_owned()),
+        events_enabled: Some(true),
+    };
+    if let Err(e) = browser.execute(behavior).await {
+        tracing::debug!("download behavior not set: {e}");
+    }
+    let mut tasks = Vec::new();
+    if let Ok(mut begin) = browser.event_listener::<EventDownloadWillBegin>().await {
+        let events = events.clone();
+        let dir = dir.cloned();
+        tasks.push(tokio::spawn(async move {
+            while let Some(d) = begin.next().await {
+                let mut ev = lock(&events);
+                let index = ev.downloads.len();
+                ev.guids.insert(d.guid.clone(), index);
+                ev.downloads.push(Download {
+                    url: d.url.clone(),
+                    file_name: d.suggested_filename.clone(),
+                    path: dir.as_ref().map(|p| p.join(&d.suggested_filename)),
+                    state: if dir.is_some() {
+                        "in progress".into()
+                    } else {
+                        "canceled".into()
+                    },
+                });
+            }
+        }));
+    }
+    if let Ok(mut progress) = browser.event_listener::<EventDownloadProgress>().await {
+        let events = events.clone();
+        tasks.push(tokio::spawn(async move {
+            while let Some(p) = progress.next().await {
+                let mut ev = lock(&events);
+                let Some(&i) = ev.guids.get(&p.guid) else {
+                    continue;
+                };
+                let state = match p.state {
+                    DownloadProgressState::InProgress => continue,
+                    DownloadProgressState::Completed => "completed",
+                    DownloadProgressState::Canceled => "canceled",
+                };
+                if let Some(d) = ev.downloads.get_mut(i) {
+                    d.state = state.to_string();
+                    if state == "canceled" {
+                        d.path = None;
+                    }
+                }
+            }
+        }));
+    }
+    tasks
+}

@@ -1,0 +1,497 @@
+//! The executor on fixture pages: every command on a page made for it, batches
+//! cut when the page changes, covers reported instead of clicked, tabs,
+//! dialogs, downloads, crashes, and bad input that never panics.
+
+use seamark::act::{ActOptions, DialogPolicy, Status::*};
+use serde_json::Value;
+
+use crate::support::{Fixture, ReportExt};
+
+#[tokio::test]
+async fn typing_into_the_flight_search_opens_a_dropdown_and_drops_the_rest_of_the_batch() {
+    let mut a = Fixture::open("flights.html").await.actor().await;
+    let (from, to, search) = (a.id("From"), a.id("To"), a.id("Search flights"));
+    let report = a
+        .run(&format!("TYPE:{from}:Pa\nTYPE:{to}:Lisbon\nCLICK:{search}"))
+        .await;
+    report
+        .statuses(&[Done])
+        .says(0, "typed \"Pa\"")
+        .says(0, "option \"Paris\"");
+    assert!(report.outcomes[0].page_changed);
+    assert_eq!(
+        report.dropped,
+        vec![format!("TYPE:{to}:Lisbon"), format!("CLICK:{search}")]
+    );
+    assert!(report
+        .dropped_because
+        .as_deref()
+        .unwrap_or_default()
+        .contains("page changed"));
+    assert_eq!(a.eval("document.getElementById('to').value").await, "");
+    // The ids of the old look are refused until the page is looked at again.
+    let stale = a.run(&format!("TYPE:{to}:Lisbon")).await;
+    stale
+        .statuses(&[Failed])
+        .says(0, "earlier view of the page");
+    // A new look: pick the option, then the rest of the plan runs.
+    a.look().await;
+    let paris = a.id("Paris");
+    let report = a.run(&format!("CLICK:{paris}")).await;
+    report.statuses(&[Done]).says(0, "disappeared");
+    a.look().await;
+    let (to, search) = (a.id("To"), a.id("Search flights"));
+    let report = a.run(&format!("TYPE:{to}:Lisbon; CLICK:{search}")).await;
+    report.statuses(&[Done, Done]).says(1, "navigated to");
+    assert!(report.outcomes[1].changes[0].contains("/results.html?from=Paris&to=Lisbon"));
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_button_under_a_cookie_banner_is_reported_covered_not_clicked() {
+    let mut a = Fixture::open("cookie.html").await.actor().await;
+    let buy = a.id("Buy now");
+    let report = a.run(&format!("CLICK:{buy}")).await;
+    report
+        .statuses(&[Failed])
+        .says(0, "covered by dialog \"Cookie consent\"");
+    assert_eq!(
+        a.eval("document.getElementById('cart').textContent").await,
+        ""
+    );
+    let accept = a.id("Accept all");
+    a.run(&format!("CLICK:{accept}"))
+        .await
+        .statuses(&[Done])
+        .says(0, "disappeared");
+    a.look().await;
+    let buy = a.id("Buy now");
+    a.run(&format!("CLICK:{buy}")).await.statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('cart').textContent").await,
+        "Added to cart"
+    );
+    a.close().await;
+}
+
+#[tokio::test]
+async fn all_thirteen_boxes_of_a_grid_are_checked_from_one_batch() {
+    let mut a = Fixture::open("grid.html").await.actor().await;
+    let batch: Vec<String> = (1..=13)
+        .map(|n| format!("CLICK:{}", a.id(&format!("Option {n}"))))
+        .collect();
+    let report = a.run(&batch.join("\n")).await;
+    report.statuses(&[Done; 13]);
+    assert!(report.dropped.is_empty(), "{}", report.feedback());
+    for o in &report.outcomes {
+        assert!(o.changes.iter().any(|c| c == "now checked"), "{}", o.line());
+        assert!(
+            !o.page_changed,
+            "checking a box is not a new page: {}",
+            o.line()
+        );
+    }
+    assert_eq!(
+        a.eval("document.querySelectorAll('input:checked').length")
+            .await,
+        13
+    );
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_link_to_a_new_tab_is_followed_and_a_popup_that_closes_returns_to_its_opener() {
+    let mut a = Fixture::open("tabs.html").await.actor().await;
+    let link = a.id("Open results in a new tab");
+    let report = a.run(&format!("CLICK:{link}")).await;
+    report.statuses(&[Done]).says(0, "a new tab opened at");
+    a.look().await;
+    let obs = a.exec.observation().unwrap();
+    assert!(obs.url.ends_with("/results.html?from=tab"), "{}", obs.url);
+    assert_eq!(a.eval("location.search").await, "?from=tab");
+    // The opener again, then a popup that closes itself.
+    a.fx.goto("tabs.html").await;
+    a.look().await;
+    let popup = a.id("Open popup");
+    a.run(&format!("CLICK:{popup}"))
+        .await
+        .statuses(&[Done])
+        .says(0, "/popup.html");
+    a.look().await;
+    let close = a.id("Close this window");
+    let report = a.run(&format!("CLICK:{close}")).await;
+    report
+        .statuses(&[Failed])
+        .says(0, "the tab closed; back in the previous tab");
+    a.look().await;
+    a.id("Open popup");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn alert_confirm_and_prompt_are_answered_by_policy_and_recorded() {
+    let mut a = Fixture::open("dialogs.html").await.actor().await;
+    let (alert, confirm, prompt) = (a.id("Show alert"), a.id("Delete draft"), a.id("Ask name"));
+    let report = a.run(&format!("CLICK:{alert}")).await;
+    report
+        .statuses(&[Done])
+        .says(0, "an alert dialog said \"Saved!\" (accepted)");
+    assert_eq!(report.dialogs.len(), 1);
+    a.look().await;
+    a.run(&format!("CLICK:{confirm}"))
+        .await
+        .says(0, "a confirm dialog said \"Delete the draft?\" (accepted)");
+    assert_eq!(
+        a.eval("document.getElementById('log').textContent").await,
+        "confirmed: true"
+    );
+    a.close().await;
+
+    let options = ActOptions {
+        dialogs: DialogPolicy::Dismiss,
+        prompt_text: "Ada".into(),
+        ..ActOptions::default()
+    };
+    let mut a = Fixture::open("dialogs.html")
+        .await
+        .actor_with(options)
+        .await;
+    a.run(&format!("CLICK:{confirm}"))
+        .await
+        .says(0, "(dismissed)");
+    assert_eq!(
+        a.eval("document.getElementById('log').textContent").await,
+        "confirmed: false"
+    );
+    a.look().await;
+    a.run(&format!("CLICK:{prompt}"))
+        .await
+        .says(0, "a prompt dialog said \"Your name?\"");
+    assert_eq!(
+        a.eval("document.getElementById('log').textContent").await,
+        "name: null"
+    );
+    a.close().await;
+
+    let options = ActOptions {
+        prompt_text: "Ada".into(),
+        ..ActOptions::default()
+    };
+    let mut a = Fixture::open("dialogs.html")
+        .await
+        .actor_with(options)
+        .await;
+    a.run(&format!("CLICK:{prompt}")).await.statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('log').textContent").await,
+        "name: Ada"
+    );
+    a.close().await;
+}
+
+#[tokio::test]
+async fn native_and_custom_dropdowns_select_by_option_text() {
+    let mut a = Fixture::open("dropdowns.html").await.actor().await;
+    let country = a.id("Country");
+    let report = a.run(&format!("SELECT:{country}:japan")).await;
+    report.statuses(&[Done]).says(0, "selected \"Japan\"");
+    assert_eq!(
+        a.eval("document.getElementById('out').textContent").await,
+        "country=Japan"
+    );
+    // The text below changed: a new page state, so a new look before the next command.
+    assert!(report.outcomes[0].page_changed);
+    a.look().await;
+    a.run(&format!("SELECT:{country}:Japan"))
+        .await
+        .statuses(&[NoEffect])
+        .says(0, "already selected");
+    let missing = a.run(&format!("SELECT:{country}:Spain")).await;
+    missing.statuses(&[Failed]).says(
+        0,
+        "no option \"Spain\"; its options are: \"India\", \"France\", \"Japan\"",
+    );
+    let fruit = a.id("Fruit");
+    a.run(&format!("SELECT:{fruit}:Banana"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('fruit').textContent").await,
+        "Banana"
+    );
+    a.look().await;
+    let size = a.id("Size");
+    a.run(&format!("SELECT:{size}:Large"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('out').textContent").await,
+        "size=Large"
+    );
+    a.close().await;
+}
+
+#[tokio::test]
+async fn typing_fires_key_listeners_replaces_content_and_keeps_unicode() {
+    let mut a = Fixture::open("inputs.html").await.actor().await;
+    let text = "Zoë writes 日本語 & <tags> 😀";
+    let msg = a.id("Message");
+    a.run(&format!("TYPE:{msg}:{text}")).await.statuses(&[Done]);
+    assert_eq!(a.eval("document.getElementById('msg').value").await, text);
+    // Every character went through keydown, input and keyup (plus one
+    // Backspace that removed the old text).
+    let counts = a
+        .eval("document.getElementById('keys').dataset.counts")
+        .await;
+    let n = text.chars().count() + 1;
+    assert_eq!(counts, Value::from(format!("{n}/{n}/{n}")));
+    let query = a.id("Query");
+    a.run(&format!("CLEAR:{query}")).await.statuses(&[Done]);
+    assert_eq!(a.eval("document.getElementById('q').value").await, "");
+    a.run(&format!("CLEAR:{query}"))
+        .await
+        .statuses(&[NoEffect])
+        .says(0, "already empty");
+    let editor = a.id("Editor");
+    a.run(&format!("TYPE:{editor}:Hello there"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('editor').innerText").await,
+        "Hello there"
+    );
+    let day = a.id("Date");
+    a.run(&format!("TYPE:{day}:2025-03-31"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('day').value").await,
+        "2025-03-31"
+    );
+    a.run(&format!("TYPE:{day}:next friday"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "YYYY-MM-DD");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn press_hover_upload_back_and_wait_do_what_a_person_does() {
+    let mut a = Fixture::open("inputs.html").await.actor().await;
+    let query = a.id("Query");
+    let report = a.run(&format!("TYPE:{query}:shoes\nPRESS:Enter")).await;
+    report.statuses(&[Done, Done]).says(1, "navigated to");
+    assert!(a
+        .eval("location.search")
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .contains("q=shoes"));
+    let report = a.run("BACK").await;
+    report.statuses(&[Done]).says(0, "/inputs.html");
+    assert_eq!(a.eval("location.pathname").await, "/inputs.html");
+    // The tab began at about:blank; before that there is nothing.
+    a.run("BACK\nBACK")
+        .await
+        .statuses(&[Done])
+        .says(0, "about:blank");
+    a.run("BACK")
+        .await
+        .statuses(&[NoEffect])
+        .says(0, "no earlier page");
+    a.fx.goto("inputs.html").await;
+    a.look().await;
+    let file = a.id("Attachment");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cv.txt");
+    std::fs::write(&path, "hello").unwrap();
+    a.run(&format!("UPLOAD:{file}:{}", path.display()))
+        .await
+        .statuses(&[Done])
+        .says(0, "attached cv.txt");
+    assert_eq!(
+        a.eval("document.getElementById('picked').textContent")
+            .await,
+        "picked cv.txt"
+    );
+    a.run("WAIT:0.2")
+        .await
+        .statuses(&[Done])
+        .says(0, "waited 0.2 s");
+    a.look().await;
+    let more = a.id("More");
+    a.run(&format!("HOVER:{more}"))
+        .await
+        .statuses(&[Done])
+        .says(0, "appeared: [")
+        .says(0, "link \"Settings\"");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn scrolling_moves_the_page_or_the_container_and_says_when_at_the_end() {
+    let mut a = Fixture::open("scroller.html").await.actor().await;
+    let item = a.id("Item 1");
+    a.run(&format!("SCROLL:{item}:down"))
+        .await
+        .statuses(&[Done])
+        .says(0, "scrolled the area of");
+    assert!(
+        a.eval("document.getElementById('feed').scrollTop")
+            .await
+            .as_f64()
+            .unwrap_or(0.0)
+            > 100.0
+    );
+    assert_eq!(a.eval("scrollY").await, 0, "the page itself did not move");
+    a.run("SCROLL:up\nSCROLL:left")
+        .await
+        .statuses(&[NoEffect, NoEffect])
+        .says(0, "already at the top")
+        .says(1, "does not scroll that way");
+    a.run("SCROLL:down")
+        .await
+        .statuses(&[Done])
+        .says(0, "by 640 px");
+    assert_eq!(a.eval("scrollY").await, 640);
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_download_is_recorded_and_nothing_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = ActOptions {
+        download_dir: Some(dir.path().to_path_buf()),
+        ..ActOptions::default()
+    };
+    let mut a = Fixture::open("tabs.html").await.actor_with(options).await;
+    let get = a.id("Get the report");
+    let report = a.run(&format!("CLICK:{get}")).await;
+    report
+        .statuses(&[Done])
+        .says(0, "download of report.txt started");
+    assert_eq!(report.downloads.len(), 1);
+    assert!(report.downloads[0].url.ends_with("/download.txt"));
+    // The page is still there and usable.
+    a.look().await;
+    a.id("Same tab");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_crashed_page_is_reported_and_the_browser_stays_usable() {
+    let mut a = Fixture::open("form.html").await.actor().await;
+    let name = a.id("Full name");
+    // A crashed renderer never answers the crash command: bounded.
+    let crash =
+        a.fx.session
+            .page()
+            .execute(chromiumoxide::cdp::browser_protocol::page::CrashParams::default());
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), crash).await;
+    let report = a.run(&format!("CLICK:{name}")).await;
+    report.statuses(&[Failed]).says(0, "the page crashed");
+    let url = a.fx.server.url("flights.html");
+    let report = a.run(&format!("FETCH:{url}")).await;
+    report.statuses(&[Done]).says(0, "navigated to");
+    a.look().await;
+    a.id("Search flights");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn an_echoed_name_that_does_not_match_is_refused_with_both_names() {
+    let mut a = Fixture::open("cookie.html").await.actor().await;
+    let accept = a.id("Accept all");
+    let report = a.run(&format!("CLICK:{accept} \"Reject\"")).await;
+    report.statuses(&[Failed]).says(
+        0,
+        &format!("element {accept} is button \"Accept all\", not \"Reject\""),
+    );
+    assert_eq!(a.eval("!!document.getElementById('consent')").await, true);
+    a.run(&format!("CLICK:{accept} \"Accept all\""))
+        .await
+        .statuses(&[Done]);
+    a.close().await;
+}
+
+#[tokio::test]
+async fn bad_commands_get_clear_outcomes_and_the_browser_stays_usable() {
+    let mut a = Fixture::open("dropdowns.html").await.actor().await;
+    let n = a.exec.observation().unwrap().table.len();
+    a.run("CLICK:999").await.statuses(&[Failed]).says(
+        0,
+        &format!("there is no element 999: this page's ids run from 1 to {n}"),
+    );
+    let fruit = a.id("Fruit");
+    a.run(&format!("TYPE:{fruit}:hello"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "is not a text field");
+    for (url, why) in [
+        ("javascript:alert(1)", "javascript: URLs are refused"),
+        ("data:text/html,<b>x</b>", "data: URLs are refused"),
+        ("file:///etc/passwd", "file: URLs are refused"),
+        ("http://", "is not a URL"),
+    ] {
+        a.run(&format!("FETCH:{url}"))
+            .await
+            .statuses(&[Failed])
+            .says(0, why);
+    }
+    a.run("UPLOAD:1:/no/such/file.pdf")
+        .await
+        .statuses(&[Failed])
+        .says(0, "not a file input");
+    // An element removed between the look and the action.
+    let country = a.id("Country");
+    a.eval("document.getElementById('country').remove()").await;
+    a.run(&format!("SELECT:{country}:France"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "no longer on the page");
+    // A failure drops the rest of the batch.
+    a.look().await;
+    let fruit = a.id("Fruit");
+    let report = a.run(&format!("CLICK:999\nCLICK:{fruit}")).await;
+    report.statuses(&[Failed]);
+    assert_eq!(report.dropped, vec![format!("CLICK:{fruit}")]);
+    // Still usable.
+    a.run(&format!("CLICK:{fruit}")).await.statuses(&[Done]);
+    a.close().await;
+}
+
+#[tokio::test]
+async fn an_upload_of_a_missing_file_says_so() {
+    let mut a = Fixture::open("inputs.html").await.actor().await;
+    let file = a.id("Attachment");
+    a.run(&format!("UPLOAD:{file}:/no/such/cv.pdf"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "there is no file at /no/such/cv.pdf");
+    a.close().await;
+}
+
+#[tokio::test]
+async fn answer_complete_and_stop_end_the_batch_without_touching_the_page() {
+    let mut a = Fixture::open("grid.html").await.actor().await;
+    let one = a.id("Option 1");
+    let report = a
+        .run(&format!(
+            "ANSWER:13 options\nCOMPLETE:counted them\nCLICK:{one}"
+        ))
+        .await;
+    assert_eq!(report.answers, vec!["13 options"]);
+    assert_eq!(
+        report.finish,
+        Some(seamark::act::Finish::Complete {
+            summary: "counted them".into()
+        })
+    );
+    assert_eq!(report.dropped, vec![format!("CLICK:{one}")]);
+    assert_eq!(
+        a.eval("document.querySelectorAll('input:checked').length")
+            .await,
+        0
+    );
+    a.close().await;
+}

@@ -23,7 +23,7 @@ pub(super) struct Settled {
 /// Requests older than this are taken for long polls or streams.
 const LONG_REQUEST: Duration = Duration::from_secs(2);
 /// Time between two looks at the page.
-const POLL: Duration = Duration::from_millis(40);
+const POLL: Duration = Duration::from_millis(20);
 
 /// The document's readiness and the mutation count, from the isolated world.
 async fn activity(page: &Page, context: ExecutionContextId) -> Option<(bool, i64)> {

@@ -1,0 +1,95 @@
+//! Latency from a command to the settled page, as the executor runs it: the
+//! input events, the wait for the page to be quiet, and the look afterwards.
+//! `click` toggles a checkbox (grid.html); `type` replaces a text field's
+//! content with ten characters (inputs.html). Each runs with the default quiet
+//! window (200 ms) and a short one (50 ms), beside a bare screenshot of the
+//! same page for scale.
+//!
+//! `cargo bench --bench actions`; `scripts/bench-table.py` prints the table.
+
+#[path = "../tests/it/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use seamark::act::{ActOptions, Executor, Status};
+use seamark::browser::{BrowserOptions, Session};
+use seamark::perceive;
+use seamark::protocol::parse;
+
+/// (page, element name, command template with `{id}`, benchmark name).
+const CASES: &[(&str, &str, &str, &str)] = &[
+    ("grid.html", "Option 1", "CLICK:{id}", "click"),
+    ("inputs.html", "Query", "TYPE:{id}:0123456789", "type"),
+];
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let (mut session, main) = rt.block_on(async {
+        let main = server::Server::start(None).await;
+        let session = Session::start(&BrowserOptions::default())
+            .await
+            .expect("launch Chromium");
+        (session, main)
+    });
+    for (page, name, template, bench_name) in CASES {
+        let mut group = c.benchmark_group(format!("actions/{}", page.trim_end_matches(".html")));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(4));
+        rt.block_on(async {
+            session
+                .navigate(&main.url(page), Duration::from_secs(20))
+                .await
+                .expect("open page");
+        });
+        group.bench_function("screenshot", |b| {
+            b.iter(|| {
+                rt.block_on(perceive::screenshot(session.page()))
+                    .expect("screenshot")
+            })
+        });
+        for quiet_ms in [200u64, 50] {
+            let options = ActOptions {
+                quiet: Duration::from_millis(quiet_ms),
+                ..ActOptions::default()
+            };
+            let (mut exec, steps) = rt.block_on(async {
+                let mut exec = Executor::new(&session, options).await;
+                let obs = exec.observe(&session).await.expect("observe");
+                let id = obs
+                    .table
+                    .elements
+                    .iter()
+                    .find(|e| e.name == *name)
+                    .map(|e| e.id)
+                    .expect("the element is on the page");
+                let steps = parse(&template.replace("{id}", &id.to_string())).expect("command");
+                (exec, steps)
+            });
+            group.bench_function(format!("{bench_name} quiet {quiet_ms} ms"), |b| {
+                b.iter(|| {
+                    let report = rt.block_on(exec.run(&mut session, &steps));
+                    assert!(
+                        report.outcomes.iter().all(|o| o.status != Status::Failed),
+                        "{}",
+                        report.feedback()
+                    );
+                    report
+                })
+            });
+        }
+        group.finish();
+    }
+    rt.block_on(session.close());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -11,4 +11,6 @@ if [ ! -d ../shared/corpus/pages ]; then
 fi
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked
+# Doc tests first, so that the last summary printed is the integration tests'.
+cargo test --locked --doc
+cargo test --locked --lib --bins --tests

@@ -6,7 +6,10 @@
 //! the executor. See `../shared/DESIGN.md` for the whole design.
 
 pub mod act;
+pub mod agent;
+pub mod brain;
 pub mod browser;
+pub mod journal;
 pub mod mark;
 pub mod perceive;
 pub mod protocol;

@@ -26,7 +26,7 @@ async fn main() -> ExitCode {
         }
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(err) => {
             // Print the whole chain once, outermost first, on one line.
             let chain: Vec<String> = err.chain().map(|e| e.to_string()).collect();
@@ -40,7 +40,11 @@ async fn main() -> ExitCode {
                 }
             }
             eprintln!("seamark: {line}");
-            ExitCode::from(1)
+            if err.downcast_ref::<cli::UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

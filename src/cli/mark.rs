@@ -60,15 +60,7 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         debug: args.debug_marks,
         ..MarkStyle::default()
     };
-    let shot = mark::decode(&obs.screenshot_png)?;
-    let marks = mark::marks_for(
-        &obs.table.elements,
-        1.0,
-        style.debug,
-        shot.width(),
-        shot.height(),
-    );
-    let image = mark::render(&shot, &marks, &style);
+    let image = mark::mark_observation(&obs, &style)?;
     write_image(&args.output, &image)?;
     if let Some(path) = &args.model_image {
         let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);

@@ -1,8 +1,11 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
 mod mark;
+mod replay;
+mod run;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use seamark::browser::{BrowserOptions, Viewport};
@@ -22,7 +25,22 @@ enum Command {
     /// Prints the element list the model would read, writes the screenshot with
     /// numbered boxes, and optionally the full element table as JSON.
     Mark(mark::MarkArgs),
+    /// Do a task on the web: perceive, mark, ask the model, act, until done.
+    ///
+    /// Progress goes to stderr; the result to stdout (one JSON object with
+    /// --json). Every step is recorded in the run directory. Exit status: 0 when
+    /// the task was completed, 1 when it was not (stopped, failed, out of
+    /// budget), 2 for a configuration error such as no model.
+    Run(run::RunArgs),
+    /// Run a recorded run again against the live site, with the recorded
+    /// answers, and report where the pages differ from the recording.
+    Replay(replay::ReplayArgs),
 }
+
+/// A mistake in how seamark was called or configured (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// How to get a browser; shared by every subcommand that drives one.
 #[derive(Debug, Args)]
@@ -55,8 +73,10 @@ impl BrowserArgs {
 }
 
 /// Runs the parsed command.
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
+pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Mark(args) => mark::run(args).await,
+        Command::Mark(args) => mark::run(args).await.map(|()| ExitCode::SUCCESS),
+        Command::Run(args) => run::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
     }
 }

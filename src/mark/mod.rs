@@ -115,6 +115,23 @@ pub fn marks_for(
         .collect()
 }
 
+/// Draws an observation's marks on its screenshot: what `seamark mark` writes
+/// and what the agent sends (before any downscale).
+pub fn mark_observation(
+    obs: &crate::perceive::Observation,
+    style: &MarkStyle,
+) -> Result<RgbImage, MarkError> {
+    let shot = decode(&obs.screenshot_png)?;
+    let marks = marks_for(
+        &obs.table.elements,
+        1.0,
+        style.debug,
+        shot.width(),
+        shot.height(),
+    );
+    Ok(render(&shot, &marks, style))
+}
+
 /// A float box to an integer one; `None` for NaN, infinite or empty boxes.
 pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
     const LIMIT: f64 = 1e6;

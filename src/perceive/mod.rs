@@ -326,7 +326,10 @@ fn assemble(
     if frames.iter().any(|f| f.truncated) {
         notes.push("the page has more candidate elements than examined; some are missing".into());
     }
-    let text_hashes: Vec<String> = frames.iter().map(|f| f.text_hash.clone()).collect();
+    let frame_texts: Vec<(String, String)> = frames
+        .iter()
+        .map(|f| (f.frame_id.clone(), f.text_hash.clone()))
+        .collect();
     let mut seen = std::collections::HashSet::new();
     let elements: Vec<Element> = frames
         .into_iter()
@@ -342,7 +345,7 @@ fn assemble(
         })
         .collect();
     let table = ElementTable { elements };
-    let signature = page_signature(&url, &table, &text_hashes);
+    let signature = page_signature(&url, &table, &frame_texts);
     Observation {
         frame: main_id,
         url,

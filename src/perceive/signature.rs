@@ -1,7 +1,7 @@
 //! The page signature: a hash that changes when the interactive structure or the
 //! visible text changes, and not on a caret blink or a repaint of the same content.
 //!
-//! It counts each element's frame, tag, role, name and whether it is disabled,
+//! It counts each element's frame (by its place in the frame tree), tag, role, name and whether it is disabled,
 //! as a multiset (the order of ids follows the boxes, which move when a scroll
 //! area scrolls); the rendered text of every frame (`innerText`, hashed in the
 //! page); and the URL. It leaves out what moves without the page changing:
@@ -43,14 +43,23 @@ impl Fnv64 {
     }
 }
 
-/// Computes the signature of a page from its table, per-frame text hashes and URL.
-pub fn page_signature(url: &str, table: &ElementTable, frame_text_hashes: &[String]) -> String {
+/// Computes the signature of a page from its table, its frames (ids in frame
+/// tree order, each with the hash of its text) and URL. A frame counts by its
+/// place in the tree, not its id: ids differ from one browser to the next, and
+/// a replay must find the same page the same.
+pub fn page_signature(url: &str, table: &ElementTable, frames: &[(String, String)]) -> String {
+    let place = |frame: &str| {
+        frames
+            .iter()
+            .position(|(id, _)| id == frame)
+            .map_or_else(|| "?".to_string(), |i| i.to_string())
+    };
     let mut each: Vec<u64> = table
         .elements
         .iter()
         .map(|e| {
             let mut h = Fnv64::default();
-            h.field(&e.frame);
+            h.field(&place(&e.frame));
             h.field(&e.tag);
             h.field(&e.role);
             h.field(&e.name);
@@ -68,8 +77,8 @@ pub fn page_signature(url: &str, table: &ElementTable, frame_text_hashes: &[Stri
     for e in each {
         h.write(&e.to_le_bytes());
     }
-    for t in frame_text_hashes {
-        h.field(t);
+    for (_, text) in frames {
+        h.field(text);
     }
     format!("{:016x}", h.finish())
 }
@@ -109,9 +118,34 @@ mod tests {
         let aa = ElementTable {
             elements: vec![el(1, "A"), el(2, "A")],
         };
-        let sig = |t: &ElementTable| page_signature("u", t, &["x".into()]);
+        let sig = |t: &ElementTable| page_signature("u", t, &[(String::new(), "x".into())]);
         assert_eq!(sig(&ab), sig(&ba));
         assert_ne!(sig(&ab), sig(&aa));
+    }
+
+    #[test]
+    fn frames_count_by_place_not_by_id() {
+        use crate::perceive::{Element, Rect};
+        let table = |frame: &str| {
+            let mut e = Element::new(1, "link", "A", Rect::default(), ElementState::Interactable);
+            e.frame = frame.into();
+            ElementTable { elements: vec![e] }
+        };
+        let frames = |id: &str| vec![(id.to_string(), "text".to_string())];
+        assert_eq!(
+            page_signature("u", &table("F1"), &frames("F1")),
+            page_signature("u", &table("F2"), &frames("F2")),
+            "a new browser gives new frame ids to the same page"
+        );
+        let two = vec![
+            ("M".to_string(), "t".to_string()),
+            ("C".to_string(), "t".to_string()),
+        ];
+        assert_ne!(
+            page_signature("u", &table("M"), &two),
+            page_signature("u", &table("C"), &two),
+            "the same link in the main page or in a child frame differs"
+        );
     }
 
     #[test]

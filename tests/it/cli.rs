@@ -1,5 +1,5 @@
-//! `seamark mark` as a user runs it: the real binary against the test server,
-//! good pages and bad input alike.
+//! `seamark mark`, `run` and `replay` as a user runs them: the real binary
+//! against the test server (and a scripted model), good input and bad alike.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -57,7 +57,26 @@ fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
 }
 
 async fn seamark(args: &[&str]) -> Run {
+    seamark_with_env(args, &[]).await
+}
+
+/// Runs the binary with extra environment variables (model keys and URLs are
+/// cleared first, so the user's own never leak into a test).
+async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let (mut cmd, dir) = command(args);
+    for var in [
+        "SEAMARK_MODEL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "SEAMARK_PRICES",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
         .await
         .expect("seamark hung")
@@ -365,4 +384,115 @@ async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
     assert_eq!(sent.dimensions(), (1568, 784));
     assert_eq!(raw.dimensions(), (2000, 1000));
     assert!(raw != full, "the raw screenshot must not carry marks");
+}
+
+#[tokio::test]
+async fn run_without_a_model_says_exactly_what_to_set() {
+    let run = seamark_with_env(&["run", "--task", "x", "--url", "http://127.0.0.1:9/"], &[]).await;
+    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    let err = run.stderr();
+    for needle in [
+        "--model openai/<model>",
+        "SEAMARK_MODEL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+    let run = seamark_with_env(
+        &[
+            "run",
+            "--task",
+            "x",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--model",
+            "openai/gpt-4o",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr().contains("OPENAI_API_KEY is not set"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[tokio::test]
+async fn run_prints_one_json_result_and_replay_does_the_same_again() {
+    use crate::model_server::{reply, say, ModelServer};
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| format!("CLICK:{}", r.id_of("Send me news"))),
+        say("ANSWER:the newsletter is off\nCOMPLETE:unticked the newsletter box"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let base = format!("{}/v1", model.base);
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("SEAMARK_MODEL", "openai/scripted"),
+    ];
+    let url = server.url("form.html");
+    let run = seamark_with_env(
+        &[
+            "run",
+            "--task",
+            "Turn off the newsletter",
+            "--url",
+            &url,
+            "--json",
+            "--out",
+            "rec",
+        ],
+        &env,
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let v: serde_json::Value = serde_json::from_str(run.stdout().trim()).expect("one JSON object");
+    assert_eq!(v["success"], true);
+    assert_eq!(v["answer"], "the newsletter is off");
+    assert_eq!(v["reason"], "unticked the newsletter box");
+    assert_eq!(v["steps"], 2);
+    assert_eq!(v["tokens"]["input"], 2 * crate::model_server::INPUT_TOKENS);
+    assert!(v["cost_usd"].is_null(), "an unknown model has no price");
+    assert!(v["run_dir"].as_str().unwrap().ends_with("rec"));
+    // Progress went to stderr, step by step.
+    let err = run.stderr();
+    assert!(err.contains("step 1/30"), "{err}");
+    assert!(err.contains("CLICK:12 → done"), "{err}");
+    assert!(run.path("rec/step-001.png").is_file());
+    assert!(run.profile_removed());
+    // Replay the recording with no model at all.
+    let rec = run.path("rec");
+    let again = seamark_with_env(
+        &["replay", rec.to_str().unwrap(), "--json", "--out", "again"],
+        &[],
+    )
+    .await;
+    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    let w: serde_json::Value = serde_json::from_str(again.stdout().trim()).unwrap();
+    assert_eq!(
+        (w["success"].clone(), w["answer"].clone()),
+        (v["success"].clone(), v["answer"].clone())
+    );
+    assert_eq!(w["divergences"], serde_json::json!([]));
+    assert_eq!(
+        model.received().len(),
+        2,
+        "the replay never asked the model"
+    );
+}
+
+#[tokio::test]
+async fn replay_of_a_missing_recording_is_a_usage_error() {
+    let run = seamark(&["replay", "no/such/run"]).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr()
+            .contains("cannot read no/such/run/journal.jsonl"),
+        "{}",
+        run.stderr()
+    );
 }

@@ -1,10 +1,12 @@
 //! seamark's integration tests: one binary, a module per feature. Every test
 //! drives a real headless Chromium against pages served on 127.0.0.1.
 
+mod model_server;
 mod server;
 mod support;
 
 mod actions;
+mod agent;
 mod cli;
 mod corpus;
 mod golden;

@@ -1,0 +1,701 @@
+//! The orchestrator: perceive → mark → ask the model → act, until the task is
+//! done, the model stops with a reason, or a budget runs out. The loop is
+//! deterministic code; the model only proposes commands.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), seamark::agent::AgentError> {
+//! use seamark::agent::Agent;
+//!
+//! let result = Agent::builder()
+//!     .task("Find the price of the Pro plan")
+//!     .url("https://example.com/pricing")
+//!     .model("openai/gpt-4o")?
+//!     .max_steps(15)
+//!     .build()?
+//!     .run()
+//!     .await?;
+//! println!("{} after {} steps: {:?}", result.reason, result.steps, result.answer);
+//! # Ok(())
+//! # }
+//! ```
+
+mod prompt;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use base64::Engine;
+use serde::Serialize;
+
+use crate::act::{ActOptions, BatchReport, Executor, Finish};
+use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
+use crate::browser::{BrowserOptions, Session};
+use crate::journal::{utc_rfc3339, Journal, JournalError};
+use crate::mark::{self, Encoding, MarkStyle};
+use crate::perceive;
+use crate::protocol;
+
+pub use prompt::{instruction_like, SYSTEM};
+
+/// Errors that keep a run from starting. Once it runs, every ending is a
+/// [`RunResult`].
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The builder lacks something.
+    #[error("{0}")]
+    Config(String),
+    /// No model, or an unusable one.
+    #[error(transparent)]
+    Brain(#[from] BrainError),
+    /// The browser could not start.
+    #[error(transparent)]
+    Browser(#[from] crate::browser::BrowserError),
+    /// The run directory could not be written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+}
+
+/// Limits and knobs of a run.
+#[derive(Debug, Clone)]
+pub struct AgentOptions {
+    /// Most steps (one model call each).
+    pub max_steps: usize,
+    /// Most steps in a row whose answer could not be read or whose commands failed.
+    pub max_failures: usize,
+    /// Stop once the run has cost this much (USD), when the model's price is known.
+    pub max_cost: Option<f64>,
+    /// Stop once the run has taken this long.
+    pub max_time: Option<Duration>,
+    /// Screenshots sent per step: the current one and the ones before it.
+    pub images: usize,
+    /// Past steps shown in full in the history (older ones are counted).
+    pub history: usize,
+    /// Most elements in the list the model reads.
+    pub list_cap: usize,
+    /// The exact run directory; else a new one under `runs_root`.
+    pub out: Option<PathBuf>,
+    /// Where run directories go.
+    pub runs_root: PathBuf,
+    /// How the browser starts.
+    pub browser: BrowserOptions,
+    /// How commands run.
+    pub act: ActOptions,
+    /// Prices for cost accounting.
+    pub prices: Prices,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        Self {
+            max_steps: 30,
+            max_failures: 3,
+            max_cost: None,
+            max_time: None,
+            images: 2,
+            history: 20,
+            list_cap: perceive::DEFAULT_LIST_CAP,
+            out: None,
+            runs_root: PathBuf::from("runs"),
+            browser: BrowserOptions::default(),
+            act: ActOptions::default(),
+            prices: Prices::built_in(),
+        }
+    }
+}
+
+/// Tokens and, when the price is known, cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Spend {
+    /// Tokens in and out.
+    pub tokens: Usage,
+    /// USD, when the model has a price.
+    pub cost_usd: Option<f64>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunResult {
+    /// The task was completed.
+    pub success: bool,
+    /// What the model gave with ANSWER (the last one, when several).
+    pub answer: Option<String>,
+    /// Why the run ended: the completion summary, the STOP reason, or the budget.
+    pub reason: String,
+    /// Steps taken.
+    pub steps: usize,
+    /// Tokens, in and out.
+    pub tokens: Usage,
+    /// USD, when the model's price is known.
+    pub cost_usd: Option<f64>,
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// Seconds from start to end.
+    pub wall_time_s: f64,
+    /// The model.
+    pub model: String,
+    /// For a replay: where the live pages differed from the recording.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub divergences: Vec<String>,
+}
+
+/// Timings of one step, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct StepTimings {
+    /// Perception.
+    pub perceive_ms: f64,
+    /// Marking and encoding the image.
+    pub mark_ms: f64,
+    /// The model call.
+    pub model_ms: f64,
+    /// Running the commands.
+    pub act_ms: f64,
+}
+
+/// The journal record of one step.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRecord {
+    /// Always `step`.
+    pub kind: &'static str,
+    /// 1-based.
+    pub step: usize,
+    /// Page URL.
+    pub url: String,
+    /// Page title.
+    pub title: String,
+    /// Page signature.
+    pub signature: String,
+    /// The element list as the model read it.
+    pub elements: String,
+    /// The marked screenshot's file in the run directory.
+    pub screenshot: String,
+    /// Characters of prompt text sent.
+    pub prompt_chars: usize,
+    /// Images sent.
+    pub images: usize,
+    /// The model's raw answer.
+    pub answer: Option<String>,
+    /// The plan after this step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// The commands as parsed.
+    pub commands: Vec<String>,
+    /// Why the answer could not be parsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<String>,
+    /// What the commands did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<BatchReport>,
+    /// Tokens and cost of this step.
+    pub spend: Spend,
+    /// Where the page differs from a replayed recording.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<String>,
+    /// An error that ended the run at this step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Costs.
+    pub timings: StepTimings,
+}
+
+/// Hears about a run as it goes (the CLI prints progress from it).
+pub trait Progress: Send + Sync {
+    /// The model is about to be asked.
+    fn thinking(&self, _step: usize, _max_steps: usize, _url: &str) {}
+    /// A step ended.
+    fn step(&self, _record: &StepRecord, _max_steps: usize) {}
+}
+
+/// Progress that goes nowhere.
+struct Silent;
+impl Progress for Silent {}
+
+/// A task to run.
+pub struct Agent {
+    task: String,
+    url: String,
+    brain: Box<dyn Brain>,
+    options: AgentOptions,
+    progress: Box<dyn Progress>,
+}
+
+/// Builds an [`Agent`].
+#[derive(Default)]
+pub struct AgentBuilder {
+    task: Option<String>,
+    url: Option<String>,
+    brain: Option<Box<dyn Brain>>,
+    options: AgentOptions,
+    progress: Option<Box<dyn Progress>>,
+    http: HttpPolicy,
+}
+
+impl AgentBuilder {
+    /// The task, in plain words.
+    pub fn task(mut self, task: impl Into<String>) -> Self {
+        self.task = Some(task.into());
+        self
+    }
+
+    /// The start URL.
+    pub fn url(mut self, url: impl Into<String>) -> Self {
+        self.url = Some(url.into());
+        self
+    }
+
+    /// The model by name (`openai/<model>`, `anthropic/<model>`), keys from the environment.
+    pub fn model(mut self, name: &str) -> Result<Self, AgentError> {
+        self.brain = Some(brain::from_model_name(name, self.http)?);
+        Ok(self)
+    }
+
+    /// Any brain.
+    pub fn brain(mut self, brain: Box<dyn Brain>) -> Self {
+        self.brain = Some(brain);
+        self
+    }
+
+    /// Timeouts and retries of model calls (set before [`AgentBuilder::model`]).
+    pub fn http(mut self, policy: HttpPolicy) -> Self {
+        self.http = policy;
+        self
+    }
+
+    /// Most steps.
+    pub fn max_steps(mut self, n: usize) -> Self {
+        self.options.max_steps = n;
+        self
+    }
+
+    /// All options at once.
+    pub fn options(mut self, options: AgentOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Where progress goes.
+    pub fn progress(mut self, progress: Box<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// Checks that task, URL and model are there.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        let task = self
+            .task
+            .filter(|t| !t.trim().is_empty())
+            .ok_or_else(|| AgentError::Config("the task is empty".into()))?;
+        let url = self
+            .url
+            .filter(|u| !u.trim().is_empty())
+            .ok_or_else(|| AgentError::Config("no start URL".into()))?;
+        let brain = self
+            .brain
+            .ok_or_else(|| AgentError::Brain(BrainError::NotConfigured(brain::NO_MODEL.into())))?;
+        Ok(Agent {
+            task,
+            url,
+            brain,
+            options: self.options,
+            progress: self.progress.unwrap_or_else(|| Box::new(Silent)),
+        })
+    }
+}
+
+/// How often the same commands on the same page count as a loop: warned at
+/// the first number, stopped at the second.
+const LOOP_WARN: usize = 2;
+const LOOP_STOP: usize = 3;
+
+/// The state of a run between steps.
+struct Run {
+    plan: Option<String>,
+    history: Vec<String>,
+    images: VecDeque<Image>,
+    feedback: Option<String>,
+    failures: usize,
+    spend: Spend,
+    answer: Option<String>,
+    repeats: HashMap<(String, String), usize>,
+    divergences: Vec<String>,
+}
+
+/// How the loop ended.
+struct Ending {
+    success: bool,
+    reason: String,
+}
+
+impl Agent {
+    /// Builds an agent.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    /// Runs the task to its end.
+    pub async fn run(mut self) -> Result<RunResult, AgentError> {
+        let started = Instant::now();
+        let mut journal = match &self.options.out {
+            Some(dir) => Journal::create(dir)?,
+            None => Journal::create_in(&self.options.runs_root, &self.task)?,
+        };
+        let model = self.brain.name();
+        journal.write(&serde_json::json!({
+            "kind": "start",
+            "task": self.task,
+            "url": self.url,
+            "model": model,
+            "started": utc_rfc3339(SystemTime::now()),
+            "seamark": env!("CARGO_PKG_VERSION"),
+            "max_steps": self.options.max_steps,
+        }))?;
+        let mut run = Run {
+            plan: None,
+            history: Vec::new(),
+            images: VecDeque::new(),
+            feedback: None,
+            failures: 0,
+            spend: Spend::default(),
+            answer: None,
+            repeats: HashMap::new(),
+            divergences: Vec::new(),
+        };
+        let (ending, steps) = match Session::start(&self.options.browser).await {
+            Ok(mut session) => {
+                let out = self
+                    .drive(&mut session, &mut journal, &mut run, started)
+                    .await;
+                session.close().await;
+                out
+            }
+            Err(e) => (
+                Ending {
+                    success: false,
+                    reason: format!("the browser could not start: {e}"),
+                },
+                0,
+            ),
+        };
+        let result = RunResult {
+            success: ending.success,
+            answer: run.answer,
+            reason: ending.reason,
+            steps,
+            tokens: run.spend.tokens,
+            cost_usd: run.spend.cost_usd,
+            run_dir: journal.dir().to_path_buf(),
+            wall_time_s: started.elapsed().as_secs_f64(),
+            model,
+            divergences: run.divergences,
+        };
+        journal.write(&serde_json::json!({ "kind": "end", "result": result }))?;
+        Ok(result)
+    }
+
+    /// Opens the start page and loops; returns the ending and the steps taken.
+    async fn drive(
+        &mut self,
+        session: &mut Session,
+        journal: &mut Journal,
+        run: &mut Run,
+        started: Instant,
+    ) -> (Ending, usize) {
+        let fail = |reason: String| Ending {
+            success: false,
+            reason,
+        };
+        let url = match crate::target::to_url(&self.url) {
+            Ok(u) => u,
+            Err(e) => return (fail(format!("bad start URL: {e}")), 0),
+        };
+        if let Err(e) = session
+            .navigate(&url, self.options.act.navigation_timeout)
+            .await
+        {
+            return (fail(e.to_string()), 0);
+        }
+        let mut exec = Executor::new(session, self.options.act.clone()).await;
+        let max = self.options.max_steps;
+        for step in 1..=max {
+            if let Some(limit) = self.options.max_time {
+                if started.elapsed() >= limit {
+                    return (
+                        fail(format!("the time budget of {} s ran out", limit.as_secs())),
+                        step - 1,
+                    );
+                }
+            }
+            if let (Some(limit), Some(cost)) = (self.options.max_cost, run.spend.cost_usd) {
+                if cost >= limit {
+                    return (
+                        fail(format!(
+                            "the cost budget of ${limit:.2} ran out (${cost:.4} spent)"
+                        )),
+                        step - 1,
+                    );
+                }
+            }
+            match self.step(step, session, &mut exec, journal, run).await {
+                Ok(Some(ending)) => return (ending, step),
+                Ok(None) => {}
+                Err(ending) => return (ending, step),
+            }
+        }
+        (
+            fail(format!(
+                "the step budget of {max} ran out before the task was done"
+            )),
+            max,
+        )
+    }
+
+    /// One step. `Ok(Some)` ends the run, `Ok(None)` goes on, `Err` ends it on an error.
+    async fn step(
+        &mut self,
+        step: usize,
+        session: &mut Session,
+        exec: &mut Executor,
+        journal: &mut Journal,
+        run: &mut Run,
+    ) -> Result<Option<Ending>, Ending> {
+        let fail = |reason: String| Ending {
+            success: false,
+            reason,
+        };
+        let max = self.options.max_steps;
+        let mut timings = StepTimings::default();
+        let t = Instant::now();
+        let obs = exec
+            .observe(session)
+            .await
+            .map_err(|e| fail(format!("the page could not be read: {e}")))?
+            .clone();
+        timings.perceive_ms = ms(t);
+        let t = Instant::now();
+        let (screenshot, image) = self.marked(&obs, journal, step)?;
+        timings.mark_ms = ms(t);
+        run.images.push_back(image);
+        while run.images.len() > self.options.images.max(1) {
+            run.images.pop_front();
+        }
+        let text = prompt::step_text(&prompt::StepView {
+            task: &self.task,
+            plan: run.plan.as_deref(),
+            history: &run.history,
+            feedback: run.feedback.as_deref(),
+            step,
+            max_steps: max,
+            obs: &obs,
+            list_cap: self.options.list_cap,
+        });
+        let request = Prompt {
+            system: SYSTEM.to_string(),
+            text,
+            images: run.images.iter().cloned().collect(),
+            step,
+            signature: obs.signature.clone(),
+        };
+        let mut record = StepRecord {
+            kind: "step",
+            step,
+            url: obs.url.clone(),
+            title: obs.title.clone(),
+            signature: obs.signature.clone(),
+            elements: perceive::element_list(&obs.table, self.options.list_cap),
+            screenshot,
+            prompt_chars: request.system.len() + request.text.len(),
+            images: request.images.len(),
+            answer: None,
+            plan: None,
+            commands: Vec::new(),
+            parse_error: None,
+            report: None,
+            spend: Spend::default(),
+            divergence: None,
+            error: None,
+            timings,
+        };
+        self.progress.thinking(step, max, &obs.url);
+        let t = Instant::now();
+        let reply = self.brain.answer(&request).await;
+        record.timings.model_ms = ms(t);
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                let reason = format!("the model failed: {e}");
+                record.error = Some(reason.clone());
+                self.finish_step(journal, &record)?;
+                return Err(fail(reason));
+            }
+        };
+        record.answer = Some(reply.text.clone());
+        record.spend = self.spend_of(reply.usage);
+        run.spend.tokens += reply.usage;
+        run.spend.cost_usd = match (run.spend.cost_usd, record.spend.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (None, b) => b,
+            (a, None) => a,
+        };
+        if let Some(d) = reply.divergence {
+            run.divergences.push(d.clone());
+            record.divergence = Some(d);
+        }
+        let (plan, commands_text) = prompt::split_plan(&reply.text);
+        if plan.is_some() {
+            run.plan = plan;
+        }
+        record.plan = run.plan.clone();
+        let steps = match protocol::parse(&commands_text) {
+            Ok(steps) => steps,
+            Err(e) => {
+                run.failures += 1;
+                let err = e.to_string();
+                record.parse_error = Some(err.clone());
+                run.feedback = Some(format!(
+                    "Your answer could not be read: {err}. Answer with commands only, one per line."
+                ));
+                run.history
+                    .push(format!("step {step} · {} · (unreadable answer)", obs.url));
+                self.finish_step(journal, &record)?;
+                if run.failures >= self.options.max_failures {
+                    return Ok(Some(fail(format!(
+                        "the model's answers could not be read {} times in a row; last: {err}",
+                        run.failures
+                    ))));
+                }
+                return Ok(None);
+            }
+        };
+        record.commands = steps.iter().map(|s| s.to_string()).collect();
+        // The same commands on the same page, again and again: a loop.
+        let key = (obs.signature.clone(), record.commands.join("; "));
+        let seen = {
+            let n = run.repeats.entry(key).or_default();
+            *n += 1;
+            *n
+        };
+        if seen >= LOOP_STOP {
+            let reason = format!(
+                "stuck: the same commands ({}) on the same page {seen} times",
+                record.commands.join("; ")
+            );
+            record.error = Some(reason.clone());
+            self.finish_step(journal, &record)?;
+            return Ok(Some(fail(reason)));
+        }
+        let t = Instant::now();
+        let report = exec.run(session, &steps).await;
+        record.timings.act_ms = ms(t);
+        if let Some(a) = report.answers.last() {
+            run.answer = Some(a.clone());
+        }
+        run.failures = if report.failed() { run.failures + 1 } else { 0 };
+        let mut feedback = report.feedback();
+        if seen >= LOOP_WARN {
+            feedback.push_str(&format!(
+                "\nWarning: you sent these same commands on this same page {seen} times; they do \
+                 not get the task further. Try something else, or STOP with the reason."
+            ));
+        }
+        run.feedback = Some(feedback);
+        run.history.push(history_line(step, &obs.url, &report));
+        let overflow = run.history.len().saturating_sub(self.options.history);
+        if overflow > 0 {
+            run.history.drain(..overflow);
+            run.history
+                .insert(0, format!("(the first {overflow} steps are not shown)"));
+        }
+        let finish = report.finish.clone();
+        let last_failure = report
+            .outcomes
+            .iter()
+            .rfind(|o| o.status == crate::act::Status::Failed)
+            .map(|o| o.line());
+        record.report = Some(report);
+        self.finish_step(journal, &record)?;
+        match finish {
+            Some(Finish::Complete { summary }) => Ok(Some(Ending {
+                success: true,
+                reason: summary,
+            })),
+            Some(Finish::Stop { reason }) => Ok(Some(fail(format!("stopped: {reason}")))),
+            None if run.failures >= self.options.max_failures => Ok(Some(fail(format!(
+                "{} steps in a row failed; last: {}",
+                run.failures,
+                last_failure.unwrap_or_default()
+            )))),
+            None => Ok(None),
+        }
+    }
+
+    /// Marks the screenshot, saves it, and encodes what the model gets.
+    fn marked(
+        &self,
+        obs: &perceive::Observation,
+        journal: &Journal,
+        step: usize,
+    ) -> Result<(String, Image), Ending> {
+        let fail = |reason: String| Ending {
+            success: false,
+            reason,
+        };
+        let style = MarkStyle::default();
+        let image = mark::mark_observation(obs, &style)
+            .map_err(|e| fail(format!("the screenshot could not be marked: {e}")))?;
+        let png = mark::encode(&image, Encoding::Png)
+            .map_err(|e| fail(format!("the marked image could not be encoded: {e}")))?;
+        let file = journal
+            .save_image(step, "png", &png)
+            .map_err(|e| fail(e.to_string()))?;
+        let sent = match mark::downscale(
+            &image,
+            style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
+        ) {
+            Some(small) => mark::encode(&small, Encoding::Png)
+                .map_err(|e| fail(format!("the marked image could not be encoded: {e}")))?,
+            None => png,
+        };
+        Ok((
+            file,
+            Image {
+                media_type: "image/png".into(),
+                base64: base64::engine::general_purpose::STANDARD.encode(sent),
+            },
+        ))
+    }
+
+    fn spend_of(&self, usage: Usage) -> Spend {
+        Spend {
+            tokens: usage,
+            cost_usd: self
+                .options
+                .prices
+                .of(&self.brain.name())
+                .map(|p| p.cost(usage)),
+        }
+    }
+
+    fn finish_step(&self, journal: &mut Journal, record: &StepRecord) -> Result<(), Ending> {
+        self.progress.step(record, self.options.max_steps);
+        journal.write(record).map_err(|e| Ending {
+            success: false,
+            reason: e.to_string(),
+        })
+    }
+}
+
+/// One line of history: the step, the page, and what each command did.
+fn history_line(step: usize, url: &str, report: &BatchReport) -> String {
+    let mut line = format!("step {step} · {url}");
+    for o in &report.outcomes {
+        line.push_str(&format!("\n  {}", o.line()));
+    }
+    if !report.dropped.is_empty() {
+        line.push_str(&format!("\n  not run: {}", report.dropped.join("; ")));
+    }
+    line
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}

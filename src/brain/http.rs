@@ -1,0 +1,190 @@
+//! One JSON POST with timeouts and retries: 429, 5xx, timeouts and dropped
+//! connections are retried with exponential backoff, honoring `Retry-After`;
+//! 401/403/404 and other 4xx fail at once with the provider's message. Headers
+//! (where the key is) never reach an error or a log.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use super::BrainError;
+
+/// Timeouts and retries of model calls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HttpPolicy {
+    /// Upper bound for one HTTP exchange.
+    pub timeout: Duration,
+    /// Retries after the first attempt.
+    pub retries: u32,
+    /// First backoff; doubled for each retry.
+    pub backoff: Duration,
+    /// Longest wait between two attempts (also caps `Retry-After`).
+    pub max_wait: Duration,
+}
+
+impl Default for HttpPolicy {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(120),
+            retries: 4,
+            backoff: Duration::from_millis(500),
+            max_wait: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A client with the policy's timeout.
+pub(super) fn client(policy: &HttpPolicy) -> Result<reqwest::Client, BrainError> {
+    reqwest::Client::builder()
+        .timeout(policy.timeout)
+        .connect_timeout(policy.timeout.min(Duration::from_secs(20)))
+        .build()
+        .map_err(|e| BrainError::NotConfigured(format!("cannot set up HTTP: {e}")))
+}
+
+/// The provider's error message in a body (`{"error": {"message": …}}`, both
+/// OpenAI's and Anthropic's shape), else the body itself, bounded.
+pub(super) fn message_of(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let msg = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.pointer("/message"))
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let text = msg.unwrap_or_else(|| body.trim().to_string());
+    if text.chars().count() > 500 {
+        format!("{}…", text.chars().take(500).collect::<String>())
+    } else if text.is_empty() {
+        "(empty body)".into()
+    } else {
+        text
+    }
+}
+
+/// Seconds from a `Retry-After` header (the delay form; a date is ignored).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    let secs: f64 = v.parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// POSTs `body` to `url` with `headers` and returns the JSON answer.
+pub(super) async fn post_json(
+    client: &reqwest::Client,
+    policy: &HttpPolicy,
+    url: &str,
+    headers: HeaderMap,
+    body: &Value,
+) -> Result<Value, BrainError> {
+    let mut attempt = 0u32;
+    loop {
+        attempt += 1;
+        let sent = client
+            .post(url)
+            .headers(headers.clone())
+            .json(body)
+            .send()
+            .await;
+        let (last, wait) = match sent {
+            Err(e) => {
+                // Without the URL: reqwest's message is enough, and shorter.
+                let what = if e.is_timeout() {
+                    format!("no answer within {} s", policy.timeout.as_secs())
+                } else {
+                    format!("cannot reach {url}: {}", e.without_url())
+                };
+                (what, None)
+            }
+            Ok(resp) => {
+                let status = resp.status();
+                let wait = retry_after(resp.headers());
+                let text = resp.text().await.unwrap_or_default();
+                if status.is_success() {
+                    return serde_json::from_str(&text).map_err(|e| BrainError::Malformed {
+                        reason: format!("not JSON: {e}"),
+                        body: text,
+                    });
+                }
+                match status {
+                    StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
+                        return Err(BrainError::Unauthorized {
+                            status: status.as_u16(),
+                            message: message_of(&text),
+                        })
+                    }
+                    StatusCode::NOT_FOUND => {
+                        return Err(BrainError::NotFound {
+                            url: url.to_string(),
+                            message: message_of(&text),
+                        })
+                    }
+                    s if s == StatusCode::TOO_MANY_REQUESTS
+                        || s.is_server_error()
+                        || s == StatusCode::REQUEST_TIMEOUT =>
+                    {
+                        (format!("HTTP {}: {}", s.as_u16(), message_of(&text)), wait)
+                    }
+                    s => {
+                        return Err(BrainError::Http {
+                            status: s.as_u16(),
+                            message: message_of(&text),
+                        })
+                    }
+                }
+            }
+        };
+        if attempt > policy.retries {
+            return Err(BrainError::Exhausted {
+                attempts: attempt,
+                last,
+            });
+        }
+        let backoff = policy
+            .backoff
+            .saturating_mul(2u32.saturating_pow(attempt - 1));
+        let wait = wait.unwrap_or(backoff).min(policy.max_wait);
+        tracing::info!("model call failed ({last}); retrying in {wait:?}");
+        tokio::time::sleep(wait).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_messages_are_found_in_both_shapes() {
+        assert_eq!(
+            message_of(r#"{"error":{"message":"Incorrect API key","type":"x"}}"#),
+            "Incorrect API key"
+        );
+        assert_eq!(
+            message_of(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            message_of("<html>bad gateway</html>"),
+            "<html>bad gateway</html>"
+        );
+        assert_eq!(message_of(""), "(empty body)");
+        assert!(message_of(&"x".repeat(2000)).chars().count() <= 501);
+    }
+
+    #[test]
+    fn retry_after_in_seconds() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(
+            RETRY_AFTER,
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None);
+    }
+}

@@ -1,0 +1,141 @@
+//! OpenAI-compatible chat completions: OpenAI itself, and by base URL Ollama,
+//! vLLM, llama.cpp's server, LM Studio and OpenRouter. The image goes as a
+//! base64 data URL.
+
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use serde_json::{json, Value};
+
+use super::http::{client, post_json, HttpPolicy};
+use super::{Brain, BrainError, Prompt, Reply, Usage};
+
+/// The default endpoint.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A chat-completions model.
+pub struct OpenAi {
+    model: String,
+    key: Option<String>,
+    url: String,
+    policy: HttpPolicy,
+    client: reqwest::Client,
+}
+
+impl OpenAi {
+    /// `model` at `base_url` (default [`OPENAI_BASE_URL`]); `key` is sent as a
+    /// bearer token when given (local servers need none).
+    pub fn new(
+        model: &str,
+        key: Option<String>,
+        base_url: Option<String>,
+        policy: HttpPolicy,
+    ) -> Result<Self, BrainError> {
+        let base = base_url.unwrap_or_else(|| OPENAI_BASE_URL.to_string());
+        Ok(Self {
+            model: model.to_string(),
+            key,
+            url: format!("{}/chat/completions", base.trim_end_matches('/')),
+            client: client(&policy)?,
+            policy,
+        })
+    }
+
+    /// The request body for a prompt.
+    pub fn body(&self, prompt: &Prompt) -> Value {
+        let mut content = vec![json!({ "type": "text", "text": prompt.text })];
+        for image in &prompt.images {
+            content.push(json!({
+                "type": "image_url",
+                "image_url": { "url": format!("data:{};base64,{}", image.media_type, image.base64) }
+            }));
+        }
+        json!({
+            "model": self.model,
+            "messages": [
+                { "role": "system", "content": prompt.system },
+                { "role": "user", "content": content }
+            ]
+        })
+    }
+}
+
+/// The answer text and usage of a chat-completions response.
+fn read(answer: Value) -> Result<Reply, BrainError> {
+    let text = answer
+        .pointer("/choices/0/message/content")
+        .and_then(|c| match c {
+            Value::String(s) => Some(s.clone()),
+            // Some servers answer with content parts.
+            Value::Array(parts) => Some(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join(""),
+            ),
+            _ => None,
+        })
+        .ok_or_else(|| BrainError::Malformed {
+            reason: "no choices[0].message.content".into(),
+            body: answer.to_string(),
+        })?;
+    let n = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    Ok(Reply {
+        text,
+        usage: Usage {
+            input: n("/usage/prompt_tokens"),
+            output: n("/usage/completion_tokens"),
+        },
+        divergence: None,
+    })
+}
+
+impl Brain for OpenAi {
+    fn name(&self) -> String {
+        format!("openai/{}", self.model)
+    }
+
+    fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
+        Box::pin(async move {
+            let mut headers = HeaderMap::new();
+            if let Some(key) = &self.key {
+                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+                    BrainError::NotConfigured(
+                        "OPENAI_API_KEY holds characters a header cannot".into(),
+                    )
+                })?;
+                v.set_sensitive(true);
+                headers.insert(AUTHORIZATION, v);
+            }
+            let answer = post_json(
+                &self.client,
+                &self.policy,
+                &self.url,
+                headers,
+                &self.body(prompt),
+            )
+            .await?;
+            read(answer)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_and_usage_are_read_and_odd_bodies_are_errors() {
+        let r = read(json!({
+            "choices": [{ "message": { "role": "assistant", "content": "CLICK:3" } }],
+            "usage": { "prompt_tokens": 1200, "completion_tokens": 7 }
+        }))
+        .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.usage.input, r.usage.output),
+            ("CLICK:3", 1200, 7)
+        );
+        let err = read(json!({ "choices": [] })).unwrap_err();
+        assert!(err.to_string().contains("choices"), "{err}");
+    }
+}

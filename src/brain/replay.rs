@@ -1,0 +1,89 @@
+//! The replay brain: answers from a recorded run directory, step by step, and
+//! says where the live page differs from the recording.
+
+use std::path::Path;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::{Brain, BrainError, Prompt, Reply, Usage};
+use crate::journal;
+
+/// One recorded step: the page it saw and what the model answered.
+#[derive(Debug, Clone, PartialEq)]
+struct Recorded {
+    signature: String,
+    answer: String,
+}
+
+/// Answers a run's recorded answers in order.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    steps: Vec<Recorded>,
+    /// The recorded task.
+    pub task: String,
+    /// The recorded start URL.
+    pub url: String,
+    /// The model that was recorded.
+    pub model: String,
+}
+
+impl Replay {
+    /// Reads a run directory's journal.
+    pub fn open(dir: &Path) -> Result<Replay, BrainError> {
+        let records = journal::read_records(dir).map_err(|e| {
+            BrainError::Replay(format!(
+                "cannot read {}: {e}",
+                dir.join(journal::JOURNAL).display()
+            ))
+        })?;
+        let start = records
+            .iter()
+            .find(|r| r["kind"] == "start")
+            .ok_or_else(|| BrainError::Replay(format!("{} has no start record", dir.display())))?;
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        let steps: Vec<Recorded> = records
+            .iter()
+            .filter(|r| r["kind"] == "step")
+            .map(|r| Recorded {
+                signature: text(&r["signature"]),
+                answer: text(&r["answer"]),
+            })
+            .collect();
+        Ok(Replay {
+            steps,
+            task: text(&start["task"]),
+            url: text(&start["url"]),
+            model: text(&start["model"]),
+        })
+    }
+}
+
+impl Brain for Replay {
+    fn name(&self) -> String {
+        format!("replay of {}", self.model)
+    }
+
+    fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
+        Box::pin(async move {
+            let Some(rec) = prompt.step.checked_sub(1).and_then(|i| self.steps.get(i)) else {
+                return Err(BrainError::Replay(format!(
+                    "the recording has {} steps; step {} is not in it",
+                    self.steps.len(),
+                    prompt.step
+                )));
+            };
+            let divergence = (rec.signature != prompt.signature).then(|| {
+                format!(
+                    "step {}: the page differs from the recording (signature {} live, {} recorded)",
+                    prompt.step, prompt.signature, rec.signature
+                )
+            });
+            Ok(Reply {
+                text: rec.answer.clone(),
+                usage: Usage::default(),
+                divergence,
+            })
+        })
+    }
+}

@@ -1,0 +1,278 @@
+//! `seamark run`: a task and a start URL in; the agent loop until the task is
+//! done or stopped; progress on stderr, the result on stdout.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+use seamark::act::{ActOptions, DialogPolicy};
+use seamark::agent::{Agent, AgentOptions, Progress, RunResult, StepRecord};
+use seamark::brain::{self, Brain, HttpPolicy, Prices};
+
+use super::{BrowserArgs, UsageError};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to do, in plain words.
+    #[arg(long)]
+    task: String,
+    /// Where to start: a URL, or a local HTML file.
+    #[arg(long)]
+    url: String,
+    /// The model: openai/<model> or anthropic/<model> (else env SEAMARK_MODEL).
+    /// Keys from OPENAI_API_KEY / ANTHROPIC_API_KEY; OPENAI_BASE_URL points at
+    /// any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter).
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options `run` and `replay` share.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Most steps (model calls).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    max_steps: usize,
+    /// Most steps in a row that fail (unreadable answer or a failed command).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    max_failures: usize,
+    /// Stop once the run has cost this many US dollars (when the model's price is known).
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    max_time: Option<u64>,
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// The run directory (default: runs/<time>-<task>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
+    /// Retries of a model call on 429, 5xx and timeouts.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    retries: u32,
+    /// Longest wait for one model answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    model_timeout: u64,
+    /// Answer confirm and prompt dialogs with Cancel instead of OK.
+    #[arg(long)]
+    dismiss_dialogs: bool,
+    /// Save downloads here (else they are refused and recorded).
+    #[arg(long, value_name = "DIR")]
+    download_dir: Option<PathBuf>,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+impl CommonArgs {
+    pub fn http(&self) -> HttpPolicy {
+        HttpPolicy {
+            retries: self.retries,
+            timeout: Duration::from_secs(self.model_timeout.max(1)),
+            ..HttpPolicy::default()
+        }
+    }
+
+    pub fn options(&self) -> anyhow::Result<AgentOptions> {
+        let prices_file = self
+            .prices
+            .clone()
+            .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from));
+        let prices = match prices_file {
+            Some(f) => Prices::with_file(&f).map_err(UsageError)?,
+            None => Prices::built_in(),
+        };
+        Ok(AgentOptions {
+            max_steps: self.max_steps.max(1),
+            max_failures: self.max_failures.max(1),
+            max_cost: self.max_cost,
+            max_time: self.max_time.map(Duration::from_secs),
+            out: self.out.clone(),
+            browser: self.browser.options(),
+            act: ActOptions {
+                dialogs: if self.dismiss_dialogs {
+                    DialogPolicy::Dismiss
+                } else {
+                    DialogPolicy::Accept
+                },
+                download_dir: self.download_dir.clone(),
+                ..ActOptions::default()
+            },
+            prices,
+            ..AgentOptions::default()
+        })
+    }
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let model = args
+        .model
+        .clone()
+        .or_else(|| std::env::var("SEAMARK_MODEL").ok())
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| UsageError(brain::NO_MODEL.into()))?;
+    let brain = brain::from_model_name(&model, args.common.http())
+        .map_err(|e| UsageError(e.to_string()))?;
+    run_agent(
+        &args.task,
+        &args.url,
+        brain,
+        &args.common,
+        args.common.options()?,
+    )
+    .await
+}
+
+/// Runs an agent with terminal progress and prints the result.
+pub async fn run_agent(
+    task: &str,
+    url: &str,
+    brain: Box<dyn Brain>,
+    common: &CommonArgs,
+    options: AgentOptions,
+) -> anyhow::Result<ExitCode> {
+    let result = Agent::builder()
+        .task(task)
+        .url(url)
+        .brain(brain)
+        .options(options)
+        .progress(Box::new(TermProgress::new()))
+        .build()?
+        .run()
+        .await?;
+    print_result(&result, common.json)?;
+    Ok(if result.success {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        let v = serde_json::json!({
+            "success": r.success,
+            "answer": r.answer,
+            "reason": r.reason,
+            "steps": r.steps,
+            "tokens": { "input": r.tokens.input, "output": r.tokens.output },
+            "cost_usd": r.cost_usd,
+            "run_dir": r.run_dir,
+            "wall_time_s": r.wall_time_s,
+            "model": r.model,
+            "divergences": r.divergences,
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    let mark = if r.success { "done" } else { "not done" };
+    writeln!(
+        out,
+        "{mark} after {} steps in {:.1} s: {}",
+        r.steps, r.wall_time_s, r.reason
+    )?;
+    if let Some(a) = &r.answer {
+        writeln!(out, "answer: {a}")?;
+    }
+    let cost = match r.cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None => format!("unknown (no price for {})", r.model),
+    };
+    writeln!(
+        out,
+        "tokens: {} in, {} out · cost: {cost}",
+        r.tokens.input, r.tokens.output
+    )?;
+    for d in &r.divergences {
+        writeln!(out, "diverged: {d}")?;
+    }
+    writeln!(out, "run directory: {}", r.run_dir.display())?;
+    Ok(())
+}
+
+/// Progress on stderr: a line per step and per command; a spinner while the
+/// model thinks when stderr is a terminal, plain lines when it is not.
+struct TermProgress {
+    tty: bool,
+    spinner: Mutex<Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>>,
+}
+
+impl TermProgress {
+    fn new() -> Self {
+        Self {
+            tty: std::io::stderr().is_terminal(),
+            spinner: Mutex::new(None),
+        }
+    }
+
+    fn stop_spinner(&self) {
+        let taken = self.spinner.lock().ok().and_then(|mut s| s.take());
+        if let Some((stop, handle)) = taken {
+            stop.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Progress for TermProgress {
+    fn thinking(&self, step: usize, max_steps: usize, url: &str) {
+        eprintln!("step {step}/{max_steps} · {url}");
+        if !self.tty {
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            const FRAMES: [char; 4] = ['|', '/', '-', '\\'];
+            let mut i = 0;
+            while !flag.load(Ordering::Relaxed) {
+                eprint!("\r  {} thinking…", FRAMES[i % FRAMES.len()]);
+                i += 1;
+                std::thread::sleep(Duration::from_millis(120));
+            }
+            eprint!("\r\x1b[2K");
+        });
+        if let Ok(mut s) = self.spinner.lock() {
+            *s = Some((stop, handle));
+        }
+    }
+
+    fn step(&self, record: &StepRecord, _max_steps: usize) {
+        self.stop_spinner();
+        if let Some(e) = &record.parse_error {
+            eprintln!("  unreadable answer: {e}");
+        }
+        if let Some(report) = &record.report {
+            for o in &report.outcomes {
+                eprintln!("  {}", o.line());
+            }
+            if !report.dropped.is_empty() {
+                eprintln!("  not run: {}", report.dropped.join("; "));
+            }
+        }
+        if let Some(d) = &record.divergence {
+            eprintln!("  diverged: {d}");
+        }
+        if let Some(e) = &record.error {
+            eprintln!("  {e}");
+        }
+        let cost = record
+            .spend
+            .cost_usd
+            .map(|c| format!(" · ${c:.4}"))
+            .unwrap_or_default();
+        eprintln!(
+            "  tokens: {} in, {} out{cost}",
+            record.spend.tokens.input, record.spend.tokens.output
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! The run directory: `runs/<timestamp>-<slug>/` (or a directory given), with
+//! `journal.jsonl`, one JSON record per line (a `start`, one `step` per step,
+//! an `end`), and each step's marked screenshot, `step-001.png`, … Every record
+//! is flushed and synced as it is written, so a crash never loses the steps
+//! before it. The replay brain reads it back.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+/// The journal's file name inside a run directory.
+pub const JOURNAL: &str = "journal.jsonl";
+
+/// Errors of the run directory.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// The directory or a file in it could not be written.
+    #[error("cannot write the run directory {path}: {source}")]
+    Write {
+        /// What was written.
+        path: PathBuf,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// A record could not be serialized (never expected; kept for honesty).
+    #[error("cannot serialize a journal record: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+/// An open run directory.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Creates `dir` (which may exist, empty or not) and its journal.
+    pub fn create(dir: &Path) -> Result<Journal, JournalError> {
+        let fail = |source| JournalError::Write {
+            path: dir.to_path_buf(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let path = dir.join(JOURNAL);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|source| JournalError::Write { path, source })?;
+        Ok(Journal {
+            dir: dir.to_path_buf(),
+            file,
+        })
+    }
+
+    /// A new directory under `root` named after the time and the task.
+    pub fn create_in(root: &Path, task: &str) -> Result<Journal, JournalError> {
+        let base = format!("{}-{}", utc_stamp(SystemTime::now()), slug(task));
+        let mut dir = root.join(&base);
+        let mut n = 2;
+        while dir.exists() {
+            dir = root.join(format!("{base}-{n}"));
+            n += 1;
+        }
+        Journal::create(&dir)
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends one record as a line, flushed and synced.
+    pub fn write(&mut self, record: &impl Serialize) -> Result<(), JournalError> {
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
+        let path = self.dir.join(JOURNAL);
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| JournalError::Write { path, source })
+    }
+
+    /// Saves a step's image and returns its file name.
+    pub fn save_image(&self, step: usize, ext: &str, bytes: &[u8]) -> Result<String, JournalError> {
+        let name = format!("step-{step:03}.{ext}");
+        let path = self.dir.join(&name);
+        std::fs::write(&path, bytes).map_err(|source| JournalError::Write { path, source })?;
+        Ok(name)
+    }
+}
+
+/// Reads a journal's records (lines that do not parse, such as a line cut by
+/// a crash, are skipped).
+pub fn read_records(dir: &Path) -> Result<Vec<serde_json::Value>, std::io::Error> {
+    let text = std::fs::read_to_string(dir.join(JOURNAL))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
+}
+
+/// A file-name-safe slug of the task: lower-case words joined by `-`, bounded.
+pub fn slug(task: &str) -> String {
+    let mut out = String::new();
+    for word in task
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let word = word.to_lowercase();
+        if out.len() + word.len() + 1 > 40 {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&word);
+    }
+    if out.is_empty() {
+        "run".into()
+    } else {
+        out
+    }
+}
+
+/// `YYYYMMDD-HHMMSS` in UTC.
+pub fn utc_stamp(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = civil(t);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// RFC 3339 in UTC, to the second.
+pub fn utc_rfc3339(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = civil(t);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+/// Calendar date and time of a moment, UTC (Howard Hinnant's days-to-civil).
+fn civil(t: SystemTime) -> (i64, u32, u32, u32, u32, u32) {
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dates_and_slugs() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(utc_rfc3339(t), "2023-11-14T22:13:20Z");
+        assert_eq!(
+            utc_stamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "20000229-000000"
+        );
+        assert_eq!(
+            slug("Find the pricing of each npm plan!"),
+            "find-the-pricing-of-each-npm-plan"
+        );
+        assert_eq!(slug("???"), "run");
+        assert!(slug(&"word ".repeat(50)).len() <= 40);
+    }
+
+    #[test]
+    fn records_survive_a_cut_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(dir.path()).unwrap();
+        j.write(&serde_json::json!({"kind": "start"})).unwrap();
+        j.write(&serde_json::json!({"kind": "step", "step": 1}))
+            .unwrap();
+        drop(j);
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(JOURNAL))
+            .unwrap();
+        f.write_all(b"{\"kind\": \"step\", \"st").unwrap();
+        let records = read_records(dir.path()).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1]["step"], 1);
+    }
+}

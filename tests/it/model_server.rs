@@ -1,0 +1,276 @@
+//! A scripted model on 127.0.0.1 that speaks the real wire formats: OpenAI chat
+//! completions (`POST …/chat/completions`) and Anthropic Messages (`POST
+//! …/v1/messages`). Each request is answered by the next entry of a script,
+//! which reads the prompt (to find ids by name, as a model would) and answers
+//! text, or an HTTP error. Every request is recorded.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One request the model received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// Request path.
+    pub path: String,
+    /// Header lines, lower-case names.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (Null when it was not JSON).
+    pub body: Value,
+}
+
+impl Received {
+    /// Whether this is an Anthropic Messages request.
+    pub fn is_anthropic(&self) -> bool {
+        self.path.ends_with("/messages")
+    }
+
+    /// The user message's parts, in either format.
+    fn parts(&self) -> Vec<Value> {
+        let messages = self.body["messages"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .collect()
+    }
+
+    /// The prompt text.
+    pub fn text(&self) -> String {
+        self.parts()
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The images, as base64 PNG bytes, in either format.
+    pub fn images(&self) -> Vec<String> {
+        self.parts()
+            .iter()
+            .filter_map(|p| match p["type"].as_str() {
+                Some("image_url") => p["image_url"]["url"]
+                    .as_str()
+                    .and_then(|u| u.strip_prefix("data:image/png;base64,"))
+                    .map(str::to_string),
+                Some("image") => p["source"]["data"].as_str().map(str::to_string),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The id of the element listed with exactly this name: `[id] role "name"`.
+    pub fn id_of(&self, name: &str) -> u32 {
+        let needle = format!("\"{name}\"");
+        self.text()
+            .lines()
+            .filter(|l| l.starts_with('[') && l.contains(&needle))
+            .find_map(|l| l[1..].split(']').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no element {name:?} in the prompt:\n{}", self.text()))
+    }
+
+    /// The list line of the element with this name.
+    pub fn line_of(&self, name: &str) -> String {
+        let needle = format!("\"{name}\"");
+        self.text()
+            .lines()
+            .find(|l| l.starts_with('[') && l.contains(&needle))
+            .map(str::to_string)
+            .unwrap_or_default()
+    }
+
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the scripted model does with one request.
+pub enum Reply {
+    /// Answer this text, in the request's wire format.
+    Text(String),
+    /// An HTTP error with a body and an optional Retry-After.
+    Status(u16, String, Option<u32>),
+    /// 200 with a body that is not the provider's format.
+    Raw(String),
+}
+
+/// One entry of a script.
+pub type Turn = Box<dyn FnMut(&Received) -> Reply + Send>;
+
+/// A turn that always answers the same text.
+pub fn say(text: &str) -> Turn {
+    let text = text.to_string();
+    Box::new(move |_| Reply::Text(text.clone()))
+}
+
+/// A turn that answers from the request.
+pub fn reply(f: impl FnMut(&Received) -> String + Send + 'static) -> Turn {
+    let mut f = f;
+    Box::new(move |r| Reply::Text(f(r)))
+}
+
+/// A turn that fails with an HTTP status.
+pub fn status(code: u16, retry_after: Option<u32>) -> Turn {
+    Box::new(move |_| {
+        Reply::Status(
+            code,
+            json!({"error": {"message": format!("scripted {code}"), "type": "server_error"}})
+                .to_string(),
+            retry_after,
+        )
+    })
+}
+
+/// Tokens each answer reports: fixed, so sums can be checked.
+pub const INPUT_TOKENS: u64 = 1000;
+pub const OUTPUT_TOKENS: u64 = 20;
+
+/// The running scripted model.
+pub struct ModelServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    received: Arc<Mutex<Vec<Received>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl ModelServer {
+    /// Serves the script; past its end, every turn repeats `then`.
+    pub async fn start(script: Vec<Turn>, then: fn() -> Turn) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let log = received.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (log, script) = (log.clone(), script.clone());
+                tokio::spawn(async move {
+                    let _ = serve(stream, log, script, then).await;
+                });
+            }
+        });
+        ModelServer {
+            base,
+            received,
+            task,
+        }
+    }
+
+    /// Every request so far.
+    pub fn received(&self) -> Vec<Received> {
+        self.received.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    log: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Mutex<VecDeque<Turn>>>,
+    then: fn() -> Turn,
+) -> std::io::Result<()> {
+    // Read the head, then exactly Content-Length bytes of body.
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 65536];
+    let head_end = loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.lines();
+    let path = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("/")
+        .to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_lowercase(), v.trim().to_string()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let raw = String::from_utf8_lossy(&buf[head_end..]).to_string();
+    let received = Received {
+        path,
+        headers,
+        body: serde_json::from_str(&raw).unwrap_or(Value::Null),
+    };
+    let turn = script.lock().ok().and_then(|mut s| s.pop_front());
+    let reply = match turn {
+        Some(mut t) => t(&received),
+        None => then()(&received),
+    };
+    let anthropic = received.is_anthropic();
+    if let Ok(mut l) = log.lock() {
+        l.push(received);
+    }
+    let (code, body, retry) = match reply {
+        Reply::Text(text) => (200, wire(anthropic, &text), None),
+        Reply::Status(code, body, retry) => (code, body, retry),
+        Reply::Raw(body) => (200, body, None),
+    };
+    let retry = retry
+        .map(|s| format!("Retry-After: {s}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\n{retry}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await?;
+    stream.write_all(body.as_bytes()).await?;
+    stream.flush().await
+}
+
+/// An answer in the provider's response format.
+fn wire(anthropic: bool, text: &str) -> String {
+    if anthropic {
+        json!({
+            "id": "msg_test", "type": "message", "role": "assistant", "model": "scripted",
+            "content": [{ "type": "text", "text": text }],
+            "stop_reason": "end_turn",
+            "usage": { "input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS }
+        })
+    } else {
+        json!({
+            "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
+            "usage": { "prompt_tokens": INPUT_TOKENS, "completion_tokens": OUTPUT_TOKENS, "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS }
+        })
+    }
+    .to_string()
+}

@@ -11,6 +11,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::safety::Secrets;
+
 /// The journal's file name inside a run directory.
 pub const JOURNAL: &str = "journal.jsonl";
 
@@ -35,6 +37,8 @@ pub enum JournalError {
 pub struct Journal {
     dir: PathBuf,
     file: File,
+    /// Secret values never reach the disk: replaced by their placeholders.
+    secrets: Secrets,
 }
 
 impl Journal {
@@ -54,6 +58,7 @@ impl Journal {
         Ok(Journal {
             dir: dir.to_path_buf(),
             file,
+            secrets: Secrets::default(),
         })
     }
 
@@ -74,9 +79,15 @@ impl Journal {
         &self.dir
     }
 
+    /// Redacts these secrets from every record written from now on.
+    pub fn redact(&mut self, secrets: Secrets) {
+        self.secrets = secrets;
+    }
+
     /// Appends one record as a line, flushed and synced.
     pub fn write(&mut self, record: &impl Serialize) -> Result<(), JournalError> {
-        let mut line = serde_json::to_vec(record)?;
+        let text = serde_json::to_string(record)?;
+        let mut line = self.secrets.redact(&text).into_bytes();
         line.push(b'\n');
         let path = self.dir.join(JOURNAL);
         self.file

@@ -13,4 +13,5 @@ pub mod journal;
 pub mod mark;
 pub mod perceive;
 pub mod protocol;
+pub mod safety;
 pub mod target;

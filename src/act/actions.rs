@@ -102,6 +102,62 @@ pub(super) async fn perform(
     }
 }
 
+/// What makes a click or an Enter destructive: whether it submits a form,
+/// the form's name, and a password or payment field in it.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub(super) struct Danger {
+    pub submits: bool,
+    pub sensitive: Option<String>,
+    pub form: String,
+    pub text: String,
+}
+
+const DANGER_JS: &str = r#"function(pressEnter) {
+  const t = s => (s || '').replace(/\s+/g, ' ').trim();
+  const form = this.form || (this.closest && this.closest('form'));
+  const tag = this.tagName || '';
+  const type = ((this.getAttribute && this.getAttribute('type')) || '').toLowerCase();
+  const submits = !!form && (pressEnter ? (tag === 'INPUT' || tag === 'SELECT' || tag === 'BUTTON')
+    : (tag === 'BUTTON' && (type === '' || type === 'submit')) || (tag === 'INPUT' && (type === 'submit' || type === 'image')));
+  let sensitive = null;
+  if (submits) {
+    if (form.querySelector('input[type=password]')) sensitive = 'a password field';
+    else if (form.querySelector('[autocomplete^="cc-"], input[name*="card" i], input[name*="cvv" i], input[name*="cvc" i], input[id*="card" i]')) sensitive = 'a payment field';
+  }
+  const formName = form ? t([form.getAttribute('aria-label'), form.getAttribute('name'), form.id].filter(Boolean).join(' ')) : '';
+  return { submits, sensitive, form: formName, text: t(this.innerText || this.value || (this.getAttribute && this.getAttribute('aria-label')) || '').slice(0, 200) };
+}"#;
+
+/// What a CLICK on `target`, or an Enter in the focused field, would set off.
+pub(super) async fn danger(
+    page: &Page,
+    command: &Command,
+    target: Option<&Element>,
+) -> Option<Danger> {
+    let value = match (command, target) {
+        (Command::Click { .. }, Some(e)) => {
+            call_on_node(page, e.backend_node_id, DANGER_JS, vec![json!(false)]).await?
+        }
+        (Command::Press { key }, _) if key.key == "Enter" => {
+            let mut params = EvaluateParams::new(format!(
+                "({DANGER_JS}).call((() => {{ let a = document.activeElement || document.body; \
+                 while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
+                 return a; }})(), true)"
+            ));
+            params.return_by_value = Some(true);
+            page.execute(params)
+                .await
+                .ok()?
+                .result
+                .result
+                .value
+                .clone()?
+        }
+        _ => return None,
+    };
+    serde_json::from_value(value).ok()
+}
+
 /// Whether the element is disabled now (it may have changed since perception).
 const DISABLED_JS: &str = r#"function() {
   return !!(this.disabled || this.getAttribute && this.getAttribute('aria-disabled') === 'true'
@@ -557,7 +613,7 @@ async fn fetch(session: &Session, options: &ActOptions, written: &str) -> Act {
     Ok(Acted::Unconfirmed(message))
 }
 
-async fn back(page: &Page) -> Act {
+pub(super) async fn back(page: &Page) -> Act {
     let history = page
         .execute(GetNavigationHistoryParams::default())
         .await

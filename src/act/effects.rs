@@ -83,9 +83,6 @@ fn target_changes(before: &Element, after: &Element) -> Vec<String> {
     if before.selected != after.selected && after.selected == Some(true) {
         out.push("now selected".into());
     }
-    if out.is_empty() && !before.focused && after.focused {
-        out.push("it has the keyboard focus".into());
-    }
     out
 }
 
@@ -102,17 +99,17 @@ pub(super) fn changes(
     } else if before.title != after.title {
         out.push(format!("the title is now \"{}\"", after.title));
     }
-    if let Some(node) = target {
-        let find = |o: &'_ Observation| {
-            o.table
-                .elements
-                .iter()
-                .find(|e| e.backend_node_id == node)
-                .cloned()
-        };
-        if let (Some(b), Some(a)) = (find(before), find(after)) {
-            out.extend(target_changes(&b, &a));
-        }
+    let find = |o: &Observation| {
+        let node = target?;
+        o.table
+            .elements
+            .iter()
+            .find(|e| e.backend_node_id == node)
+            .cloned()
+    };
+    let (target_before, target_after) = (find(before), find(after));
+    if let (Some(b), Some(a)) = (&target_before, &target_after) {
+        out.extend(target_changes(b, a));
     }
     // A new page is described by its URL, not as every element coming and going.
     if before.url == after.url {
@@ -124,8 +121,16 @@ pub(super) fn changes(
         if !gone.is_empty() {
             out.push(sentence("disappeared", &gone));
         }
-        if out.is_empty() && before.signature != after.signature {
+        if appeared.is_empty() && gone.is_empty() && before.signature != after.signature {
             out.push("the text on the page changed".into());
+        }
+    }
+    // Focus is news only when nothing else happened (a click into a field).
+    if out.is_empty() {
+        if let (Some(b), Some(a)) = (&target_before, &target_after) {
+            if !b.focused && a.focused {
+                out.push("it has the keyboard focus".into());
+            }
         }
     }
     out

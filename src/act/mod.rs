@@ -16,14 +16,17 @@ mod settle;
 mod urls;
 mod watch;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
 use crate::protocol::{Command, Step};
+use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
 pub use urls::{fetch_target, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
@@ -47,6 +50,15 @@ pub struct ActOptions {
     pub fetch_schemes: Vec<String>,
     /// How perception runs after each command.
     pub perceive: PerceiveOptions,
+    /// Hosts FETCH and new tabs may reach (the domain guard enforces it for
+    /// every request when the browser was launched with it).
+    pub domains: DomainPolicy,
+    /// Values TYPE puts in for `{{secret:NAME}}`.
+    pub secrets: Secrets,
+    /// Which clicks and keys wait for a person's yes.
+    pub confirm: ConfirmGuard,
+    /// The domain guard's record of refused requests, to report them.
+    pub blocked: Option<Arc<Mutex<Vec<Blocked>>>>,
 }
 
 impl Default for ActOptions {
@@ -63,6 +75,10 @@ impl Default for ActOptions {
                 .map(|s| s.to_string())
                 .collect(),
             perceive: PerceiveOptions::default(),
+            domains: DomainPolicy::default(),
+            secrets: Secrets::default(),
+            confirm: ConfirmGuard::default(),
+            blocked: None,
         }
     }
 }
@@ -174,6 +190,12 @@ pub struct BatchReport {
     /// Downloads the batch started.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<Download>,
+    /// Requests the domain policy refused during the batch.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<Blocked>,
+    /// Destructive actions held for confirmation, and what was decided.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub confirmations: Vec<Decision>,
 }
 
 impl BatchReport {
@@ -208,6 +230,15 @@ pub struct Executor {
     stale: Option<String>,
     /// Tabs left behind when an action opened a new one, newest last.
     previous_pages: Vec<chromiumoxide::Page>,
+    /// Requests refused by the domain policy (the guard's and the executor's own).
+    blocked: Arc<Mutex<Vec<Blocked>>>,
+    /// Decisions on held actions, for the batch report.
+    decisions: Vec<Decision>,
+    /// Nodes the executor typed into, and those that got a secret.
+    typed: HashSet<i64>,
+    secret_nodes: HashSet<i64>,
+    /// The step's marked screenshot, shown to the person asked to confirm.
+    screenshot: Option<PathBuf>,
 }
 
 impl Executor {
@@ -221,6 +252,7 @@ impl Executor {
             options.download_dir.as_ref(),
         )
         .await;
+        let blocked = options.blocked.clone().unwrap_or_default();
         Executor {
             options,
             watch,
@@ -228,6 +260,11 @@ impl Executor {
             last: None,
             stale: None,
             previous_pages: Vec::new(),
+            blocked,
+            decisions: Vec::new(),
+            typed: HashSet::new(),
+            secret_nodes: HashSet::new(),
+            screenshot: None,
         }
     }
 
@@ -244,6 +281,28 @@ impl Executor {
         self.seen.as_ref()
     }
 
+    /// Nodes TYPE wrote into (their values may go to the model), and those
+    /// that got a secret (their values and pixels never do).
+    pub fn typed_nodes(&self) -> (&HashSet<i64>, &HashSet<i64>) {
+        (&self.typed, &self.secret_nodes)
+    }
+
+    /// The marked screenshot of the current step, for confirmation prompts.
+    pub fn set_screenshot(&mut self, path: Option<PathBuf>) {
+        self.screenshot = path;
+    }
+
+    fn blocked_len(&self) -> usize {
+        self.blocked.lock().map(|b| b.len()).unwrap_or(0)
+    }
+
+    fn blocked_since(&self, n: usize) -> Vec<Blocked> {
+        self.blocked
+            .lock()
+            .map(|b| b.get(n..).unwrap_or_default().to_vec())
+            .unwrap_or_default()
+    }
+
     /// Runs a batch in order, stopping at the first failure, at the first
     /// change of the page, or at `COMPLETE`/`STOP`.
     pub async fn run(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
@@ -251,6 +310,8 @@ impl Executor {
             let ev = watch::lock(&self.watch.events);
             (ev.dialogs.len(), ev.downloads.len())
         };
+        let blocked_before = self.blocked_len();
+        self.decisions.clear();
         let mut report = BatchReport::default();
         let mut stop: Option<String> = None;
         for (i, step) in steps.iter().enumerate() {
@@ -303,18 +364,171 @@ impl Executor {
             }
             report.outcomes.push(outcome);
         }
-        let ev = watch::lock(&self.watch.events);
-        report.dialogs = ev
-            .dialogs
-            .get(dialogs_before..)
-            .unwrap_or_default()
-            .to_vec();
-        report.downloads = ev
-            .downloads
-            .get(downloads_before..)
-            .unwrap_or_default()
-            .to_vec();
+        {
+            let ev = watch::lock(&self.watch.events);
+            report.dialogs = ev
+                .dialogs
+                .get(dialogs_before..)
+                .unwrap_or_default()
+                .to_vec();
+            report.downloads = ev
+                .downloads
+                .get(downloads_before..)
+                .unwrap_or_default()
+                .to_vec();
+        }
+        report.blocked = self.blocked_since(blocked_before);
+        report.confirmations = std::mem::take(&mut self.decisions);
+        self.redact(&mut report);
         report
+    }
+
+    /// Secret values out of everything the report says (a page may echo them).
+    fn redact(&self, report: &mut BatchReport) {
+        let secrets = &self.options.secrets;
+        if secrets.is_empty() {
+            return;
+        }
+        for o in &mut report.outcomes {
+            o.message = secrets.redact(&o.message);
+            for c in &mut o.changes {
+                *c = secrets.redact(c);
+            }
+        }
+        for d in &mut report.dialogs {
+            d.message = secrets.redact(&d.message);
+        }
+    }
+
+    /// The checks before a command touches the page: secrets filled in (only
+    /// on their domains), FETCH within the domain policy, destructive actions
+    /// confirmed. Returns the command to perform.
+    async fn guard(
+        &mut self,
+        session: &Session,
+        step: &Step,
+        target: Option<&Element>,
+    ) -> Result<Command, String> {
+        match &step.command {
+            Command::Type { id, text } if Secrets::has_placeholder(text) => {
+                let host = page_host(session).await;
+                let filled = self.options.secrets.fill(text, &host)?;
+                if let Some(e) = target {
+                    self.secret_nodes.insert(e.backend_node_id);
+                }
+                Ok(Command::Type {
+                    id: *id,
+                    text: filled,
+                })
+            }
+            Command::Fetch { url } => {
+                let current = session
+                    .page()
+                    .url()
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                let resolved = fetch_target(url, &current, &self.options.fetch_schemes)?;
+                if let Some(why) = self.options.domains.url_refusal(resolved.as_str()) {
+                    if let Ok(mut b) = self.blocked.lock() {
+                        b.push(Blocked {
+                            target: resolved.to_string(),
+                            reason: why.clone(),
+                            at: crate::journal::utc_rfc3339(SystemTime::now()),
+                        });
+                    }
+                    return Err(format!("refused by the domain policy: {why}"));
+                }
+                Ok(step.command.clone())
+            }
+            Command::Click { .. } | Command::Press { .. } => {
+                self.confirm(session, step, target).await?;
+                Ok(step.command.clone())
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// Holds a destructive click or Enter for a person's yes.
+    async fn confirm(
+        &mut self,
+        session: &Session,
+        step: &Step,
+        target: Option<&Element>,
+    ) -> Result<(), String> {
+        // Ticking a box or picking an option is undone as easily: only what
+        // acts (buttons, links, menu items, Enter in a form) can destroy.
+        const REVERSIBLE: &[&str] = &[
+            "checkbox",
+            "radio",
+            "switch",
+            "textbox",
+            "searchbox",
+            "combobox",
+            "option",
+            "slider",
+            "spinbutton",
+            "tab",
+            "treeitem",
+            "listbox",
+        ];
+        if target.is_some_and(|e| REVERSIBLE.contains(&e.role.as_str())) {
+            return Ok(());
+        }
+        let Some(danger) = actions::danger(session.page(), &step.command, target).await else {
+            return Ok(());
+        };
+        let guard = self.options.confirm.clone();
+        let name = target.map(|e| e.name.as_str()).unwrap_or_default();
+        let why = if let Some(w) = guard.word_in(name).or_else(|| guard.word_in(&danger.text)) {
+            format!("its name says \"{w}\"")
+        } else if let Some(w) = danger
+            .submits
+            .then(|| guard.word_in(&danger.form))
+            .flatten()
+        {
+            format!("it submits a form named \"{}\" (\"{w}\")", danger.form)
+        } else if let Some(s) = danger
+            .submits
+            .then_some(danger.sensitive.as_deref())
+            .flatten()
+        {
+            format!("it submits a form with {s}")
+        } else {
+            return Ok(());
+        };
+        let element = match target {
+            Some(e) => format!("{} \"{}\"", e.role, e.name),
+            None => "the focused field".to_string(),
+        };
+        let hold = Hold {
+            command: step.command.to_string(),
+            element,
+            why: why.clone(),
+            url: session
+                .page()
+                .url()
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+            screenshot: self.screenshot.clone(),
+        };
+        // Asking may wait on a person at the terminal: off the async threads.
+        let decision = tokio::task::spawn_blocking(move || guard.decide(hold))
+            .await
+            .map_err(|e| format!("the confirmation could not be asked: {e}"))?;
+        let (allowed, by) = (decision.allowed, decision.by.clone());
+        self.decisions.push(decision);
+        if allowed {
+            Ok(())
+        } else {
+            Err(format!(
+                "held for a person's confirmation because {why}, and refused ({by}); nothing was done. \
+                 Find another way, or STOP if the task needs it"
+            ))
+        }
     }
 
     /// Runs one page command: check, act, settle, look, compare.
@@ -333,6 +547,11 @@ impl Executor {
         // "The page changed" means: this command changed it, compared with the
         // latest look (within a batch, the page the batch was planned for).
         let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
+        let command = match self.guard(session, step, target.as_ref()).await {
+            Ok(c) => c,
+            Err(why) => return Outcome::new(step, Status::Failed, why),
+        };
+        let blocked_before = self.blocked_len();
         let (dialogs_before, downloads_before) = {
             let ev = watch::lock(&self.watch.events);
             (ev.dialogs.len(), ev.downloads.len())
@@ -344,7 +563,7 @@ impl Executor {
                 session,
                 &self.watch.events,
                 &self.options,
-                &step.command,
+                &command,
                 target.as_ref(),
             ) => r,
             _ = crashed(&self.watch.events) => Err("the page crashed".to_string()),
@@ -360,6 +579,11 @@ impl Executor {
             Ok(actions::Acted::NoEffect(m)) => Outcome::new(step, Status::NoEffect, m),
             Err(why) => Outcome::new(step, Status::Failed, why),
         };
+        if outcome.status != Status::Failed {
+            if let (Command::Type { .. } | Command::Clear { .. }, Some(e)) = (&command, &target) {
+                self.typed.insert(e.backend_node_id);
+            }
+        }
         let settled = settle::settle(
             session.page(),
             &self.watch.events,
@@ -399,6 +623,35 @@ impl Executor {
                     None => format!("download of {} refused (downloads are off)", d.file_name),
                 });
             }
+        }
+        for b in self.blocked_since(blocked_before) {
+            if !b.is_browser_background() {
+                outcome.changes.push(format!(
+                    "a request to {} was blocked: {}",
+                    b.target, b.reason
+                ));
+            }
+        }
+        // A page outside the domain policy is never left open: back to the last one.
+        let here = session
+            .page()
+            .url()
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        if let Some(why) = self.options.domains.url_refusal(&here) {
+            let _ = actions::back(session.page()).await;
+            settle::settle(
+                session.page(),
+                &self.watch.events,
+                self.options.quiet,
+                self.options.settle_timeout,
+            )
+            .await;
+            outcome
+                .changes
+                .push(format!("the page {here} was left at once: {why}"));
         }
         if settled.timed_out {
             outcome.changes.push(format!(
@@ -478,6 +731,11 @@ impl Executor {
             !before.contains(p.target_id().inner())
                 && p.opener_id().as_ref().is_none_or(|o| *o == mine)
         })?;
+        let fresh_url = fresh.url().await.ok().flatten().unwrap_or_default();
+        if let Some(why) = self.options.domains.url_refusal(&fresh_url) {
+            let _ = tokio::time::timeout(Duration::from_secs(2), fresh.close()).await;
+            return Some(format!("a new tab to {fresh_url} was closed: {why}"));
+        }
         let old = session.page().clone();
         session.switch_to(fresh).await.ok()?;
         self.previous_pages.push(old);
@@ -557,6 +815,21 @@ async fn crashed(events: &std::sync::Mutex<watch::Events>) {
     while !watch::lock(events).crashed {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The host of the page being driven ("" when it has none).
+async fn page_host(session: &Session) -> String {
+    let url = session
+        .page()
+        .url()
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    url::Url::parse(&url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// Target ids of the browser's tabs.

@@ -35,6 +35,7 @@ use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::mark::{self, Encoding, MarkStyle};
 use crate::perceive;
 use crate::protocol;
+use crate::safety::{self, DomainGuard};
 
 pub use prompt::{instruction_like, SYSTEM};
 
@@ -83,6 +84,8 @@ pub struct AgentOptions {
     pub act: ActOptions,
     /// Prices for cost accounting.
     pub prices: Prices,
+    /// Tag emails, phone numbers, card numbers and tokens in what the model reads.
+    pub scrub: bool,
 }
 
 impl Default for AgentOptions {
@@ -100,6 +103,7 @@ impl Default for AgentOptions {
             browser: BrowserOptions::default(),
             act: ActOptions::default(),
             prices: Prices::built_in(),
+            scrub: true,
         }
     }
 }
@@ -186,6 +190,10 @@ pub struct StepRecord {
     /// What the commands did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<BatchReport>,
+    /// Requests the domain policy refused outside the commands (while a page
+    /// loaded, or from its timers).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<safety::Blocked>,
     /// Tokens and cost of this step.
     pub spend: Spend,
     /// Where the page differs from a replayed recording.
@@ -306,6 +314,8 @@ impl AgentBuilder {
 /// the first number, stopped at the second.
 const LOOP_WARN: usize = 2;
 const LOOP_STOP: usize = 3;
+/// Steps in a row the same impasse may last before the run ends.
+const IMPASSE_STEPS: usize = 3;
 
 /// The state of a run between steps.
 struct Run {
@@ -318,6 +328,10 @@ struct Run {
     answer: Option<String>,
     repeats: HashMap<(String, String), usize>,
     divergences: Vec<String>,
+    /// The impasse of the last steps, and for how many steps in a row.
+    impasse: Option<(safety::Impasse, usize)>,
+    /// Refusals of the domain guard already told.
+    blocked_told: usize,
 }
 
 /// How the loop ended.
@@ -339,6 +353,7 @@ impl Agent {
             Some(dir) => Journal::create(dir)?,
             None => Journal::create_in(&self.options.runs_root, &self.task)?,
         };
+        journal.redact(self.options.act.secrets.clone());
         let model = self.brain.name();
         journal.write(&serde_json::json!({
             "kind": "start",
@@ -359,6 +374,25 @@ impl Agent {
             answer: None,
             repeats: HashMap::new(),
             divergences: Vec::new(),
+            impasse: None,
+            blocked_told: 0,
+        };
+        // Domain limits: every request of the browser goes through the guard.
+        let guard = match self.domain_guard().await {
+            Ok(g) => g,
+            Err(reason) => {
+                return self.end(
+                    journal,
+                    run,
+                    started,
+                    model,
+                    Ending {
+                        success: false,
+                        reason,
+                    },
+                    0,
+                );
+            }
         };
         let (ending, steps) = match Session::start(&self.options.browser).await {
             Ok(mut session) => {
@@ -376,6 +410,48 @@ impl Agent {
                 0,
             ),
         };
+        drop(guard);
+        self.end(journal, run, started, model, ending, steps)
+    }
+
+    /// Starts the domain guard when domains are limited, and routes the
+    /// browser and the executor through it.
+    async fn domain_guard(&mut self) -> Result<Option<DomainGuard>, String> {
+        let policy = self.options.act.domains.clone();
+        if !policy.is_active() {
+            return Ok(None);
+        }
+        if self.options.browser.cdp.is_some() {
+            return Err(
+                "domain limits need a browser seamark launches: an attached browser's \
+                        requests cannot be routed through the domain guard (drop --cdp)"
+                    .into(),
+            );
+        }
+        let start = crate::target::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
+        if let Some(why) = policy.url_refusal(&start) {
+            return Err(format!(
+                "the start URL is refused by the domain policy: {why}"
+            ));
+        }
+        let guard = DomainGuard::start(policy)
+            .await
+            .map_err(|e| format!("the domain guard could not start: {e}"))?;
+        self.options.browser.proxy = Some(guard.addr.clone());
+        self.options.act.blocked = Some(guard.record());
+        Ok(Some(guard))
+    }
+
+    /// Writes the end record and returns the result.
+    fn end(
+        &self,
+        mut journal: Journal,
+        run: Run,
+        started: Instant,
+        model: String,
+        ending: Ending,
+        steps: usize,
+    ) -> Result<RunResult, AgentError> {
         let result = RunResult {
             success: ending.success,
             answer: run.answer,
@@ -471,9 +547,61 @@ impl Agent {
             .map_err(|e| fail(format!("the page could not be read: {e}")))?
             .clone();
         timings.perceive_ms = ms(t);
+        // An impasse the orchestrator sees for itself; one that persists ends the run.
+        let impasse = safety::detect_impasse(session.page()).await;
+        run.impasse = match (run.impasse.take(), impasse) {
+            (Some((old, n)), Some(new)) if old == new => Some((new, n + 1)),
+            (_, Some(new)) => Some((new, 1)),
+            (_, None) => None,
+        };
+        let mut notes = obs.notes.clone();
+        let blocked = self.blocked_since(&mut run.blocked_told);
+        let told: Vec<String> = blocked
+            .iter()
+            .filter(|b| !b.is_browser_background())
+            .map(|b| format!("{} ({})", b.target, b.reason))
+            .collect();
+        if !told.is_empty() {
+            notes.push(format!(
+                "the domain policy blocked requests of this page: {}",
+                told.join("; ")
+            ));
+        }
+        if let Some((imp, n)) = &run.impasse {
+            if *n >= IMPASSE_STEPS {
+                return Err(fail(format!(
+                    "impasse: {} (for {n} steps in a row)",
+                    imp.describe()
+                )));
+            }
+            notes.push(format!("IMPASSE: {}", imp.describe()));
+        }
+        let (typed, secret_nodes) = exec.typed_nodes();
+        let secrets = &self.options.act.secrets;
+        let privacy = prompt::Privacy {
+            typed,
+            secret_nodes,
+            scrub: self.options.scrub,
+            secrets,
+        };
+        let elements = prompt::model_list(&obs, self.options.list_cap, &privacy);
+        let title = privacy.text(&obs.title);
+        // Password fields and fields holding a secret show in no image.
+        let hide: Vec<perceive::Rect> = obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| {
+                e.input_type.as_deref() == Some("password")
+                    || secret_nodes.contains(&e.backend_node_id)
+                    || e.value.as_deref().is_some_and(|v| secrets.reveals(v))
+            })
+            .filter_map(|e| e.visible.or(Some(e.bbox)))
+            .collect();
         let t = Instant::now();
-        let (screenshot, image) = self.marked(&obs, journal, step)?;
+        let (screenshot, image) = self.marked(&obs, &hide, journal, step)?;
         timings.mark_ms = ms(t);
+        exec.set_screenshot(Some(journal.dir().join(&screenshot)));
         run.images.push_back(image);
         while run.images.len() > self.options.images.max(1) {
             run.images.pop_front();
@@ -485,12 +613,15 @@ impl Agent {
             feedback: run.feedback.as_deref(),
             step,
             max_steps: max,
-            obs: &obs,
-            list_cap: self.options.list_cap,
+            url: &obs.url,
+            title: &title,
+            notes: &notes,
+            elements: &elements,
         });
         let request = Prompt {
             system: SYSTEM.to_string(),
-            text,
+            // Secrets the model itself wrote back (it never saw them) stay out too.
+            text: self.options.act.secrets.redact(&text),
             images: run.images.iter().cloned().collect(),
             step,
             signature: obs.signature.clone(),
@@ -499,9 +630,9 @@ impl Agent {
             kind: "step",
             step,
             url: obs.url.clone(),
-            title: obs.title.clone(),
+            title,
             signature: obs.signature.clone(),
-            elements: perceive::element_list(&obs.table, self.options.list_cap),
+            elements,
             screenshot,
             prompt_chars: request.system.len() + request.text.len(),
             images: request.images.len(),
@@ -510,6 +641,7 @@ impl Agent {
             commands: Vec::new(),
             parse_error: None,
             report: None,
+            blocked,
             spend: Spend::default(),
             divergence: None,
             error: None,
@@ -585,6 +717,8 @@ impl Agent {
         }
         let t = Instant::now();
         let report = exec.run(session, &steps).await;
+        // The batch report told these already.
+        let _ = self.blocked_since(&mut run.blocked_told);
         record.timings.act_ms = ms(t);
         if let Some(a) = report.answers.last() {
             run.answer = Some(a.clone());
@@ -632,6 +766,7 @@ impl Agent {
     fn marked(
         &self,
         obs: &perceive::Observation,
+        hide: &[perceive::Rect],
         journal: &Journal,
         step: usize,
     ) -> Result<(String, Image), Ending> {
@@ -640,7 +775,7 @@ impl Agent {
             reason,
         };
         let style = MarkStyle::default();
-        let image = mark::mark_observation(obs, &style)
+        let image = mark::mark_observation(obs, &style, hide)
             .map_err(|e| fail(format!("the screenshot could not be marked: {e}")))?;
         let png = mark::encode(&image, Encoding::Png)
             .map_err(|e| fail(format!("the marked image could not be encoded: {e}")))?;
@@ -662,6 +797,17 @@ impl Agent {
                 base64: base64::engine::general_purpose::STANDARD.encode(sent),
             },
         ))
+    }
+
+    /// The guard's refusals after the first `told`, and `told` moved past them.
+    fn blocked_since(&self, told: &mut usize) -> Vec<safety::Blocked> {
+        let Some(record) = &self.options.act.blocked else {
+            return Vec::new();
+        };
+        let all = record.lock().map(|b| b.clone()).unwrap_or_default();
+        let new = all.get(*told..).unwrap_or_default().to_vec();
+        *told = all.len();
+        new
     }
 
     fn spend_of(&self, usage: Usage) -> Spend {

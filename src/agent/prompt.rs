@@ -2,7 +2,10 @@
 //! template with the task, plan, history, feedback and the page filled in.
 //! Page text only ever goes inside the `<page_data>` section.
 
+use std::collections::HashSet;
+
 use crate::perceive::{self, Observation};
+use crate::safety::{scrub, Secrets};
 
 /// The system prompt (`prompts/system.md`).
 pub const SYSTEM: &str = include_str!("../../prompts/system.md");
@@ -17,8 +20,11 @@ pub(super) struct StepView<'a> {
     pub feedback: Option<&'a str>,
     pub step: usize,
     pub max_steps: usize,
-    pub obs: &'a Observation,
-    pub list_cap: usize,
+    pub url: &'a str,
+    pub title: &'a str,
+    pub notes: &'a [String],
+    /// The element list, as [`model_list`] made it.
+    pub elements: &'a str,
 }
 
 /// Phrases that try to give the model orders from inside a page.
@@ -47,9 +53,46 @@ fn defang(text: &str) -> String {
         .replace("<page_data>", "<page-data>")
 }
 
-/// The element list, with instruction-like names flagged.
-fn elements(obs: &Observation, cap: usize) -> String {
-    let list = perceive::element_list(&obs.table, cap);
+/// What the model may read of the page.
+pub(super) struct Privacy<'a> {
+    /// Nodes the agent typed into: their values may be shown.
+    pub typed: &'a HashSet<i64>,
+    /// Nodes that got a secret: their values never are.
+    pub secret_nodes: &'a HashSet<i64>,
+    /// Tag emails, phones, cards and tokens.
+    pub scrub: bool,
+    pub secrets: &'a Secrets,
+}
+
+impl Privacy<'_> {
+    /// Page text as the model may read it.
+    pub fn text(&self, text: &str) -> String {
+        let t = if self.scrub {
+            scrub(text)
+        } else {
+            text.to_string()
+        };
+        self.secrets.redact(&defang(&t))
+    }
+}
+
+/// The element list the model reads: form values only where the agent typed
+/// them (never a secret), personal data scrubbed, instruction-like names
+/// flagged, secrets redacted.
+pub(super) fn model_list(obs: &Observation, cap: usize, privacy: &Privacy<'_>) -> String {
+    let mut table = obs.table.clone();
+    for e in &mut table.elements {
+        let own = privacy.typed.contains(&e.backend_node_id)
+            && !privacy.secret_nodes.contains(&e.backend_node_id);
+        if !own
+            || privacy
+                .secrets
+                .reveals(e.value.as_deref().unwrap_or_default())
+        {
+            e.value = None;
+        }
+    }
+    let list = perceive::element_list(&table, cap);
     let flagged: Vec<String> = list
         .lines()
         .map(|l| {
@@ -63,7 +106,7 @@ fn elements(obs: &Observation, cap: usize) -> String {
     if flagged.is_empty() {
         "(no interactive elements)".into()
     } else {
-        defang(&flagged.join("\n"))
+        privacy.text(&flagged.join("\n"))
     }
 }
 
@@ -79,10 +122,10 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
         v.history.join("\n")
     };
     let feedback = v.feedback.unwrap_or("(none)");
-    let notes = if v.obs.notes.is_empty() {
+    let notes = if v.notes.is_empty() {
         String::new()
     } else {
-        format!("Notes: {}\n", v.obs.notes.join("; "))
+        format!("Notes: {}\n", v.notes.join("; "))
     };
     let instructions = if v.plan.is_none() {
         "Start with a short plan on lines beginning with PLAN: (e.g. `PLAN: 1) search 2) filter \
@@ -90,17 +133,51 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
     } else {
         "Answer with your commands. To change the plan, add new PLAN: lines."
     };
-    STEP.replace("{{task}}", v.task)
-        .replace("{{plan}}", &plan)
-        .replace("{{history}}", &history)
-        .replace("{{feedback}}", feedback)
-        .replace("{{step}}", &v.step.to_string())
-        .replace("{{max_steps}}", &v.max_steps.to_string())
-        .replace("{{url}}", &v.obs.url)
-        .replace("{{notes}}", &notes)
-        .replace("{{title}}", &defang(&v.obs.title))
-        .replace("{{elements}}", &elements(v.obs, v.list_cap))
-        .replace("{{instructions}}", instructions)
+    let (step, max_steps) = (v.step.to_string(), v.max_steps.to_string());
+    fill(
+        STEP,
+        &[
+            ("task", v.task),
+            ("plan", &plan),
+            ("history", &history),
+            ("feedback", feedback),
+            ("step", &step),
+            ("max_steps", &max_steps),
+            ("url", v.url),
+            ("notes", &notes),
+            ("title", v.title),
+            ("elements", v.elements),
+            ("instructions", instructions),
+        ],
+    )
+}
+
+/// Fills `{{key}}` slots in one pass: a value that holds `{{…}}` (page text
+/// can) is never filled again.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() * 2);
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find("}}").and_then(|end| {
+            values
+                .iter()
+                .find(|(k, _)| *k == &after[..end])
+                .map(|(_, v)| (end, v))
+        }) {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Takes the `PLAN:` lines out of an answer: (the plan, the rest).
@@ -134,6 +211,14 @@ mod tests {
         assert_eq!(rest, "CLICK:3");
         let (plan, rest) = split_plan("é CLICK:3");
         assert_eq!((plan, rest.as_str()), (None, "é CLICK:3"));
+    }
+
+    #[test]
+    fn slots_are_filled_once() {
+        assert_eq!(
+            fill("a {{x}} b {{y}} {{unknown}}", &[("x", "{{y}}"), ("y", "Y")]),
+            "a {{y}} b Y {{unknown}}"
+        );
     }
 
     #[test]

@@ -78,6 +78,9 @@ pub struct BrowserOptions {
     pub viewport: Viewport,
     /// Upper bound for one protocol command.
     pub command_timeout: Duration,
+    /// Send every request through this HTTP proxy (`host:port`), loopback
+    /// included: the domain guard. Only for a browser seamark launches.
+    pub proxy: Option<String>,
 }
 
 impl Default for BrowserOptions {
@@ -88,6 +91,7 @@ impl Default for BrowserOptions {
             headful: false,
             viewport: Viewport::default(),
             command_timeout: Duration::from_secs(30),
+            proxy: None,
         }
     }
 }
@@ -160,6 +164,13 @@ impl Session {
             .window_size(vp.width, vp.height)
             .viewport(vp.to_cdp())
             .args(FLAGS.iter().copied());
+        if let Some(proxy) = &options.proxy {
+            // `<-loopback>` takes away the implicit bypass of localhost: every
+            // request goes through the guard.
+            builder = builder
+                .arg(format!("proxy-server=http://{proxy}"))
+                .arg("proxy-bypass-list=<-loopback>");
+        }
         builder = if options.headful {
             builder.with_head()
         } else {
@@ -183,6 +194,14 @@ impl Session {
     }
 
     async fn attach(url: &str, options: &BrowserOptions) -> Result<Self, BrowserError> {
+        if options.proxy.is_some() {
+            return Err(BrowserError::Attach {
+                url: url.to_string(),
+                reason: "domain limits need a browser seamark launches: the requests of an \
+                         attached browser cannot be routed through the domain guard"
+                    .into(),
+            });
+        }
         let (browser, handler) = Browser::connect(url)
             .await
             .map_err(|e| BrowserError::Attach {

@@ -60,7 +60,15 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         debug: args.debug_marks,
         ..MarkStyle::default()
     };
-    let image = mark::mark_observation(&obs, &style)?;
+    // Password fields are painted over in every image seamark writes.
+    let hide: Vec<_> = obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| e.input_type.as_deref() == Some("password"))
+        .filter_map(|e| e.visible)
+        .collect();
+    let image = mark::mark_observation(&obs, &style, &hide)?;
     write_image(&args.output, &image)?;
     if let Some(path) = &args.model_image {
         let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);

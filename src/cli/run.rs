@@ -12,6 +12,10 @@ use clap::Args;
 use seamark::act::{ActOptions, DialogPolicy};
 use seamark::agent::{Agent, AgentOptions, Progress, RunResult, StepRecord};
 use seamark::brain::{self, Brain, HttpPolicy, Prices};
+use seamark::safety::{
+    ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
+    DEFAULT_WORDS,
+};
 
 use super::{BrowserArgs, UsageError};
 
@@ -68,6 +72,29 @@ pub struct CommonArgs {
     /// Save downloads here (else they are refused and recorded).
     #[arg(long, value_name = "DIR")]
     download_dir: Option<PathBuf>,
+    /// Only these hosts may be reached (repeatable): example.com, *.example.com.
+    /// Every request of the browser is checked, not just navigations.
+    #[arg(long, value_name = "PATTERN")]
+    allow_domain: Vec<DomainPattern>,
+    /// These hosts are never reached (repeatable), whatever the allow list says.
+    #[arg(long, value_name = "PATTERN")]
+    block_domain: Vec<DomainPattern>,
+    /// Destructive clicks and keys (delete, pay, send, a form with a password…):
+    /// ask a person at the terminal (without a terminal: deny), deny, or allow.
+    #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
+    confirm: ConfirmPolicy,
+    /// Another word that makes a click destructive (repeatable).
+    #[arg(long, value_name = "WORD")]
+    confirm_word: Vec<String>,
+    /// A secret the model types as {{secret:NAME}} but never sees:
+    /// NAME=VALUE, NAME=@FILE or NAME=env:VAR; NAME@example.com=… limits it to
+    /// domains (repeatable).
+    #[arg(long, value_name = "NAME=SOURCE")]
+    secret: Vec<String>,
+    /// Send page text to the model as it is: no tagging of emails, phone
+    /// numbers, card numbers and tokens.
+    #[arg(long)]
+    no_scrub: bool,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -90,7 +117,21 @@ impl CommonArgs {
             Some(f) => Prices::with_file(&f).map_err(UsageError)?,
             None => Prices::built_in(),
         };
+        // Parsed here rather than by clap, whose errors would echo the value.
+        let secrets = self
+            .secret
+            .iter()
+            .map(|s| s.parse::<Secret>())
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(Secrets::new)
+            .map_err(UsageError)?;
+        let confirmer: Option<Arc<dyn Confirmer>> = (self.confirm == ConfirmPolicy::Ask
+            && std::io::stdin().is_terminal())
+        .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
+        let mut words: Vec<String> = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
+        words.extend(self.confirm_word.iter().cloned());
         Ok(AgentOptions {
+            scrub: !self.no_scrub,
             max_steps: self.max_steps.max(1),
             max_failures: self.max_failures.max(1),
             max_cost: self.max_cost,
@@ -104,6 +145,12 @@ impl CommonArgs {
                     DialogPolicy::Accept
                 },
                 download_dir: self.download_dir.clone(),
+                domains: DomainPolicy {
+                    allow: self.allow_domain.clone(),
+                    block: self.block_domain.clone(),
+                },
+                secrets,
+                confirm: ConfirmGuard::new(self.confirm, words, confirmer),
                 ..ActOptions::default()
             },
             prices,
@@ -197,6 +244,30 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
     Ok(())
+}
+
+/// Asks the person at the terminal before a destructive action.
+struct TerminalConfirmer;
+
+impl Confirmer for TerminalConfirmer {
+    fn confirm(&self, hold: &Hold) -> bool {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "\nseamark wants to {} on {} at {}\n  because {}.",
+            hold.command, hold.element, hold.url, hold.why
+        );
+        if let Some(shot) = &hold.screenshot {
+            let _ = writeln!(err, "  The page: {}", shot.display());
+        }
+        let _ = write!(err, "Go ahead? [y/N] ");
+        let _ = err.flush();
+        let mut answer = String::new();
+        if std::io::stdin().read_line(&mut answer).is_err() {
+            return false;
+        }
+        matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    }
 }
 
 /// Progress on stderr: a line per step and per command; a spinner while the

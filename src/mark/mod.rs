@@ -115,13 +115,31 @@ pub fn marks_for(
         .collect()
 }
 
+/// The color secrets are painted over with.
+pub const HIDDEN: Rgb<u8> = Rgb([48, 48, 48]);
+
 /// Draws an observation's marks on its screenshot: what `seamark mark` writes
-/// and what the agent sends (before any downscale).
+/// and what the agent sends (before any downscale). The `hide` boxes (CSS
+/// pixels: password fields, fields holding a secret) are painted over first,
+/// so their content shows in no image.
 pub fn mark_observation(
     obs: &crate::perceive::Observation,
     style: &MarkStyle,
+    hide: &[crate::perceive::Rect],
 ) -> Result<RgbImage, MarkError> {
-    let shot = decode(&obs.screenshot_png)?;
+    let mut shot = decode(&obs.screenshot_png)?;
+    let (w, h) = shot.dimensions();
+    for r in hide {
+        let x0 = r.x.floor().clamp(0.0, f64::from(w)) as u32;
+        let y0 = r.y.floor().clamp(0.0, f64::from(h)) as u32;
+        let x1 = (r.x + r.w).ceil().clamp(0.0, f64::from(w)) as u32;
+        let y1 = (r.y + r.h).ceil().clamp(0.0, f64::from(h)) as u32;
+        for y in y0..y1 {
+            for x in x0..x1 {
+                shot.put_pixel(x, y, HIDDEN);
+            }
+        }
+    }
     let marks = marks_for(
         &obs.table.elements,
         1.0,

@@ -15,7 +15,7 @@ use crate::model_server::{
 use crate::server::Server;
 
 /// The key the tests send; it must never be written anywhere.
-const KEY: &str = "sk-test-DO-NOT-LEAK-4242";
+pub const KEY: &str = "sk-test-DO-NOT-LEAK-4242";
 
 /// Model calls that fail fast in tests: two retries, short backoff.
 fn quick() -> HttpPolicy {
@@ -35,23 +35,25 @@ enum Wire {
 }
 
 /// One task for the agent: a page of the fixture server, a script, options.
-struct Task {
+pub struct Task {
     task: String,
     page: String,
     wire: Wire,
     options: AgentOptions,
 }
 
-/// What a finished run left: the result, the model's log, the run directory.
-struct Done {
-    result: RunResult,
-    model: ModelServer,
-    sites: Server,
+/// What a finished run left: the result, the model's log, the run directory,
+/// and the two sites (`other` is also reached as `localhost`).
+pub struct Done {
+    pub result: RunResult,
+    pub model: ModelServer,
+    pub sites: Server,
+    pub other: Server,
     _dir: tempfile::TempDir,
 }
 
 impl Task {
-    fn new(task: &str, page: &str) -> Task {
+    pub fn new(task: &str, page: &str) -> Task {
         Task {
             task: task.into(),
             page: page.into(),
@@ -68,8 +70,14 @@ impl Task {
         self
     }
 
-    fn max_steps(mut self, n: usize) -> Task {
+    pub fn max_steps(mut self, n: usize) -> Task {
         self.options.max_steps = n;
+        self
+    }
+
+    /// Changes options.
+    pub fn with(mut self, f: impl FnOnce(&mut AgentOptions)) -> Task {
+        f(&mut self.options);
         self
     }
 
@@ -102,8 +110,9 @@ impl Task {
     }
 
     /// Runs the task against a scripted model (past the script: `then`).
-    async fn run(self, script: Vec<Turn>, then: fn() -> Turn) -> Done {
-        let sites = Server::start(None).await;
+    pub async fn run(self, script: Vec<Turn>, then: fn() -> Turn) -> Done {
+        let other = Server::start(None).await;
+        let sites = Server::start(Some(other.base.clone())).await;
         let model = ModelServer::start(script, then).await;
         let dir = tempfile::tempdir().expect("tempdir");
         let mut options = self.options;
@@ -122,17 +131,18 @@ impl Task {
             result,
             model,
             sites,
+            other,
             _dir: dir,
         }
     }
 }
 
-fn stop_script() -> Turn {
+pub fn stop_script() -> Turn {
     say("STOP:the script has no more answers")
 }
 
 /// The journal's records of one kind.
-fn records(dir: &Path, kind: &str) -> Vec<Value> {
+pub fn records(dir: &Path, kind: &str) -> Vec<Value> {
     seamark::journal::read_records(dir)
         .expect("journal")
         .into_iter()
@@ -141,7 +151,7 @@ fn records(dir: &Path, kind: &str) -> Vec<Value> {
 }
 
 /// Every file of a directory, as bytes.
-fn all_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub fn all_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
     std::fs::read_dir(dir)
         .expect("run dir")
         .filter_map(|e| e.ok())
@@ -310,7 +320,7 @@ async fn a_job_search_runs_to_an_answer_and_is_recorded_and_replayed() {
     assert_eq!(commands(&replay_dir), commands(run_dir));
 }
 
-fn base64_decode(s: &str) -> Vec<u8> {
+pub fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD
         .decode(s)

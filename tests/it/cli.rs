@@ -496,3 +496,58 @@ async fn replay_of_a_missing_recording_is_a_usage_error() {
         run.stderr()
     );
 }
+
+#[tokio::test]
+async fn bad_safety_configuration_is_a_usage_error_that_names_the_problem() {
+    let base = [
+        "run",
+        "--task",
+        "x",
+        "--url",
+        "http://127.0.0.1:9/",
+        "--model",
+        "openai/m",
+    ];
+    let env = [("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")];
+    let with = |extra: &[&'static str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    let run = seamark_with_env(&with(&["--allow-domain", "https://example.com/x"]), &env).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr()
+            .contains("is not a domain pattern (a domain, not a URL)"),
+        "{}",
+        run.stderr()
+    );
+    let run = seamark_with_env(&with(&["--secret", "pw=abc"]), &env).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr()
+            .contains("secret pw: the value is shorter than 4 characters"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        !run.stderr().contains("abc"),
+        "the value is not echoed: {}",
+        run.stderr()
+    );
+    let run = seamark_with_env(&with(&["--secret", "pw=env:SEAMARK_TEST_UNSET_VAR"]), &env).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr()
+            .contains("env SEAMARK_TEST_UNSET_VAR is not set"),
+        "{}",
+        run.stderr()
+    );
+    let run = seamark_with_env(&with(&["--confirm", "sometimes"]), &env).await;
+    assert_eq!(run.code(), Some(2));
+    assert!(
+        run.stderr().contains("--confirm takes ask, deny or allow"),
+        "{}",
+        run.stderr()
+    );
+}

@@ -11,3 +11,4 @@ mod cli;
 mod corpus;
 mod golden;
 mod perception;
+mod safety;

@@ -35,7 +35,9 @@ pub fn corpus_dir() -> PathBuf {
 }
 
 impl Server {
-    /// Starts a server; `other_origin` replaces `CROSS_ORIGIN` in served pages.
+    /// Starts a server; `other_origin` replaces `CROSS_ORIGIN` in served pages,
+    /// and the same with `localhost` for `127.0.0.1` replaces `LOCALHOST_ORIGIN`
+    /// (another host name for the domain policy).
     pub async fn start(other_origin: Option<String>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -120,6 +122,15 @@ async fn serve(
             stream.write_all(body).await?;
             return stream.flush().await;
         }
+        "/redirect" => {
+            // 302 to the URL in `?to=`.
+            let to = path.split_once("?to=").map(|(_, t)| t).unwrap_or("/");
+            let head = format!(
+                "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            stream.write_all(head.as_bytes()).await?;
+            return stream.flush().await;
+        }
         "/image.png" => (200, "image/png", tiny_png()),
         "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),
@@ -146,6 +157,7 @@ async fn serve(
                     let body = if mime == "text/html" {
                         String::from_utf8_lossy(&b)
                             .replace("CROSS_ORIGIN", &other)
+                            .replace("LOCALHOST_ORIGIN", &other.replace("127.0.0.1", "localhost"))
                             .into_bytes()
                     } else {
                         b

@@ -8,6 +8,7 @@ use seamark::act::{ActOptions, BatchReport, Executor, Outcome, Status};
 use seamark::browser::{BrowserOptions, Session, Viewport};
 use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
 use seamark::protocol::parse;
+use seamark::safety::ConfirmPolicy;
 use serde_json::Value;
 
 use crate::server::Server;
@@ -259,13 +260,16 @@ pub struct Actor {
 }
 
 impl Fixture {
-    /// Puts an executor on the page, with default options, and looks once.
+    /// Puts an executor on the page and looks once. Destructive clicks go
+    /// ahead: these tests are about how actions work; the confirmation guard
+    /// has its own (safety.rs).
     pub async fn actor(self) -> Actor {
         self.actor_with(ActOptions::default()).await
     }
 
-    /// Same, with options.
-    pub async fn actor_with(self, options: ActOptions) -> Actor {
+    /// Same, with options (the confirmation policy always `allow`).
+    pub async fn actor_with(self, mut options: ActOptions) -> Actor {
+        options.confirm.policy = ConfirmPolicy::Allow;
         let exec = Executor::new(&self.session, options).await;
         let mut actor = Actor { fx: self, exec };
         actor.look().await;

@@ -1,0 +1,205 @@
+//! Confirmation before destructive actions: a click or a key that would
+//! delete, pay, send, or submit a form with a password or payment field waits
+//! for a person's yes. Without a person to ask, the policy decides (deny by
+//! default).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde::Serialize;
+
+/// Words that make an action destructive, matched as whole words in the
+/// element's name or its form's name.
+pub const DEFAULT_WORDS: &[&str] = &[
+    "delete",
+    "remove",
+    "purchase",
+    "buy",
+    "pay",
+    "place order",
+    "checkout",
+    "cancel",
+    "unsubscribe",
+    "transfer",
+    "send",
+    "submit order",
+    "close account",
+    "deactivate",
+];
+
+/// What to do with a destructive action when nobody can be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConfirmPolicy {
+    /// Ask a person when one is there (a [`Confirmer`]); else deny.
+    #[default]
+    Ask,
+    /// Never do it.
+    Deny,
+    /// Do it without asking.
+    Allow,
+}
+
+impl std::str::FromStr for ConfirmPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "ask" => Ok(Self::Ask),
+            "deny" => Ok(Self::Deny),
+            "allow" => Ok(Self::Allow),
+            other => Err(format!("{other:?}: --confirm takes ask, deny or allow")),
+        }
+    }
+}
+
+/// An action held for confirmation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hold {
+    /// The command, e.g. `CLICK:7`.
+    pub command: String,
+    /// The element, e.g. `button "Delete account"`.
+    pub element: String,
+    /// Why it is held, e.g. `its name says "delete"`.
+    pub why: String,
+    /// The page.
+    pub url: String,
+    /// The marked screenshot of the step, when there is one.
+    pub screenshot: Option<PathBuf>,
+}
+
+/// The decision, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// What was held.
+    pub hold: Hold,
+    /// Whether it went ahead.
+    pub allowed: bool,
+    /// Who decided: `a person`, `--confirm allow`, `--confirm deny`, `no one to ask`.
+    pub by: String,
+}
+
+/// Someone who can say yes or no.
+pub trait Confirmer: Send + Sync {
+    /// Asks; true means go ahead.
+    fn confirm(&self, hold: &Hold) -> bool;
+}
+
+/// The rule set: words, policy, and who to ask.
+#[derive(Clone)]
+pub struct ConfirmGuard {
+    /// The policy.
+    pub policy: ConfirmPolicy,
+    words: Vec<(String, Regex)>,
+    confirmer: Option<Arc<dyn Confirmer>>,
+}
+
+impl std::fmt::Debug for ConfirmGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmGuard")
+            .field("policy", &self.policy)
+            .field(
+                "words",
+                &self.words.iter().map(|(w, _)| w).collect::<Vec<_>>(),
+            )
+            .field("confirmer", &self.confirmer.is_some())
+            .finish()
+    }
+}
+
+impl Default for ConfirmGuard {
+    fn default() -> Self {
+        Self::new(
+            ConfirmPolicy::default(),
+            DEFAULT_WORDS.iter().map(|w| w.to_string()).collect(),
+            None,
+        )
+    }
+}
+
+impl ConfirmGuard {
+    /// A guard with these words (matched as whole words, any case).
+    pub fn new(
+        policy: ConfirmPolicy,
+        words: Vec<String>,
+        confirmer: Option<Arc<dyn Confirmer>>,
+    ) -> Self {
+        let words = words
+            .into_iter()
+            .filter(|w| !w.trim().is_empty())
+            .filter_map(|w| {
+                let pattern = format!(r"(?i)\b{}\b", regex::escape(w.trim()).replace(' ', r"\s+"));
+                Regex::new(&pattern).ok().map(|r| (w, r))
+            })
+            .collect();
+        Self {
+            policy,
+            words,
+            confirmer,
+        }
+    }
+
+    /// The first destructive word found in `text`.
+    pub fn word_in(&self, text: &str) -> Option<&str> {
+        self.words
+            .iter()
+            .find(|(_, r)| r.is_match(text))
+            .map(|(w, _)| w.as_str())
+    }
+
+    /// Decides on a held action.
+    pub fn decide(&self, hold: Hold) -> Decision {
+        let (allowed, by) = match (self.policy, &self.confirmer) {
+            (ConfirmPolicy::Allow, _) => (true, "--confirm allow".to_string()),
+            (ConfirmPolicy::Deny, _) => (false, "--confirm deny".to_string()),
+            (ConfirmPolicy::Ask, Some(c)) => (c.confirm(&hold), "a person".to_string()),
+            (ConfirmPolicy::Ask, None) => (false, "no one to ask (no terminal)".to_string()),
+        };
+        Decision { hold, allowed, by }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_whole_words_in_any_case() {
+        let g = ConfirmGuard::default();
+        assert_eq!(g.word_in("Delete account"), Some("delete"));
+        assert_eq!(g.word_in("PLACE   ORDER"), Some("place order"));
+        assert_eq!(g.word_in("Buy now"), Some("buy"));
+        assert_eq!(g.word_in("Buyer's guide"), None);
+        assert_eq!(g.word_in("Payment history"), None);
+        assert_eq!(g.word_in("Search"), None);
+    }
+
+    #[test]
+    fn the_policy_decides_when_no_one_can_be_asked() {
+        let hold = Hold {
+            command: "CLICK:3".into(),
+            element: "button \"Delete\"".into(),
+            why: "its name says \"delete\"".into(),
+            url: "http://x/".into(),
+            screenshot: None,
+        };
+        let decide = |p| ConfirmGuard::new(p, vec!["delete".into()], None).decide(hold.clone());
+        assert!(!decide(ConfirmPolicy::Ask).allowed);
+        assert!(!decide(ConfirmPolicy::Deny).allowed);
+        assert!(decide(ConfirmPolicy::Allow).allowed);
+        struct Yes;
+        impl Confirmer for Yes {
+            fn confirm(&self, _: &Hold) -> bool {
+                true
+            }
+        }
+        let g = ConfirmGuard::new(
+            ConfirmPolicy::Ask,
+            vec!["delete".into()],
+            Some(Arc::new(Yes)),
+        );
+        let d = g.decide(hold);
+        assert!(d.allowed && d.by == "a person");
+        assert_eq!("DENY".parse::<ConfirmPolicy>(), Ok(ConfirmPolicy::Deny));
+        assert!("maybe".parse::<ConfirmPolicy>().is_err());
+    }
+}

@@ -1,0 +1,18 @@
+//! Safety and privacy, enforced in code whatever the model says: domain
+//! limits (with a guard every request of a launched browser goes through),
+//! confirmation before destructive actions, secrets the model never sees,
+//! scrubbing of personal data, and impasses recognised by the orchestrator.
+
+mod confirm;
+mod domains;
+mod impasse;
+mod proxy;
+mod scrub;
+mod secrets;
+
+pub use confirm::{ConfirmGuard, ConfirmPolicy, Confirmer, Decision, Hold, DEFAULT_WORDS};
+pub use domains::{DomainPattern, DomainPolicy};
+pub use impasse::{detect as detect_impasse, Impasse};
+pub use proxy::{Blocked, DomainGuard};
+pub use scrub::scrub;
+pub use secrets::{Secret, Secrets};

@@ -1,0 +1,271 @@
+//! The domain guard: a small HTTP proxy on 127.0.0.1 that a launched Chromium
+//! sends every request through (`--proxy-server`, loopback included). It sees
+//! the host of each request, whatever made it: a navigation, a redirect hop, a
+//! new tab or popup, an iframe, a script, a worker. A blocked host gets a 403
+//! and never a connection; each refusal is recorded.
+//!
+//! HTTPS goes through `CONNECT host:port` tunnels: the host is checked and the
+//! bytes are passed through untouched (no TLS interception). Plain HTTP
+//! requests are forwarded with `Connection: close`, so every request on a
+//! connection is checked.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+use super::domains::DomainPolicy;
+use crate::journal::utc_rfc3339;
+
+/// A request the guard refused.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Blocked {
+    /// The URL (plain HTTP) or `host:port` (a tunnel).
+    pub target: String,
+    /// Why.
+    pub reason: String,
+    /// When, UTC.
+    pub at: String,
+}
+
+/// Hosts Chromium itself calls in the background (sign-in, updates, safe
+/// browsing): their refusals are recorded but are no news to the model.
+const BROWSER_HOSTS: &[&str] = &[
+    "accounts.google.com",
+    "clients1.google.com",
+    "clients2.google.com",
+    "update.googleapis.com",
+    "optimizationguide-pa.googleapis.com",
+    "safebrowsing.googleapis.com",
+    "content-autofill.googleapis.com",
+    "redirector.gvt1.com",
+    "edgedl.me.gvt1.com",
+];
+
+impl Blocked {
+    /// Whether the browser, not the page, made this request.
+    pub fn is_browser_background(&self) -> bool {
+        let host = url::Url::parse(&self.target)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_else(|| host_port(&self.target, 443).0);
+        BROWSER_HOSTS.contains(&host.as_str())
+    }
+}
+
+/// The running guard.
+pub struct DomainGuard {
+    /// `127.0.0.1:PORT`, for `--proxy-server`.
+    pub addr: String,
+    blocked: Arc<Mutex<Vec<Blocked>>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for DomainGuard {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Longest request head read.
+const MAX_HEAD: usize = 64 * 1024;
+
+impl DomainGuard {
+    /// Starts the guard for `policy`.
+    pub async fn start(policy: DomainPolicy) -> std::io::Result<DomainGuard> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?.to_string();
+        let blocked = Arc::new(Mutex::new(Vec::new()));
+        let log = blocked.clone();
+        let policy = Arc::new(policy);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (log, policy) = (log.clone(), policy.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = serve(client, &policy, &log).await {
+                        tracing::debug!("domain guard: {e}");
+                    }
+                });
+            }
+        });
+        Ok(DomainGuard {
+            addr,
+            blocked,
+            task,
+        })
+    }
+
+    /// Everything refused so far.
+    pub fn blocked(&self) -> Vec<Blocked> {
+        self.blocked.lock().map(|b| b.clone()).unwrap_or_default()
+    }
+
+    /// The shared record, for the executor to report new refusals.
+    pub fn record(&self) -> Arc<Mutex<Vec<Blocked>>> {
+        self.blocked.clone()
+    }
+}
+
+/// Splits `host:port` (IPv6 in brackets) into its parts.
+fn host_port(authority: &str, default_port: u16) -> (String, u16) {
+    if let Some(rest) = authority.strip_prefix('[') {
+        if let Some((h, tail)) = rest.split_once(']') {
+            let port = tail
+                .strip_prefix(':')
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(default_port);
+            return (h.to_string(), port);
+        }
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) if p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty() => {
+            (h.to_string(), p.parse().unwrap_or(default_port))
+        }
+        _ => (authority.to_string(), default_port),
+    }
+}
+
+async fn serve(
+    mut client: TcpStream,
+    policy: &DomainPolicy,
+    log: &Mutex<Vec<Blocked>>,
+) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = tokio::time::timeout(Duration::from_secs(30), client.read(&mut chunk))
+            .await
+            .map_err(|_| std::io::Error::other("no request head"))??;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if buf.len() > MAX_HEAD {
+            return client
+                .write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n")
+                .await;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next().unwrap_or_default().to_string();
+    let mut parts = request_line.split_whitespace();
+    let (method, target, version) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or("HTTP/1.1"),
+    );
+    let refuse = |target: &str, reason: String| {
+        if let Ok(mut l) = log.lock() {
+            l.push(Blocked {
+                target: target.to_string(),
+                reason: reason.clone(),
+                at: utc_rfc3339(SystemTime::now()),
+            });
+        }
+        reason
+    };
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = host_port(target, 443);
+        if let Some(reason) = policy.refusal(&host) {
+            refuse(target, reason);
+            return client
+                .write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+                .await;
+        }
+        let mut upstream = match TcpStream::connect((host.as_str(), port)).await {
+            Ok(s) => s,
+            Err(_) => {
+                return client
+                    .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                    .await
+            }
+        };
+        client
+            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            .await?;
+        // Bytes the client sent after the head belong to the tunnel.
+        upstream.write_all(&buf[head_end..]).await?;
+        tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+        return Ok(());
+    }
+    let Ok(url) = url::Url::parse(target) else {
+        return client
+            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            .await;
+    };
+    let host = url.host_str().unwrap_or_default().to_string();
+    if let Some(reason) = policy.refusal(&host) {
+        let reason = refuse(url.as_str(), reason);
+        let body = format!(
+            "<!doctype html><title>Blocked</title><h1>Blocked by seamark</h1><p>{}</p>",
+            reason.replace('<', "&lt;")
+        );
+        let answer = format!(
+            "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        return client.write_all(answer.as_bytes()).await;
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let mut upstream = match TcpStream::connect((host.as_str(), port)).await {
+        Ok(s) => s,
+        Err(_) => {
+            return client
+                .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                .await
+        }
+    };
+    // Origin-form request line; one request per connection, so each is checked.
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    let mut forwarded = format!("{method} {path} {version}\r\n");
+    for line in lines.filter(|l| !l.is_empty()) {
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        if matches!(
+            name.as_str(),
+            "connection" | "proxy-connection" | "keep-alive"
+        ) {
+            continue;
+        }
+        forwarded.push_str(line);
+        forwarded.push_str("\r\n");
+    }
+    forwarded.push_str("Connection: close\r\n\r\n");
+    upstream.write_all(forwarded.as_bytes()).await?;
+    upstream.write_all(&buf[head_end..]).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorities_split_into_host_and_port() {
+        assert_eq!(
+            host_port("example.com:8443", 443),
+            ("example.com".into(), 8443)
+        );
+        assert_eq!(host_port("example.com", 443), ("example.com".into(), 443));
+        assert_eq!(host_port("[::1]:8080", 80), ("::1".into(), 8080));
+        assert_eq!(host_port("[::1]", 80), ("::1".into(), 80));
+    }
+}

@@ -1,0 +1,250 @@
+//! Secrets: values the model must use without ever seeing. The model writes
+//! `{{secret:NAME}}`; the executor puts the value in at the last moment, and
+//! every text that leaves the process (prompts, the run directory, progress)
+//! has the values replaced by their placeholders.
+//!
+//! `--secret NAME=VALUE`, `NAME=@FILE`, `NAME=env:VAR`; limited to domains with
+//! `NAME@example.com,*.example.org=…`.
+
+use std::fmt;
+
+use super::domains::DomainPattern;
+
+/// Shortest secret kept out of text: shorter values would be replaced in
+/// ordinary words.
+const MIN_LEN: usize = 4;
+
+/// One secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret {
+    /// Its name in `{{secret:NAME}}`.
+    pub name: String,
+    value: String,
+    /// Hosts it may be typed on; empty means any.
+    pub domains: Vec<DomainPattern>,
+}
+
+impl fmt::Debug for Secret {
+    /// Never the value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Secret")
+            .field("name", &self.name)
+            .field("domains", &self.domains)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Secret {
+    /// The placeholder the model writes.
+    pub fn placeholder(&self) -> String {
+        format!("{{{{secret:{}}}}}", self.name)
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = String;
+
+    fn from_str(spec: &str) -> Result<Self, String> {
+        let (head, source) = spec.split_once('=').ok_or_else(|| {
+            "a secret is NAME=VALUE, NAME=@FILE or NAME=env:VAR (optionally NAME@domain=…)"
+                .to_string()
+        })?;
+        let (name, domains) = match head.split_once('@') {
+            Some((n, d)) => (n, d),
+            None => (head, ""),
+        };
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "secret name {name:?}: letters, digits, _ and - only"
+            ));
+        }
+        let domains = domains
+            .split(',')
+            .filter(|d| !d.trim().is_empty())
+            .map(str::parse)
+            .collect::<Result<Vec<DomainPattern>, String>>()?;
+        let value = if let Some(path) = source.strip_prefix('@') {
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("secret {name}: cannot read {path}: {e}"))?
+                .trim_end_matches(['\n', '\r'])
+                .to_string()
+        } else if let Some(var) = source.strip_prefix("env:") {
+            std::env::var(var).map_err(|_| format!("secret {name}: env {var} is not set"))?
+        } else {
+            source.to_string()
+        };
+        if value.chars().count() < MIN_LEN {
+            return Err(format!(
+                "secret {name}: the value is shorter than {MIN_LEN} characters, too short to keep out of text"
+            ));
+        }
+        Ok(Secret {
+            name: name.to_string(),
+            value,
+            domains,
+        })
+    }
+}
+
+/// The run's secrets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Secrets {
+    list: Vec<Secret>,
+}
+
+impl Secrets {
+    /// Secrets from their specs; two with one name is an error.
+    pub fn new(list: Vec<Secret>) -> Result<Secrets, String> {
+        for (i, s) in list.iter().enumerate() {
+            if list[..i].iter().any(|t| t.name == s.name) {
+                return Err(format!("secret {} is given twice", s.name));
+            }
+        }
+        Ok(Secrets { list })
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Their names.
+    pub fn names(&self) -> Vec<&str> {
+        self.list.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// Whether `text` names a secret placeholder.
+    pub fn has_placeholder(text: &str) -> bool {
+        text.contains("{{secret:")
+    }
+
+    /// Puts the values into `text` for typing on `host`. Errors name the
+    /// placeholder, never a value.
+    pub fn fill(&self, text: &str, host: &str) -> Result<String, String> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(start) = rest.find("{{secret:") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + "{{secret:".len()..];
+            let end = after
+                .find("}}")
+                .ok_or("an unclosed {{secret:…}} placeholder")?;
+            let name = after[..end].trim();
+            let secret = self.list.iter().find(|s| s.name == name).ok_or_else(|| {
+                if self.list.is_empty() {
+                    format!("there is no secret named {name}: none were given (--secret NAME=…)")
+                } else {
+                    format!(
+                        "there is no secret named {name}; the secrets are: {}",
+                        self.names().join(", ")
+                    )
+                }
+            })?;
+            if !secret.domains.is_empty() && !secret.domains.iter().any(|d| d.matches(host)) {
+                return Err(format!(
+                    "secret {name} may not be typed on {host} (it is limited to {})",
+                    secret
+                        .domains
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            out.push_str(&secret.value);
+            rest = &after[end + 2..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    /// `text` with every secret value replaced by its placeholder.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        // Longest first, so a secret that contains another is replaced whole.
+        let mut list: Vec<&Secret> = self.list.iter().collect();
+        list.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
+        for s in list {
+            if out.contains(&s.value) {
+                out = out.replace(&s.value, &s.placeholder());
+            }
+            // As it reads inside JSON, where `"` and `\` are escaped.
+            let escaped = serde_json::to_string(&s.value).unwrap_or_default();
+            let escaped = escaped.trim_matches('"');
+            if escaped != s.value && out.contains(escaped) {
+                out = out.replace(escaped, &s.placeholder());
+            }
+        }
+        out
+    }
+
+    /// Whether `text` holds a secret value.
+    pub fn reveals(&self, text: &str) -> bool {
+        self.list.iter().any(|s| text.contains(&s.value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secrets(specs: &[&str]) -> Secrets {
+        Secrets::new(specs.iter().map(|s| s.parse().unwrap()).collect()).unwrap()
+    }
+
+    #[test]
+    fn values_come_from_text_files_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pw");
+        std::fs::write(&f, "from-a-file\n").unwrap();
+        let s = secrets(&["a=plain-value", &format!("b=@{}", f.display())]);
+        assert_eq!(
+            s.fill("{{secret:a}}/{{secret:b}}", "x").unwrap(),
+            "plain-value/from-a-file"
+        );
+        assert!("c=env:SEAMARK_NO_SUCH_VAR_42"
+            .parse::<Secret>()
+            .unwrap_err()
+            .contains("is not set"));
+        assert!("bad name=x1234".parse::<Secret>().is_err());
+        assert!("short=abc"
+            .parse::<Secret>()
+            .unwrap_err()
+            .contains("too short"));
+        assert!("novalue".parse::<Secret>().is_err());
+    }
+
+    #[test]
+    fn unknown_names_and_other_domains_are_refused_without_the_value() {
+        let s = secrets(&["pw@*.bank.test=hunter2-long"]);
+        assert_eq!(
+            s.fill("{{secret:pw}}", "www.bank.test").unwrap(),
+            "hunter2-long"
+        );
+        let err = s.fill("{{secret:pw}}", "evil.test").unwrap_err();
+        assert!(err.contains("may not be typed on evil.test"), "{err}");
+        assert!(!err.contains("hunter2"));
+        let err = s.fill("{{secret:token}}", "www.bank.test").unwrap_err();
+        assert_eq!(err, "there is no secret named token; the secrets are: pw");
+        assert!(format!("{s:?}").contains("pw") && !format!("{s:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn redaction_replaces_every_value() {
+        let s = secrets(&["pw=hunter2-long", "pin=hunter2-long-extended"]);
+        assert_eq!(
+            s.redact("a hunter2-long-extended b hunter2-long"),
+            "a {{secret:pin}} b {{secret:pw}}"
+        );
+        assert!(s.reveals("xx hunter2-long"));
+        let quoted = secrets(&["q=pa\"ss\\word"]);
+        let json = serde_json::to_string(&serde_json::json!({"v": "pa\"ss\\word"})).unwrap();
+        assert_eq!(quoted.redact(&json), r#"{"v":"{{secret:q}}"}"#);
+        assert!(!s.reveals("nothing here"));
+    }
+}

@@ -44,6 +44,11 @@ async fn typing_into_the_flight_search_opens_a_dropdown_and_drops_the_rest_of_th
     let report = a.run(&format!("TYPE:{to}:Lisbon; CLICK:{search}")).await;
     report.statuses(&[Done, Done]).says(1, "navigated to");
     assert!(report.outcomes[1].changes[0].contains("/results.html?from=Paris&to=Lisbon"));
+    // After a navigation, an id of the old page is refused, never guessed.
+    a.run(&format!("CLICK:{search}"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "element ids refer to an earlier view of the page");
     a.close().await;
 }
 

@@ -510,3 +510,60 @@ async fn the_same_commands_on_the_same_page_are_a_loop_that_is_warned_then_stopp
         .text()
         .contains("Warning: you sent these same commands"));
 }
+
+#[tokio::test]
+async fn a_refused_key_and_a_missing_model_end_the_run_with_the_providers_message() {
+    let done = Task::new("Anything", "form.html")
+        .run(vec![status(401, None)], stop_script)
+        .await;
+    let r = &done.result;
+    assert!(!r.success);
+    assert_eq!(
+        r.reason,
+        "the model failed: the model provider refused the API key (HTTP 401): scripted 401"
+    );
+    assert_eq!(done.model.received().len(), 1, "a 401 is not retried");
+    let done = Task::new("Anything", "form.html")
+        .anthropic()
+        .run(vec![status(404, None)], stop_script)
+        .await;
+    assert!(
+        done.result.reason.contains("was not found (HTTP 404 at "),
+        "{}",
+        done.result.reason
+    );
+    assert!(
+        done.result.reason.ends_with("/v1/messages): scripted 404"),
+        "{}",
+        done.result.reason
+    );
+}
+
+#[tokio::test]
+async fn the_cost_budget_ends_the_run_once_spent() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("p.json");
+    std::fs::write(
+        &prices,
+        r#"{"models": {"openai/test-model": {"input": 1000, "output": 0}}}"#,
+    )
+    .unwrap();
+    fn scroll() -> Turn {
+        say("SCROLL:down")
+    }
+    // Each answer costs 1000 tokens × $1000 per million = $1.
+    let done = Task::new("Anything", "jobs-results.html")
+        .prices(Prices::with_file(&prices).unwrap())
+        .with(|o| o.max_cost = Some(1.5))
+        .run(Vec::new(), scroll)
+        .await;
+    let r = &done.result;
+    assert!(!r.success);
+    assert_eq!(r.steps, 2);
+    assert!(
+        r.reason
+            .starts_with("the cost budget of $1.50 ran out ($2.0000 spent)"),
+        "{}",
+        r.reason
+    );
+}

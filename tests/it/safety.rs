@@ -412,3 +412,65 @@ async fn an_http_error_page_and_a_login_wall_are_named_to_the_model() {
     assert!(t.contains("IMPASSE: the server answered HTTP 404"), "{t}");
     assert_eq!(done.result.reason, "stopped: the page is missing");
 }
+
+#[tokio::test]
+async fn each_kind_of_challenge_and_a_login_wall_are_recognised() {
+    use seamark::safety::{detect_impasse, Impasse};
+    let fx = crate::support::Fixture::open("results.html").await;
+    assert_eq!(
+        detect_impasse(fx.session.page()).await,
+        None,
+        "an ordinary page"
+    );
+    let cases = [
+        (
+            "<div class=\"h-captcha\" data-sitekey=\"x\"></div>",
+            "hCaptcha",
+        ),
+        ("<div class=\"cf-turnstile\"></div>", "Cloudflare Turnstile"),
+        (
+            "<iframe src=\"about:blank#geo.captcha-delivery.com\"></iframe>",
+            "DataDome",
+        ),
+        (
+            "<iframe src=\"about:blank#www.google.com/recaptcha/api2\"></iframe>",
+            "reCAPTCHA",
+        ),
+        (
+            "<p>Please verify you are human to continue.</p>",
+            "a human check",
+        ),
+    ];
+    for (html, which) in cases {
+        fx.eval(&format!(
+            "document.body.innerHTML = {}",
+            serde_json::to_string(html).unwrap()
+        ))
+        .await;
+        assert_eq!(
+            detect_impasse(fx.session.page()).await,
+            Some(Impasse::Captcha {
+                which: which.into()
+            }),
+            "{html}"
+        );
+    }
+    fx.eval("document.title = 'Just a moment...'; document.body.innerHTML = '<p>Checking your browser</p>'")
+        .await;
+    assert_eq!(
+        detect_impasse(fx.session.page()).await,
+        Some(Impasse::Captcha {
+            which: "a bot-check page".into()
+        })
+    );
+    fx.eval(
+        "document.title = 'Example'; document.body.innerHTML = \
+         '<h1>Sign in to continue</h1><input name=u><input type=password><button>Log in</button>'",
+    )
+    .await;
+    assert_eq!(
+        detect_impasse(fx.session.page()).await,
+        Some(Impasse::LoginWall)
+    );
+    fx.close().await;
+}

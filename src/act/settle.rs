@@ -5,11 +5,10 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ExecutionContextId};
 use chromiumoxide::Page;
 
 use super::watch::{lock, Events};
-use crate::perceive::{watch_context, WATCH_JS};
+use crate::perceive::{watch_eval, WATCH_JS};
 
 /// How the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,16 +25,11 @@ const LONG_REQUEST: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(20);
 
 /// The document's readiness and the mutation count, from the isolated world.
-async fn activity(page: &Page, context: ExecutionContextId) -> Option<(bool, i64)> {
-    let mut params = EvaluateParams::new(format!("[document.readyState, {WATCH_JS}]"));
-    params.context_id = Some(context);
-    params.return_by_value = Some(true);
-    params.silent = Some(true);
-    let reply = tokio::time::timeout(Duration::from_secs(2), page.execute(params))
+async fn activity(page: &Page) -> Option<(bool, i64)> {
+    let expression = format!("[document.readyState, {WATCH_JS}]");
+    let v = tokio::time::timeout(Duration::from_secs(2), watch_eval(page, &expression))
         .await
-        .ok()?
-        .ok()?;
-    let v = reply.result.result.value.clone()?;
+        .ok()??;
     let ready = v.get(0)?.as_str()? == "complete";
     Some((ready, v.get(1)?.as_i64()?))
 }
@@ -48,21 +42,13 @@ pub(super) async fn settle(
     bound: Duration,
 ) -> Settled {
     let start = Instant::now();
-    let mut context = None;
     let mut last_count = None;
     let mut quiet_since = Instant::now();
     loop {
         if lock(events).crashed {
             break;
         }
-        if context.is_none() {
-            context = watch_context(page).await;
-        }
-        let look = match context {
-            Some(c) => activity(page, c).await,
-            None => None,
-        };
-        let ready = match look {
+        let ready = match activity(page).await {
             Some((ready, count)) => {
                 if last_count != Some(count) {
                     last_count = Some(count);
@@ -71,9 +57,7 @@ pub(super) async fn settle(
                 ready
             }
             None => {
-                // A new document replaced the old one (its world went with
-                // it), or the page is busy navigating: look again.
-                context = None;
+                // The page is busy navigating: look again.
                 last_count = None;
                 quiet_since = Instant::now();
                 false

@@ -16,8 +16,12 @@ use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::page::{
     CaptureScreenshotFormat, CaptureScreenshotParams, CreateIsolatedWorldParams,
 };
-use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, ReleaseObjectGroupParams};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, ExecutionContextId, ReleaseObjectGroupParams,
+};
 use chromiumoxide::Page;
+
+use serde_json::Value;
 
 use crate::browser::{Session, Viewport};
 
@@ -123,9 +127,28 @@ pub(crate) const WATCH_JS: &str = r#"(() => {
   return g.__seamarkWatch();
 })()"#;
 
-pub(crate) async fn watch_context(
-    page: &Page,
-) -> Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId> {
+/// The isolated world of each page's current document, by target id: one
+/// world (and one MutationObserver) per document, made on first use and again
+/// after a navigation replaced the document. A new world per call would leave
+/// an observer behind on every perception and every command.
+static WATCH_WORLDS: std::sync::Mutex<Vec<(String, ExecutionContextId)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn cached_world(target: &str) -> Option<ExecutionContextId> {
+    let worlds = WATCH_WORLDS.lock().ok()?;
+    worlds.iter().find(|(t, _)| t == target).map(|(_, c)| *c)
+}
+
+fn cache_world(target: &str, context: Option<ExecutionContextId>) {
+    if let Ok(mut worlds) = WATCH_WORLDS.lock() {
+        worlds.retain(|(t, _)| t != target);
+        if let Some(c) = context {
+            worlds.push((target.to_string(), c));
+        }
+    }
+}
+
+async fn new_world(page: &Page) -> Option<ExecutionContextId> {
     let frame = page.mainframe().await.ok()??;
     let world = page
         .execute(
@@ -140,16 +163,36 @@ pub(crate) async fn watch_context(
     Some(world.result.execution_context_id)
 }
 
-pub(crate) async fn mutation_count(
-    page: &Page,
-    context: Option<chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId>,
-) -> Option<i64> {
-    let mut params = EvaluateParams::new(WATCH_JS);
-    params.context_id = Some(context?);
+async fn eval_in(page: &Page, context: ExecutionContextId, expression: &str) -> Option<Value> {
+    let mut params = EvaluateParams::new(expression);
+    params.context_id = Some(context);
     params.return_by_value = Some(true);
     params.silent = Some(true);
     let reply = page.execute(params).await.ok()?;
-    reply.result.result.value.as_ref()?.as_i64()
+    if reply.result.exception_details.is_some() {
+        return None;
+    }
+    reply.result.result.value.clone()
+}
+
+/// Evaluates `expression` in seamark's isolated world of the page's current
+/// document, which the page cannot see. `None` when the page is busy
+/// navigating or gone.
+pub(crate) async fn watch_eval(page: &Page, expression: &str) -> Option<Value> {
+    let target = page.target_id().inner().clone();
+    if let Some(context) = cached_world(&target) {
+        if let Some(v) = eval_in(page, context, expression).await {
+            return Some(v);
+        }
+    }
+    // The document changed (or this is the first look): a world for the new one.
+    let context = new_world(page).await;
+    cache_world(&target, context);
+    eval_in(page, context?, expression).await
+}
+
+async fn mutation_count(page: &Page) -> Option<i64> {
+    watch_eval(page, WATCH_JS).await?.as_i64()
 }
 
 /// Takes the viewport screenshot as PNG, fast compression.
@@ -191,7 +234,6 @@ pub async fn perceive_page(
     let start = Instant::now();
     let opts = enumerate_options(options);
     let view = view_rect(viewport);
-    let watch = watch_context(page).await;
     let attempts = options.max_attempts.max(1);
     let mut attempt = 0;
     loop {
@@ -200,11 +242,11 @@ pub async fn perceive_page(
         // Pipelined: the renderer runs commands in the order they arrive, so the
         // first count is taken before the enumerator runs without waiting for it.
         let (before, (frames, enumerate_time), (shot, shot_time)) = futures::join!(
-            mutation_count(page, watch),
+            mutation_count(page),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
             timed(screenshot(page))
         );
-        let after = mutation_count(page, watch).await;
+        let after = mutation_count(page).await;
         let stable = before.is_some() && before == after;
         if !stable && attempt < attempts {
             continue;

@@ -371,3 +371,35 @@ async fn links_scrolled_past_in_a_scroll_area_stay_listed_as_offscreen_above() {
     seen.named("Item 8").offscreen(Direction::Below);
     fx.close().await;
 }
+
+#[tokio::test]
+async fn perceiving_again_and_again_uses_one_hidden_world_per_document() {
+    // The mutation counter lives in one isolated world per document: its
+    // observer must not be set up again by every perception.
+    use chromiumoxide::cdp::js_protocol::runtime::EventExecutionContextCreated;
+    use futures::StreamExt;
+    let fx = Fixture::open("form.html").await;
+    let mut created = fx
+        .session
+        .page()
+        .event_listener::<EventExecutionContextCreated>()
+        .await
+        .expect("listen");
+    for _ in 0..5 {
+        fx.perceive().await;
+    }
+    fx.goto("cookie.html").await;
+    for _ in 0..3 {
+        fx.perceive().await;
+    }
+    let mut worlds = 0;
+    while let Ok(Some(e)) =
+        tokio::time::timeout(std::time::Duration::from_millis(300), created.next()).await
+    {
+        if e.context.name == "seamark-watch" {
+            worlds += 1;
+        }
+    }
+    assert_eq!(worlds, 2, "one world per document, not one per perception");
+    fx.close().await;
+}

@@ -318,7 +318,29 @@
     }
   }
   const candidates = found.filter(({ el, s }) => s === 2 || (!containsCandidate.has(el) && !insideStrong.has(el)));
-  for (const { el: orig, s } of candidates) {
+  // Examine the candidates nearest the viewport first: every one whose box
+  // touches it (or has no box: a hidden control its label draws), then the
+  // offscreen ones by distance, until MAX_OFFSCREEN offscreen ones are kept.
+  // Farther ones would not be kept: their visibility and clipping are not
+  // looked at (on a long page, most candidates).
+  const distance = (r) => {
+    const dy = r.bottom < 0 ? -r.bottom : r.top > vh ? r.top - vh : 0;
+    const dx = r.right < 0 ? -r.right : r.left > vw ? r.left - vw : 0;
+    return dx + dy;
+  };
+  const near = [], far = [];
+  candidates.forEach(({ el }, i) => {
+    const r = el.getBoundingClientRect();
+    const d = r.width === 0 && r.height === 0 ? 0 : distance(r);
+    (d === 0 ? near : far).push([d, i]);
+  });
+  far.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const examine = near.concat(far);
+  let offscreenSeen = 0, unexamined = 0;
+  for (let k = 0; k < examine.length; k++) {
+    const [dist, ci] = examine[k];
+    if (dist > 0 && offscreenSeen >= MAX_OFFSCREEN) { unexamined = examine.length - k; break; }
+    const { el: orig, s } = candidates[ci];
     let el = orig;
     let proxy = null;
     const disabledSelf = orig.matches(':disabled') || orig.getAttribute('aria-disabled') === 'true';
@@ -374,7 +396,8 @@
       }
     }
     if (disabledSelf) state = 'disabled';
-    const e = { node: el, orig, x: box.x, y: box.y, w: box.w, h: box.h, state };
+    const e = { node: el, orig, ci, x: box.x, y: box.y, w: box.w, h: box.h, state };
+    if (state === 'offscreen') offscreenSeen++;
     if (vis) { e.vis = vis; }
     if (px !== null) { e.px = px; e.py = py; }
     if (dir) e.dir = dir;
@@ -382,6 +405,9 @@
     if (cover) e.cover = cover;
     els.push(e);
   }
+  // Back in document order, which breaks ties in the reading order.
+  els.sort((a, b) => a.ci - b.ci);
+  for (const e of els) delete e.ci;
   // Names, values and ARIA states, for the kept elements only.
   const describe = (e) => {
     const orig = e.orig;
@@ -427,7 +453,7 @@
   order.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
   const inView = order.filter((o) => o[0] < 3).length;
   const keep = order.slice(0, inView + MAX_OFFSCREEN).map((o) => o[2]).sort((a, b) => a - b);
-  const dropped = els.length - keep.length;
+  const dropped = els.length - keep.length + unexamined;
   const nodeIndex = (n) => {
     let i = index.get(n);
     if (i === undefined) { i = nodes.length; nodes.push(n); index.set(n, i); }

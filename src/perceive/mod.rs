@@ -362,7 +362,7 @@ fn assemble(
     let dropped: usize = frames.iter().map(|f| f.dropped).sum();
     if dropped > 0 {
         notes.push(format!(
-            "{dropped} offscreen elements far from the viewport are not in the table; scroll to reach them"
+            "up to {dropped} more elements far from the viewport are not in the table; scroll to reach them"
         ));
     }
     if frames.iter().any(|f| f.truncated) {

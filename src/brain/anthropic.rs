@@ -4,7 +4,7 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
-use super::http::{client, post_json, HttpPolicy};
+use super::http::{Endpoint, HttpPolicy};
 use super::{Brain, BrainError, Prompt, Reply, Usage};
 
 /// The default endpoint.
@@ -16,11 +16,7 @@ const MAX_TOKENS: u32 = 1024;
 
 /// A Messages model.
 pub struct Anthropic {
-    model: String,
-    key: Option<String>,
-    url: String,
-    policy: HttpPolicy,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl Anthropic {
@@ -31,13 +27,15 @@ impl Anthropic {
         base_url: Option<String>,
         policy: HttpPolicy,
     ) -> Result<Self, BrainError> {
-        let base = base_url.unwrap_or_else(|| ANTHROPIC_BASE_URL.to_string());
         Ok(Self {
-            model: model.to_string(),
-            key,
-            url: format!("{}/v1/messages", base.trim_end_matches('/')),
-            client: client(&policy)?,
-            policy,
+            endpoint: Endpoint::new(
+                model,
+                key,
+                base_url,
+                ANTHROPIC_BASE_URL,
+                "/v1/messages",
+                policy,
+            )?,
         })
     }
 
@@ -55,7 +53,7 @@ impl Anthropic {
             .collect();
         content.push(json!({ "type": "text", "text": prompt.text }));
         json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "max_tokens": MAX_TOKENS,
             "system": prompt.system,
             "messages": [{ "role": "user", "content": content }]
@@ -90,14 +88,14 @@ fn read(answer: Value) -> Result<Reply, BrainError> {
 
 impl Brain for Anthropic {
     fn name(&self) -> String {
-        format!("anthropic/{}", self.model)
+        format!("anthropic/{}", self.endpoint.model)
     }
 
     fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
         Box::pin(async move {
             let mut headers = HeaderMap::new();
             headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
-            if let Some(key) = &self.key {
+            if let Some(key) = &self.endpoint.key {
                 let mut v = HeaderValue::from_str(key).map_err(|_| {
                     BrainError::NotConfigured(
                         "ANTHROPIC_API_KEY holds characters a header cannot".into(),
@@ -106,14 +104,7 @@ impl Brain for Anthropic {
                 v.set_sensitive(true);
                 headers.insert("x-api-key", v);
             }
-            let answer = post_json(
-                &self.client,
-                &self.policy,
-                &self.url,
-                headers,
-                &self.body(prompt),
-            )
-            .await?;
+            let answer = self.endpoint.post(headers, &self.body(prompt)).await?;
             read(answer)
         })
     }

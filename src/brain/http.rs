@@ -35,13 +35,48 @@ impl Default for HttpPolicy {
     }
 }
 
-/// A client with the policy's timeout.
-pub(super) fn client(policy: &HttpPolicy) -> Result<reqwest::Client, BrainError> {
-    reqwest::Client::builder()
-        .timeout(policy.timeout)
-        .connect_timeout(policy.timeout.min(Duration::from_secs(20)))
-        .build()
-        .map_err(|e| BrainError::NotConfigured(format!("cannot set up HTTP: {e}")))
+/// A provider's endpoint for one model: where to POST, with which key and
+/// policy. Both providers are one of these plus their own wire format.
+pub(super) struct Endpoint {
+    /// The model's name at the provider.
+    pub model: String,
+    /// The API key, when one is sent.
+    pub key: Option<String>,
+    url: String,
+    policy: HttpPolicy,
+    client: reqwest::Client,
+}
+
+impl Endpoint {
+    /// `path` under `base_url` (else `default_base`), with a client that has
+    /// the policy's timeout.
+    pub fn new(
+        model: &str,
+        key: Option<String>,
+        base_url: Option<String>,
+        default_base: &str,
+        path: &str,
+        policy: HttpPolicy,
+    ) -> Result<Self, BrainError> {
+        let base = base_url.unwrap_or_else(|| default_base.to_string());
+        let client = reqwest::Client::builder()
+            .timeout(policy.timeout)
+            .connect_timeout(policy.timeout.min(Duration::from_secs(20)))
+            .build()
+            .map_err(|e| BrainError::NotConfigured(format!("cannot set up HTTP: {e}")))?;
+        Ok(Self {
+            model: model.to_string(),
+            key,
+            url: format!("{}{path}", base.trim_end_matches('/')),
+            policy,
+            client,
+        })
+    }
+
+    /// POSTs `body` with `headers` under the policy.
+    pub async fn post(&self, headers: HeaderMap, body: &Value) -> Result<Value, BrainError> {
+        post_json(&self.client, &self.policy, &self.url, headers, body).await
+    }
 }
 
 /// The provider's error message in a body (`{"error": {"message": …}}`, both
@@ -73,7 +108,7 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 /// POSTs `body` to `url` with `headers` and returns the JSON answer.
-pub(super) async fn post_json(
+async fn post_json(
     client: &reqwest::Client,
     policy: &HttpPolicy,
     url: &str,

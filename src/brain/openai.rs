@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::http::{client, post_json, HttpPolicy};
+use super::http::{Endpoint, HttpPolicy};
 use super::{Brain, BrainError, Prompt, Reply, Usage};
 
 /// The default endpoint.
@@ -14,11 +14,7 @@ pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// A chat-completions model.
 pub struct OpenAi {
-    model: String,
-    key: Option<String>,
-    url: String,
-    policy: HttpPolicy,
-    client: reqwest::Client,
+    endpoint: Endpoint,
 }
 
 impl OpenAi {
@@ -30,13 +26,15 @@ impl OpenAi {
         base_url: Option<String>,
         policy: HttpPolicy,
     ) -> Result<Self, BrainError> {
-        let base = base_url.unwrap_or_else(|| OPENAI_BASE_URL.to_string());
         Ok(Self {
-            model: model.to_string(),
-            key,
-            url: format!("{}/chat/completions", base.trim_end_matches('/')),
-            client: client(&policy)?,
-            policy,
+            endpoint: Endpoint::new(
+                model,
+                key,
+                base_url,
+                OPENAI_BASE_URL,
+                "/chat/completions",
+                policy,
+            )?,
         })
     }
 
@@ -50,7 +48,7 @@ impl OpenAi {
             }));
         }
         json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "messages": [
                 { "role": "system", "content": prompt.system },
                 { "role": "user", "content": content }
@@ -92,13 +90,13 @@ fn read(answer: Value) -> Result<Reply, BrainError> {
 
 impl Brain for OpenAi {
     fn name(&self) -> String {
-        format!("openai/{}", self.model)
+        format!("openai/{}", self.endpoint.model)
     }
 
     fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
         Box::pin(async move {
             let mut headers = HeaderMap::new();
-            if let Some(key) = &self.key {
+            if let Some(key) = &self.endpoint.key {
                 let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
                     BrainError::NotConfigured(
                         "OPENAI_API_KEY holds characters a header cannot".into(),
@@ -107,14 +105,7 @@ impl Brain for OpenAi {
                 v.set_sensitive(true);
                 headers.insert(AUTHORIZATION, v);
             }
-            let answer = post_json(
-                &self.client,
-                &self.policy,
-                &self.url,
-                headers,
-                &self.body(prompt),
-            )
-            .await?;
+            let answer = self.endpoint.post(headers, &self.body(prompt)).await?;
             read(answer)
         })
     }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use super::locate::{call_on_node, node_from_call, reach, Reach};
 use super::watch::Events;
-use super::{input, settle, urls, ActOptions};
+use super::{input, settle, ActOptions};
 use crate::browser::Session;
 use crate::perceive::{Element, Point, Rect};
 use crate::protocol::{Command, ScrollDirection};
@@ -40,6 +40,19 @@ fn describe(e: &Element) -> String {
     } else {
         format!("element {} ({} \"{}\")", e.id, e.role, e.name)
     }
+}
+
+/// The reason given when the element left the page since the look.
+fn gone(e: &Element) -> String {
+    format!(
+        "{} is no longer on the page; look at the page again",
+        describe(e)
+    )
+}
+
+/// The URL of the page, or "" when it has none yet.
+pub(super) async fn page_url(page: &Page) -> String {
+    page.url().await.ok().flatten().unwrap_or_default()
 }
 
 fn refused(e: impl std::fmt::Display) -> String {
@@ -184,10 +197,7 @@ async fn point_for(page: &Page, e: &Element, view: Rect) -> Result<Point, String
             "{} has no visible box now (hidden or collapsed)",
             describe(e)
         )),
-        Reach::Gone => Err(format!(
-            "{} is no longer on the page; look at the page again",
-            describe(e)
-        )),
+        Reach::Gone => Err(gone(e)),
     }
 }
 
@@ -255,12 +265,7 @@ fn value_format(input_type: &str) -> &'static str {
 async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     let info = call_on_node(page, e.backend_node_id, FIELD_JS, Vec::new())
         .await
-        .ok_or_else(|| {
-            format!(
-                "{} is no longer on the page; look at the page again",
-                describe(e)
-            )
-        })?;
+        .ok_or_else(|| gone(e))?;
     let kind = info["kind"].as_str().unwrap_or("none");
     let input_type = info["type"].as_str().unwrap_or("");
     if kind == "none" {
@@ -421,12 +426,7 @@ async fn select(
 ) -> Act {
     let info = call_on_node(page, e.backend_node_id, SELECT_INFO_JS, Vec::new())
         .await
-        .ok_or_else(|| {
-            format!(
-                "{} is no longer on the page; look at the page again",
-                describe(e)
-            )
-        })?;
+        .ok_or_else(|| gone(e))?;
     if info["native"] == Value::Bool(true) {
         let opts = strings(&info["options"]);
         let Some(i) = match_option(&opts, wanted) else {
@@ -573,12 +573,7 @@ async fn scroll_container(page: &Page, e: &Element, d: ScrollDirection) -> Act {
         vec![json!(dx), json!(dy)],
     )
     .await
-    .ok_or_else(|| {
-        format!(
-            "{} is no longer on the page; look at the page again",
-            describe(e)
-        )
-    })?;
+    .ok_or_else(|| gone(e))?;
     if v.is_null() {
         return Err(format!(
             "{} is not in an area that scrolls {}; use SCROLL:{} for the page",
@@ -590,17 +585,10 @@ async fn scroll_container(page: &Page, e: &Element, d: ScrollDirection) -> Act {
     scrolled(&format!("the area of {}", describe(e)), d, &v)
 }
 
-async fn fetch(session: &Session, options: &ActOptions, written: &str) -> Act {
-    let current = session
-        .page()
-        .url()
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let url = urls::fetch_target(written, &current, &options.fetch_schemes)?;
+/// FETCH of a URL the executor's guard already resolved and checked.
+async fn fetch(session: &Session, options: &ActOptions, url: &str) -> Act {
     let nav = session
-        .navigate(url.as_str(), options.navigation_timeout)
+        .navigate(url, options.navigation_timeout)
         .await
         .map_err(|e| e.to_string())?;
     let mut message = format!("opened {url}");
@@ -642,12 +630,7 @@ async fn upload(page: &Page, e: &Element, path: &str) -> Act {
     match call_on_node(page, node, IS_FILE_INPUT_JS, Vec::new()).await {
         Some(Value::Bool(true)) => {}
         Some(_) => return Err(format!("{} is not a file input", describe(e))),
-        None => {
-            return Err(format!(
-                "{} is no longer on the page; look at the page again",
-                describe(e)
-            ))
-        }
+        None => return Err(gone(e)),
     }
     let file = std::path::Path::new(path.trim());
     let abs = std::fs::canonicalize(file).map_err(|_| format!("there is no file at {path}"))?;

@@ -89,9 +89,6 @@ pub enum ActError {
     /// The page could not be perceived.
     #[error(transparent)]
     Perceive(#[from] PerceiveError),
-    /// The browser could not give a usable page back.
-    #[error(transparent)]
-    Browser(#[from] crate::browser::BrowserError),
 }
 
 /// How a command ended.
@@ -422,13 +419,7 @@ impl Executor {
                 })
             }
             Command::Fetch { url } => {
-                let current = session
-                    .page()
-                    .url()
-                    .await
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default();
+                let current = actions::page_url(session.page()).await;
                 let resolved = fetch_target(url, &current, &self.options.fetch_schemes)?;
                 if let Some(why) = self.options.domains.url_refusal(resolved.as_str()) {
                     if let Ok(mut b) = self.blocked.lock() {
@@ -440,7 +431,9 @@ impl Executor {
                     }
                     return Err(format!("refused by the domain policy: {why}"));
                 }
-                Ok(step.command.clone())
+                Ok(Command::Fetch {
+                    url: resolved.to_string(),
+                })
             }
             Command::Click { .. } | Command::Press { .. } => {
                 self.confirm(session, step, target).await?;
@@ -506,13 +499,7 @@ impl Executor {
             command: step.command.to_string(),
             element,
             why: why.clone(),
-            url: session
-                .page()
-                .url()
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or_default(),
+            url: actions::page_url(session.page()).await,
             screenshot: self.screenshot.clone(),
         };
         // Asking may wait on a person at the terminal: off the async threads.
@@ -584,13 +571,7 @@ impl Executor {
                 self.typed.insert(e.backend_node_id);
             }
         }
-        let settled = settle::settle(
-            session.page(),
-            &self.watch.events,
-            self.options.quiet,
-            self.options.settle_timeout,
-        )
-        .await;
+        let settled = self.settle(session, self.options.settle_timeout).await;
         // Tabs, crashes and closed pages first: they decide which page to look at.
         if let Some(note) = self.follow_tabs(session, &tabs_before).await {
             outcome.changes.push(note);
@@ -633,22 +614,10 @@ impl Executor {
             }
         }
         // A page outside the domain policy is never left open: back to the last one.
-        let here = session
-            .page()
-            .url()
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let here = actions::page_url(session.page()).await;
         if let Some(why) = self.options.domains.url_refusal(&here) {
             let _ = actions::back(session.page()).await;
-            settle::settle(
-                session.page(),
-                &self.watch.events,
-                self.options.quiet,
-                self.options.settle_timeout,
-            )
-            .await;
+            self.settle(session, self.options.settle_timeout).await;
             outcome
                 .changes
                 .push(format!("the page {here} was left at once: {why}"));
@@ -723,6 +692,17 @@ impl Executor {
         Ok(e.clone())
     }
 
+    /// Waits for the session's page to be quiet, at most `bound`.
+    async fn settle(&self, session: &Session, bound: Duration) -> settle::Settled {
+        settle::settle(
+            session.page(),
+            &self.watch.events,
+            self.options.quiet,
+            bound,
+        )
+        .await
+    }
+
     /// Follows a tab the action opened; the old one is kept to come back to.
     async fn follow_tabs(&mut self, session: &mut Session, before: &[String]) -> Option<String> {
         let pages = session.browser().pages().await.ok()?;
@@ -731,7 +711,7 @@ impl Executor {
             !before.contains(p.target_id().inner())
                 && p.opener_id().as_ref().is_none_or(|o| *o == mine)
         })?;
-        let fresh_url = fresh.url().await.ok().flatten().unwrap_or_default();
+        let fresh_url = actions::page_url(&fresh).await;
         if let Some(why) = self.options.domains.url_refusal(&fresh_url) {
             let _ = tokio::time::timeout(Duration::from_secs(2), fresh.close()).await;
             return Some(format!("a new tab to {fresh_url} was closed: {why}"));
@@ -746,20 +726,8 @@ impl Executor {
                 &self.options.prompt_text,
             )
             .await;
-        settle::settle(
-            session.page(),
-            &self.watch.events,
-            self.options.quiet,
-            self.options.navigation_timeout,
-        )
-        .await;
-        let url = session
-            .page()
-            .url()
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        self.settle(session, self.options.navigation_timeout).await;
+        let url = actions::page_url(session.page()).await;
         Some(format!("a new tab opened at {url}; working in it now"))
     }
 
@@ -819,13 +787,7 @@ async fn crashed(events: &std::sync::Mutex<watch::Events>) {
 
 /// The host of the page being driven ("" when it has none).
 async fn page_host(session: &Session) -> String {
-    let url = session
-        .page()
-        .url()
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let url = actions::page_url(session.page()).await;
     url::Url::parse(&url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))

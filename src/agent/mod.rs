@@ -49,9 +49,6 @@ pub enum AgentError {
     /// No model, or an unusable one.
     #[error(transparent)]
     Brain(#[from] BrainError),
-    /// The browser could not start.
-    #[error(transparent)]
-    Browser(#[from] crate::browser::BrowserError),
     /// The run directory could not be written.
     #[error(transparent)]
     Journal(#[from] JournalError),

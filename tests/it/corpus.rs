@@ -94,6 +94,16 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         assert!(nav.is_ok(), "{dir}: {nav:?}");
         // Late layout (fonts, lazy images) settles, as `seamark mark --wait-ms` lets it.
         tokio::time::sleep(Duration::from_millis(300)).await;
+        // Entrance animations and transitions (mendable's Reset button slides
+        // in for about a second) move click points without touching the DOM:
+        // the hit test below must see the page perception saw. Bounded.
+        fx.eval(
+            "Promise.race([Promise.all(document.getAnimations().filter(a => { \
+               const t = a.effect && a.effect.getComputedTiming(); \
+               return a.playState === 'running' && t && t.endTime !== Infinity; \
+             }).map(a => a.finished.catch(() => {}))), new Promise(r => setTimeout(r, 3000))])",
+        )
+        .await;
         let obs = tokio::time::timeout(
             Duration::from_secs(90),
             perceive::perceive(&fx.session, &PerceiveOptions::default()),

@@ -169,6 +169,100 @@ impl Grid {
     }
 }
 
+/// Which pixels the placed labels cover, one bit each. A crowded layout tries
+/// tens of positions per label; counting a chip's bits takes a few word
+/// operations per row, where summing overlaps through the grid visits every
+/// label in the cells around it.
+struct Occupancy {
+    width: i32,
+    height: i32,
+    /// `u64` words per row.
+    stride: usize,
+    bits: Vec<u64>,
+    /// Every label recorded lies inside the image and shares no pixel with
+    /// another: then the bits a rectangle covers are exactly the sum of its
+    /// overlaps with each label.
+    disjoint: bool,
+}
+
+impl Occupancy {
+    fn new(width: u32, height: u32) -> Self {
+        let stride = (width as usize).div_ceil(64);
+        Self {
+            width: width as i32,
+            height: height as i32,
+            stride,
+            bits: vec![0; stride * height as usize],
+            disjoint: true,
+        }
+    }
+
+    /// Folds `f` over `word & mask` for the words of every row the rectangle
+    /// covers inside the image, `mask` keeping the rectangle's columns.
+    fn fold_words<T>(&self, r: &IRect, init: T, f: impl Fn(T, u64) -> T) -> T {
+        let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
+        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
+        if x0 >= x1 || y0 >= y1 {
+            return init;
+        }
+        let mut acc = init;
+        for k in x0 as usize / 64..=(x1 - 1) as usize / 64 {
+            let mask = word_mask(k, x0, x1);
+            let column = self.bits[y0 as usize * self.stride + k..].iter();
+            for &word in column.step_by(self.stride).take((y1 - y0) as usize) {
+                acc = f(acc, word & mask);
+            }
+        }
+        acc
+    }
+
+    /// Records a placed label; `overlapping` when it shares area with another.
+    fn insert(&mut self, r: &IRect, overlapping: bool) {
+        self.disjoint &= !overlapping && r.inside(self.width as u32, self.height as u32);
+        let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
+        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
+        if x0 >= x1 || y0 >= y1 {
+            return;
+        }
+        for k in x0 as usize / 64..=(x1 - 1) as usize / 64 {
+            let mask = word_mask(k, x0, x1);
+            for y in y0 as usize..y1 as usize {
+                self.bits[y * self.stride + k] |= mask;
+            }
+        }
+    }
+
+    /// Whether a rectangle on the image touches a placed label; `None` for one
+    /// reaching outside the image, where the bits cannot tell.
+    fn touches(&self, r: &IRect) -> Option<bool> {
+        r.inside(self.width as u32, self.height as u32)
+            .then(|| self.fold_words(r, 0, |any, w| any | w) != 0)
+    }
+
+    /// The area a rectangle shares with placed labels, when the bits can tell
+    /// it exactly (see `disjoint`).
+    fn shared_area(&self, r: &IRect) -> Option<i64> {
+        match self.touches(r)? {
+            false => Some(0),
+            true if self.disjoint => {
+                Some(self.fold_words(r, 0, |n, w| n + i64::from(w.count_ones())))
+            }
+            true => None,
+        }
+    }
+}
+
+/// Bits `x0..x1` of the `k`th 64-pixel word of a row.
+fn word_mask(k: usize, x0: i32, x1: i32) -> u64 {
+    let base = (k * 64) as i32;
+    let lo = (x0 - base).clamp(0, 64) as u32;
+    let hi = (x1 - base).clamp(0, 64) as u32;
+    if hi <= lo {
+        return 0;
+    }
+    (u64::MAX >> (64 - (hi - lo))) << lo
+}
+
 /// Whether the point falls in the grid cell (in cell units), clamped to the grid.
 fn in_cell(grid: &Grid, (px, py): (i32, i32), (cx, cy): (i32, i32)) -> bool {
     px.div_euclid(CELL).clamp(0, grid.cols - 1) == cx
@@ -176,7 +270,10 @@ fn in_cell(grid: &Grid, (px, py): (i32, i32), (cx, cy): (i32, i32)) -> bool {
 }
 
 /// Area that `cand` shares with placed labels, each counted once.
-fn label_overlap(placed: &Grid, labels: &[Label], cand: &IRect) -> i64 {
+fn label_overlap(occupied: &Occupancy, placed: &Grid, labels: &[Label], cand: &IRect) -> i64 {
+    if let Some(area) = occupied.shared_area(cand) {
+        return area;
+    }
     let mut total = 0;
     placed.visit(cand, |j, cell| {
         let other = &labels[j].rect;
@@ -297,6 +394,7 @@ pub fn layout(
     }
     let mut labels: Vec<Label> = Vec::with_capacity(marks.len());
     let mut placed = Grid::new(width, height);
+    let mut occupied = Occupancy::new(width, height);
     let mut placed_area: i64 = 0;
     // Positions the crowded fallback may try over the whole layout: bounds the
     // time on a saturated image, where no free spot is left to find.
@@ -305,17 +403,23 @@ pub fn layout(
     let mut colors = vec![0usize; marks.len()];
     for (i, m) in marks.iter().enumerate() {
         let (cw, ch) = chip(m.id);
-        // What a chip at `cand` would cover, once pulled inside the image.
-        let cost_at = |cand: IRect| {
+        // What a chip at `cand` would cover, once pulled inside the image;
+        // `None` as soon as it covers more label area than `bound`: such a
+        // position loses to one already found, whatever else it covers.
+        let cost_at = |cand: IRect, bound: i64| {
             let on_image = cand.inside(width, height);
             let cand = if on_image {
                 cand
             } else {
                 clamp_into(cand, width, height)
             };
+            let label_overlap = label_overlap(&occupied, &placed, &labels, &cand);
+            if label_overlap > bound {
+                return None;
+            }
             let mut cost = Cost {
                 clamped: !on_image,
-                label_overlap: label_overlap(&placed, &labels, &cand),
+                label_overlap,
                 ..Cost::default()
             };
             boxes.visit(&cand, |j, cell| {
@@ -337,11 +441,14 @@ pub fn layout(
                     }
                 }
             });
-            (cost, cand)
+            Some((cost, cand))
         };
         let mut best: Option<(Cost, IRect, bool)> = None;
         for (cand, away) in candidates(&m.rect, cw, ch) {
-            let (cost, cand) = cost_at(cand);
+            let bound = best.as_ref().map_or(i64::MAX, |(c, _, _)| c.label_overlap);
+            let Some((cost, cand)) = cost_at(cand, bound) else {
+                continue;
+            };
             let free = cost == Cost::default();
             if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
                 best = Some((cost, cand, away));
@@ -373,8 +480,12 @@ pub fn layout(
                             break 'rings;
                         }
                         let cand = clamp_into(cand, width, height);
-                        if label_overlap(&placed, &labels, &cand) == 0 {
-                            best = Some((cost_at(cand).0, cand, true));
+                        // Exact for a position on the image, so the sum can wait.
+                        if occupied.touches(&cand) == Some(true) {
+                            continue;
+                        }
+                        if let Some((cost, cand)) = cost_at(cand, 0) {
+                            best = Some((cost, cand, true));
                             break 'rings;
                         }
                     }
@@ -414,6 +525,7 @@ pub fn layout(
         }) > 0;
         let leader = (away || !touches).then(|| leader(&rect, &m.rect));
         placed.insert(&rect, labels.len());
+        occupied.insert(&rect, cost.label_overlap > 0);
         placed_area += i64::from(rect.w) * i64::from(rect.h);
         labels.push(Label {
             id: m.id,

@@ -3,6 +3,9 @@
 //! encoder on a marked 1280×800 image. Targets: 1,000 marks at 1280×800 in
 //! ≤ 3 ms median, parallel ≥ 1.5× faster than serial at 1,000 marks.
 //!
+//! `control/two_halves` measures, in the same run, how much two threads gain
+//! on pure arithmetic: on this shared machine that swings from 1.0× to 1.9×.
+//!
 //! `cargo bench --bench marks`; `scripts/bench-table.py` prints the ratios.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -40,10 +43,15 @@ fn render(c: &mut Criterion) {
             }
         }
         let marks = mark::crowded_marks(1000, w, h, 7);
-        let style = MarkStyle::default();
-        group.bench_function("layout_only/1000", |b| {
-            b.iter(|| mark::plan_labels(&marks, w, h, &style))
-        });
+        for (label, parallel) in [("layout_serial", false), ("layout_parallel", true)] {
+            let style = MarkStyle {
+                parallel,
+                ..MarkStyle::default()
+            };
+            group.bench_function(format!("{label}/1000"), |b| {
+                b.iter(|| mark::plan_labels(&marks, w, h, &style))
+            });
+        }
         group.bench_function("copy_only", |b| b.iter(|| img.clone()));
         group.finish();
     }
@@ -69,5 +77,26 @@ fn encode(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, render, encode);
+/// Arithmetic that takes about a millisecond and cannot be optimized away.
+fn busy(n: u64) -> u64 {
+    (0..n).fold(1u64, |x, i| {
+        x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i)
+    })
+}
+
+/// What two cores give right now: two equal halves of pure arithmetic, one
+/// after the other and then with `rayon::join`. This machine is shared; read
+/// the serial/parallel ratios of the marks against this one.
+fn control(c: &mut Criterion) {
+    let mut group = c.benchmark_group("control/two_halves");
+    group.sample_size(30);
+    let n = 5_000_000;
+    group.bench_function("serial", |b| b.iter(|| (busy(n), busy(n))));
+    group.bench_function("parallel", |b| {
+        b.iter(|| rayon::join(|| busy(n), || busy(n)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, render, control, encode);
 criterion_main!(benches);

@@ -1,12 +1,14 @@
 //! Label placement: for each mark, candidate positions around and inside its
 //! box; the first that stays on the image and overlaps neither a placed label
-//! nor another interactable box wins, else the least-overlapping one. Pure and
-//! serial, so it is deterministic whatever the thread count.
+//! nor another interactable box wins, else the least-overlapping one. Greedy
+//! in reading order; a large layout is cut into two halves that share no
+//! label, so they can be placed on two threads. Pure: the same labels
+//! whatever the thread count.
 
 use super::palette::PALETTE;
 
 /// An integer rectangle in image pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IRect {
     /// Left.
     pub x: i32,
@@ -242,11 +244,11 @@ impl Occupancy {
     /// The area a rectangle shares with placed labels, when the bits can tell
     /// it exactly (see `disjoint`).
     fn shared_area(&self, r: &IRect) -> Option<i64> {
+        if self.disjoint && r.inside(self.width as u32, self.height as u32) {
+            return Some(self.fold_words(r, 0, |n, w| n + i64::from(w.count_ones())));
+        }
         match self.touches(r)? {
             false => Some(0),
-            true if self.disjoint => {
-                Some(self.fold_words(r, 0, |n, w| n + i64::from(w.count_ones())))
-            }
             true => None,
         }
     }
@@ -269,22 +271,73 @@ fn in_cell(grid: &Grid, (px, py): (i32, i32), (cx, cy): (i32, i32)) -> bool {
         && py.div_euclid(CELL).clamp(0, grid.rows - 1) == cy
 }
 
-/// Area that `cand` shares with placed labels, each counted once.
-fn label_overlap(occupied: &Occupancy, placed: &Grid, labels: &[Label], cand: &IRect) -> i64 {
-    if let Some(area) = occupied.shared_area(cand) {
-        return area;
-    }
-    let mut total = 0;
-    placed.visit(cand, |j, cell| {
-        let other = &labels[j].rect;
-        let (ix, iy) = (cand.x.max(other.x), cand.y.max(other.y));
-        let area = other.overlap(cand);
-        // Count the pair in the cell holding the top-left of the overlap only.
-        if area > 0 && in_cell(placed, (ix, iy), cell) {
-            total += area;
+/// The labels placed so far, by mark index, and what a chip at some position
+/// would cover of them.
+struct Placed {
+    /// Chip of each mark; meaningful for those inserted.
+    rects: Vec<IRect>,
+    /// The marks inserted, in order.
+    inserted: Vec<usize>,
+    occupied: Occupancy,
+    /// Labels by grid cell, built once labels overlap and the bits no longer
+    /// tell the shared area (most layouts never need it).
+    grid: Option<Grid>,
+    width: u32,
+    height: u32,
+}
+
+impl Placed {
+    fn new(marks: usize, width: u32, height: u32) -> Self {
+        Self {
+            rects: vec![IRect::default(); marks],
+            inserted: Vec::new(),
+            occupied: Occupancy::new(width, height),
+            grid: None,
+            width,
+            height,
         }
-    });
-    total
+    }
+
+    fn insert(&mut self, i: usize, p: &Placement) {
+        self.rects[i] = p.rect;
+        self.inserted.push(i);
+        self.occupied.insert(&p.rect, p.cost.label_overlap > 0);
+        if let Some(grid) = &mut self.grid {
+            grid.insert(&p.rect, i);
+        } else if !self.occupied.disjoint {
+            let mut grid = Grid::new(self.width, self.height);
+            for &j in &self.inserted {
+                grid.insert(&self.rects[j], j);
+            }
+            self.grid = Some(grid);
+        }
+    }
+
+    /// Area that `cand` shares with placed labels, each counted once.
+    fn overlap(&self, cand: &IRect) -> i64 {
+        if let Some(area) = self.occupied.shared_area(cand) {
+            return area;
+        }
+        let Some(grid) = &self.grid else {
+            // Only a chip larger than the image gets here with disjoint labels.
+            return self
+                .inserted
+                .iter()
+                .map(|&j| self.rects[j].overlap(cand))
+                .sum();
+        };
+        let mut total = 0;
+        grid.visit(cand, |j, cell| {
+            let other = &self.rects[j];
+            let (ix, iy) = (cand.x.max(other.x), cand.y.max(other.y));
+            let area = other.overlap(cand);
+            // Count the pair in the cell holding the top-left of the overlap only.
+            if area > 0 && in_cell(grid, (ix, iy), cell) {
+                total += area;
+            }
+        });
+        total
+    }
 }
 
 /// How many rings of positions further out are tried before giving up on a
@@ -296,6 +349,10 @@ const SCAN_BUDGET_PER_MARK: i64 = 40;
 
 /// How many chip-sized rings the crowded fallback scans for a spot no label touches.
 const FAR_RINGS: i32 = 30;
+
+/// Marks from which a layout is split into two halves (see [`layout`]):
+/// below it one thread places them as fast as two.
+pub const SPLIT_MIN: usize = 200;
 
 /// Candidate chip positions for a box, in order of preference: touching the
 /// box (outside, then inside corners), then rings further out, which get a
@@ -350,12 +407,11 @@ pub(crate) fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
     }
 }
 
-/// Pulls a rectangle inside the image (keeping its size when it fits).
-fn clamp_into(r: IRect, width: u32, height: u32) -> IRect {
-    let (w, h) = (width as i32, height as i32);
+/// Pulls a rectangle inside `region` (keeping its size when it fits).
+fn clamp_into(r: IRect, region: &IRect) -> IRect {
     IRect {
-        x: r.x.clamp(0, (w - r.w).max(0)),
-        y: r.y.clamp(0, (h - r.h).max(0)),
+        x: r.x.clamp(region.x, (region.right() - r.w).max(region.x)),
+        y: r.y.clamp(region.y, (region.bottom() - r.h).max(region.y)),
         ..r
     }
 }
@@ -370,12 +426,205 @@ fn leader(chip: &IRect, b: &IRect) -> ((i32, i32), (i32, i32)) {
     ((lx, ly), (bx, by))
 }
 
+/// Where one mark's label goes.
+struct Placement {
+    rect: IRect,
+    cost: Cost,
+    /// Placed away from its box: a leader line joins them.
+    away: bool,
+    /// Positions the crowded fallback took from its group's budget.
+    scanned: i64,
+}
+
+/// What placement reads and never changes: the marks, their chips and where
+/// the interactable boxes are.
+struct Scene<'a> {
+    /// The marks, clipped to the image.
+    marks: &'a [MarkBox],
+    /// Chip size per mark.
+    chips: Vec<(i32, i32)>,
+    /// Interactable boxes, by mark index.
+    boxes: Grid,
+    width: u32,
+    height: u32,
+}
+
+impl Scene<'_> {
+    /// What mark `i`'s chip at `cand` would cover; `None` as soon as it covers
+    /// more label area than `bound`: such a position loses to one already
+    /// found, whatever else it covers.
+    fn cost_at(&self, i: usize, placed: &Placed, cand: IRect, bound: i64) -> Option<Cost> {
+        let label_overlap = placed.overlap(&cand);
+        if label_overlap > bound {
+            return None;
+        }
+        let own = &self.marks[i].rect;
+        let mut cost = Cost {
+            label_overlap,
+            ..Cost::default()
+        };
+        self.boxes.visit(&cand, |j, cell| {
+            if j == i {
+                return;
+            }
+            let other = &self.marks[j].rect;
+            let center = other.center();
+            if cand.contains_point(center.0, center.1) {
+                if in_cell(&self.boxes, center, cell) {
+                    cost.centers_covered += 1;
+                }
+            } else if !other.contains(own) {
+                // A box that encloses ours (a card around a button) can't be avoided.
+                let area = other.overlap(&cand);
+                let corner = (cand.x.max(other.x), cand.y.max(other.y));
+                if area > 0 && in_cell(&self.boxes, corner, cell) {
+                    cost.box_overlap += area;
+                }
+            }
+        });
+        Some(cost)
+    }
+
+    /// Chooses mark `i`'s label position inside `region`, among the labels
+    /// `placed` so far. The crowded fallback runs while the labels placed
+    /// cover less area than the region (`covered`) and `budget` is left.
+    fn place(
+        &self,
+        i: usize,
+        placed: &Placed,
+        region: &IRect,
+        covered: i64,
+        budget: i64,
+    ) -> Placement {
+        let m = &self.marks[i];
+        let (cw, ch) = self.chips[i];
+        let mut best: Option<(Cost, IRect, bool)> = None;
+        for (cand, away) in candidates(&m.rect, cw, ch) {
+            let on_region = region.contains(&cand);
+            let cand = clamp_into(cand, region);
+            let bound = best.as_ref().map_or(i64::MAX, |(c, _, _)| c.label_overlap);
+            let Some(mut cost) = self.cost_at(i, placed, cand, bound) else {
+                continue;
+            };
+            cost.clamped = !on_region;
+            let free = cost == Cost::default();
+            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                best = Some((cost, cand, away));
+            }
+            if free {
+                break;
+            }
+        }
+        // Crowded: every nearby position touches a label. Scan further out, in
+        // growing square rings, for the nearest spot no label touches. Once
+        // labels cover as much area as the region there is no free spot left,
+        // and the scan would cost more than it finds.
+        let mut scanned = 0;
+        let region_area = i64::from(region.w) * i64::from(region.h);
+        if covered < region_area
+            && budget > 0
+            && best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0)
+        {
+            let (sx, sy) = (cw.max(1), ch.max(1));
+            'rings: for r in 1..=FAR_RINGS {
+                for k in -r..=r {
+                    for (dx, dy) in [(k, -r), (k, r), (-r, k), (r, k)] {
+                        scanned += 1;
+                        if scanned == budget {
+                            break 'rings;
+                        }
+                        let cand = IRect {
+                            x: m.rect.x + dx * sx,
+                            y: m.rect.y + dy * sy,
+                            w: cw,
+                            h: ch,
+                        };
+                        let cand = clamp_into(cand, region);
+                        // Exact for a position on the image, so the sum can wait.
+                        if placed.occupied.touches(&cand) == Some(true) {
+                            continue;
+                        }
+                        if let Some(mut cost) = self.cost_at(i, placed, cand, 0) {
+                            cost.clamped = !region.contains(&cand);
+                            best = Some((cost, cand, true));
+                            break 'rings;
+                        }
+                    }
+                }
+            }
+        }
+        // The first candidate always has a cost (its bound is unlimited).
+        let (cost, rect, away) = best.unwrap_or_default();
+        Placement {
+            rect,
+            cost,
+            away,
+            scanned,
+        }
+    }
+
+    /// Places the labels of the marks `group`, in order, inside `region`,
+    /// seeing no other labels.
+    fn place_group(&self, group: &[usize], region: IRect) -> Vec<(usize, Placement)> {
+        let mut placed = Placed::new(self.marks.len(), self.width, self.height);
+        let mut budget = SCAN_BUDGET_PER_MARK * group.len() as i64;
+        let mut covered = 0;
+        let mut out = Vec::with_capacity(group.len());
+        for &i in group {
+            let p = self.place(i, &placed, &region, covered, budget);
+            budget -= p.scanned;
+            covered += i64::from(p.rect.w) * i64::from(p.rect.h);
+            placed.insert(i, &p);
+            out.push((i, p));
+        }
+        out
+    }
+
+    /// A palette index per mark, skipping the colors of earlier marks whose
+    /// boxes come within a chip's height, so neighbors differ.
+    fn colors(&self) -> Vec<usize> {
+        let mut earlier = Grid::new(self.width, self.height);
+        let mut colors = Vec::with_capacity(self.marks.len());
+        for (i, m) in self.marks.iter().enumerate() {
+            let ch = self.chips[i].1;
+            let reach = IRect {
+                x: m.rect.x - ch,
+                y: m.rect.y - ch,
+                w: m.rect.w + 2 * ch,
+                h: m.rect.h + 2 * ch,
+            };
+            let mut used = [false; PALETTE.len()];
+            earlier.visit(&reach, |j, _| {
+                if self.marks[j].rect.overlap(&reach) > 0 {
+                    used[colors[j]] = true;
+                }
+            });
+            let start = (m.id as usize) % PALETTE.len();
+            let color = (0..PALETTE.len())
+                .map(|k| (start + k) % PALETTE.len())
+                .find(|&c| !used[c])
+                .unwrap_or(start);
+            colors.push(color);
+            earlier.insert(&m.rect, i);
+        }
+        colors
+    }
+}
+
 /// Places the label of every mark. `chip(id)` gives each chip's size.
+///
+/// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
+/// image is cut at its middle row into two halves laid out independently: each
+/// mark belongs to the half holding its box's center, and its label stays
+/// inside that half. The halves never
+/// share a label, so with `parallel` they are placed on two threads; the
+/// labels are the same either way.
 pub fn layout(
     marks: &[MarkBox],
     width: u32,
     height: u32,
     chip: impl Fn(u32) -> (i32, i32),
+    parallel: bool,
 ) -> Vec<Label> {
     // Work on the part of each box inside the image: a box far outside (bad
     // input, a debug offscreen mark) must not cost a grid cell per pixel.
@@ -388,152 +637,74 @@ pub fn layout(
         .collect();
     let mut boxes = Grid::new(width, height);
     for (i, m) in marks.iter().enumerate() {
-        if m.kind == MarkKind::Interactable && m.rect.w > 0 && m.rect.h > 0 {
+        if m.kind == MarkKind::Interactable {
             boxes.insert(&m.rect, i);
         }
     }
-    let mut labels: Vec<Label> = Vec::with_capacity(marks.len());
-    let mut placed = Grid::new(width, height);
-    let mut occupied = Occupancy::new(width, height);
-    let mut placed_area: i64 = 0;
-    // Positions the crowded fallback may try over the whole layout: bounds the
-    // time on a saturated image, where no free spot is left to find.
-    let mut scan_budget: i64 = SCAN_BUDGET_PER_MARK * marks.len() as i64;
-    let image_area = i64::from(width) * i64::from(height);
-    let mut colors = vec![0usize; marks.len()];
-    for (i, m) in marks.iter().enumerate() {
-        let (cw, ch) = chip(m.id);
-        // What a chip at `cand` would cover, once pulled inside the image;
-        // `None` as soon as it covers more label area than `bound`: such a
-        // position loses to one already found, whatever else it covers.
-        let cost_at = |cand: IRect, bound: i64| {
-            let on_image = cand.inside(width, height);
-            let cand = if on_image {
-                cand
+    let scene = Scene {
+        marks: &marks,
+        chips: marks.iter().map(|m| chip(m.id)).collect(),
+        boxes,
+        width,
+        height,
+    };
+    let whole = IRect {
+        x: 0,
+        y: 0,
+        w: width as i32,
+        h: height as i32,
+    };
+    let all: Vec<usize> = (0..marks.len()).collect();
+    let place = || {
+        // Each half must hold a chip, or labels would leave the image.
+        let tallest = scene.chips.iter().map(|c| c.1).max().unwrap_or(0);
+        if marks.len() >= SPLIT_MIN && (height / 2) as i32 >= tallest {
+            let line = (height / 2) as i32;
+            let (top, bottom): (Vec<usize>, Vec<usize>) =
+                all.iter().partition(|&&i| marks[i].rect.center().1 < line);
+            let top_half = IRect { h: line, ..whole };
+            let bottom_half = IRect {
+                y: line,
+                h: whole.h - line,
+                ..whole
+            };
+            let place_top = || scene.place_group(&top, top_half);
+            let place_bottom = || scene.place_group(&bottom, bottom_half);
+            let (mut a, b) = if parallel {
+                rayon::join(place_top, place_bottom)
             } else {
-                clamp_into(cand, width, height)
+                (place_top(), place_bottom())
             };
-            let label_overlap = label_overlap(&occupied, &placed, &labels, &cand);
-            if label_overlap > bound {
-                return None;
-            }
-            let mut cost = Cost {
-                clamped: !on_image,
-                label_overlap,
-                ..Cost::default()
-            };
-            boxes.visit(&cand, |j, cell| {
-                if j == i {
-                    return;
-                }
-                let other = &marks[j].rect;
-                let center = other.center();
-                if cand.contains_point(center.0, center.1) {
-                    if in_cell(&boxes, center, cell) {
-                        cost.centers_covered += 1;
-                    }
-                } else if !other.contains(&m.rect) {
-                    // A box that encloses ours (a card around a button) can't be avoided.
-                    let area = other.overlap(&cand);
-                    let corner = (cand.x.max(other.x), cand.y.max(other.y));
-                    if area > 0 && in_cell(&boxes, corner, cell) {
-                        cost.box_overlap += area;
-                    }
-                }
-            });
-            Some((cost, cand))
-        };
-        let mut best: Option<(Cost, IRect, bool)> = None;
-        for (cand, away) in candidates(&m.rect, cw, ch) {
-            let bound = best.as_ref().map_or(i64::MAX, |(c, _, _)| c.label_overlap);
-            let Some((cost, cand)) = cost_at(cand, bound) else {
-                continue;
-            };
-            let free = cost == Cost::default();
-            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
-                best = Some((cost, cand, away));
-            }
-            if free {
-                break;
-            }
+            a.extend(b);
+            a.sort_unstable_by_key(|(i, _)| *i);
+            a
+        } else {
+            scene.place_group(&all, whole)
         }
-        // Crowded: every nearby position touches a label. Scan further out, in
-        // growing square rings, for the nearest spot no label touches.
-        // Once labels cover as much area as the image there is no free spot
-        // left, and the scan would cost more than it finds.
-        if placed_area < image_area
-            && scan_budget > 0
-            && best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0)
-        {
-            let (sx, sy) = (cw.max(1), ch.max(1));
-            'rings: for r in 1..=FAR_RINGS {
-                for k in -r..=r {
-                    for (dx, dy) in [(k, -r), (k, r), (-r, k), (r, k)] {
-                        let cand = IRect {
-                            x: m.rect.x + dx * sx,
-                            y: m.rect.y + dy * sy,
-                            w: cw,
-                            h: ch,
-                        };
-                        scan_budget -= 1;
-                        if scan_budget == 0 {
-                            break 'rings;
-                        }
-                        let cand = clamp_into(cand, width, height);
-                        // Exact for a position on the image, so the sum can wait.
-                        if occupied.touches(&cand) == Some(true) {
-                            continue;
-                        }
-                        if let Some((cost, cand)) = cost_at(cand, 0) {
-                            best = Some((cost, cand, true));
-                            break 'rings;
-                        }
-                    }
-                }
+    };
+    let (placements, colors) = if parallel {
+        rayon::join(place, || scene.colors())
+    } else {
+        (place(), scene.colors())
+    };
+    placements
+        .into_iter()
+        .zip(colors)
+        .zip(&marks)
+        .map(|(((_, p), color), m)| {
+            let touches = p.rect.overlap(&IRect {
+                x: m.rect.x - 1,
+                y: m.rect.y - 1,
+                w: m.rect.w + 2,
+                h: m.rect.h + 2,
+            }) > 0;
+            Label {
+                id: m.id,
+                rect: p.rect,
+                color,
+                leader: (p.away || !touches).then(|| leader(&p.rect, &m.rect)),
+                cost: p.cost,
             }
-        }
-        let Some((cost, rect, away)) = best else {
-            continue;
-        };
-        // Neighbors get different colors: skip colors of nearby marks already colored.
-        let reach = IRect {
-            x: m.rect.x - ch,
-            y: m.rect.y - ch,
-            w: m.rect.w + 2 * ch,
-            h: m.rect.h + 2 * ch,
-        };
-        let mut used = [false; PALETTE.len()];
-        // Every mark gets a label, so label indices are mark indices.
-        let mut mark_used = |j: usize, _| {
-            if j < i && marks[j].rect.overlap(&reach) > 0 {
-                used[colors[j]] = true;
-            }
-        };
-        boxes.visit(&reach, &mut mark_used);
-        placed.visit(&reach, &mut mark_used);
-        let start = (m.id as usize) % PALETTE.len();
-        let color = (0..PALETTE.len())
-            .map(|k| (start + k) % PALETTE.len())
-            .find(|&c| !used[c])
-            .unwrap_or(start);
-        colors[i] = color;
-        let touches = rect.overlap(&IRect {
-            x: m.rect.x - 1,
-            y: m.rect.y - 1,
-            w: m.rect.w + 2,
-            h: m.rect.h + 2,
-        }) > 0;
-        let leader = (away || !touches).then(|| leader(&rect, &m.rect));
-        placed.insert(&rect, labels.len());
-        occupied.insert(&rect, cost.label_overlap > 0);
-        placed_area += i64::from(rect.w) * i64::from(rect.h);
-        labels.push(Label {
-            id: m.id,
-            rect,
-            color,
-            leader,
-            cost,
-        });
-    }
-    labels
+        })
+        .collect()
 }

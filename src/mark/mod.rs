@@ -226,10 +226,15 @@ pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> Rg
     if width == 0 || height == 0 || marks.is_empty() {
         return screenshot.clone();
     }
-    let plan = Plan::new(marks, width, height, style);
-    // Each band copies its rows of the screenshot and draws on them while they
-    // are in cache: the copy, as large as the drawing, is split too.
-    let mut out = RgbImage::new(width, height);
+    // The copy and the layout are independent: on two cores, one hides the other.
+    let (mut out, plan) = if style.parallel {
+        rayon::join(
+            || screenshot.clone(),
+            || Plan::new(marks, width, height, style),
+        )
+    } else {
+        (screenshot.clone(), Plan::new(marks, width, height, style))
+    };
     let row_bytes = width as usize * 3;
     let bands = if style.parallel && plan.marks.len() >= PARALLEL_MIN_MARKS {
         rayon::current_num_threads().clamp(1, 4)
@@ -239,10 +244,8 @@ pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> Rg
     let band_rows = (height as usize).div_ceil(bands);
     let buf: &mut [u8] = &mut out;
     buf.par_chunks_mut(band_rows * row_bytes)
-        .zip(screenshot.as_raw().par_chunks(band_rows * row_bytes))
         .enumerate()
-        .for_each(|(k, (chunk, source))| {
-            chunk.copy_from_slice(source);
+        .for_each(|(k, chunk)| {
             let rows = (chunk.len() / row_bytes) as u32;
             let y0 = (k * band_rows) as i32;
             if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, chunk)

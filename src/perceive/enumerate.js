@@ -161,14 +161,26 @@
   // Depth-first over the light tree and open shadow roots. Inside a strong
   // control, weak candidates would be dropped anyway, so their styles and
   // listeners are not looked at; a display:none subtree is not entered.
+  // Past MAX_ELEMENTS candidates, only native controls and widgets within a
+  // screen of the viewport are still taken (no styles, no listeners): what is
+  // on screen must not depend on how many controls come before it in the
+  // document (scrolled to the bottom of a long feed, the first thousands
+  // filled the cap and the screen came out empty).
+  let capped = false;
+  const nearScreen = (el) => {
+    const r = el.getBoundingClientRect();
+    return (r.width > 0 || r.height > 0) && r.bottom > -vh && r.top < 2 * vh && r.right > -vw && r.left < 2 * vw;
+  };
   const visit = (parent, insideStrong) => {
     for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
-      if (found.length >= MAX_ELEMENTS) return;
       const tag = el.tagName;
       if (SKIP_SUBTREE.has(tag)) continue;
       const s0 = strength(el);
       let s = s0;
-      if (s === 0 && !insideStrong && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
+      if (found.length >= MAX_ELEMENTS) {
+        capped = true;
+        s = s0 === 2 && nearScreen(el) ? 2 : 0;
+      } else if (s === 0 && !insideStrong && tag !== 'IFRAME' && tag !== 'FRAME' && tag !== 'HTML' && tag !== 'BODY') {
         const st = style(el);
         if (st.display === 'none') continue;
         const p = parentOf(el);
@@ -499,7 +511,7 @@
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
     vw, vh, sx, sy, dw, dh, els: kept, dropped, hosts: hostIdx, text_hash: String(textHash),
-    truncated: found.length >= MAX_ELEMENTS, listeners: !!listeners,
+    truncated: capped, listeners: !!listeners,
   };
   return { meta: JSON.stringify(meta), nodes };
 })

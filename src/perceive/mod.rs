@@ -366,7 +366,10 @@ fn assemble(
         ));
     }
     if frames.iter().any(|f| f.truncated) {
-        notes.push("the page has more candidate elements than examined; some are missing".into());
+        notes.push(
+            "the page has more candidate elements than the cap (max_elements): past it only native controls within a screen of the viewport were looked for"
+                .into(),
+        );
     }
     let frame_texts: Vec<(String, String)> = frames
         .iter()

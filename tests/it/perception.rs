@@ -403,3 +403,22 @@ async fn perceiving_again_and_again_uses_one_hidden_world_per_document() {
     assert_eq!(worlds, 2, "one world per document, not one per perception");
     fx.close().await;
 }
+
+#[tokio::test]
+async fn links_on_screen_at_the_bottom_of_a_feed_longer_than_the_cap_are_found() {
+    // 6,000 links: more candidates than the default cap of 5,000. Scrolled to
+    // the bottom, the first 5,000 used to fill the cap and the screen came out
+    // empty.
+    let fx = Fixture::open("links").await;
+    fx.eval("window.scrollTo(0, document.body.scrollHeight)")
+        .await;
+    let seen = fx.perceive().await;
+    seen.named("Item 5999").interactable();
+    seen.named("Item 5990").interactable();
+    assert!(
+        seen.obs.notes.iter().any(|n| n.contains("cap")),
+        "the cap is told: {:?}",
+        seen.obs.notes
+    );
+    fx.close().await;
+}

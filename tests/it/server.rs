@@ -134,6 +134,7 @@ async fn serve(
         "/image.png" => (200, "image/png", tiny_png()),
         "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),
+        "/links" => (200, "text/html", links_page(6_000).into_bytes()),
         "/dense" => (200, "text/html", dense_page(2_500).into_bytes()),
         "/missing" => (
             404,
@@ -214,6 +215,17 @@ pub fn big_page(nodes: usize) -> String {
         if i % 1000 == 0 {
             s.push_str(&format!("<a href=\"/r{i}\">Row link {i}</a>"));
         }
+    }
+    s.push_str("</body>");
+    s
+}
+
+/// A long feed: `links` links one under the other, more than the enumerator's
+/// default cap of candidates.
+pub fn links_page(links: usize) -> String {
+    let mut s = String::from("<!doctype html><title>Feed</title><body>");
+    for i in 0..links {
+        s.push_str(&format!("<p><a href=\"/item{i}\">Item {i}</a></p>"));
     }
     s.push_str("</body>");
     s

@@ -149,7 +149,7 @@ pub fn mark_observation(
         shot.width(),
         shot.height(),
     );
-    Ok(render(&shot, &marks, style))
+    Ok(render(shot, &marks, style))
 }
 
 /// A float box to an integer one; `None` for NaN, infinite or empty boxes.
@@ -220,21 +220,14 @@ pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle
     Plan::new(marks, width, height, style).labels
 }
 
-/// Draws the marks onto a copy of the screenshot.
-pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
+/// Draws the marks onto the screenshot, in place (the caller owns a decoded
+/// image it has no other use for: no copy of a few megabytes per step).
+pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
     let (width, height) = screenshot.dimensions();
     if width == 0 || height == 0 || marks.is_empty() {
-        return screenshot.clone();
+        return screenshot;
     }
-    // The copy and the layout are independent: on two cores, one hides the other.
-    let (mut out, plan) = if style.parallel {
-        rayon::join(
-            || screenshot.clone(),
-            || Plan::new(marks, width, height, style),
-        )
-    } else {
-        (screenshot.clone(), Plan::new(marks, width, height, style))
-    };
+    let plan = Plan::new(marks, width, height, style);
     let row_bytes = width as usize * 3;
     let bands = if style.parallel && plan.marks.len() >= PARALLEL_MIN_MARKS {
         rayon::current_num_threads().clamp(1, 4)
@@ -242,7 +235,7 @@ pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> Rg
         1
     };
     let band_rows = (height as usize).div_ceil(bands);
-    let buf: &mut [u8] = &mut out;
+    let buf: &mut [u8] = &mut screenshot;
     buf.par_chunks_mut(band_rows * row_bytes)
         .enumerate()
         .for_each(|(k, chunk)| {
@@ -253,7 +246,7 @@ pub fn render(screenshot: &RgbImage, marks: &[MarkBox], style: &MarkStyle) -> Rg
                 draw_band(&mut band, y0, &plan);
             }
         });
-    out
+    screenshot
 }
 
 /// Decodes a PNG or JPEG screenshot to RGB.
@@ -429,7 +422,7 @@ mod tests {
     #[test]
     fn an_empty_table_leaves_the_screenshot_as_it_was() {
         let img = plain(64, 48);
-        assert!(render(&img, &[], &MarkStyle::default()) == img);
+        assert!(render(img.clone(), &[], &MarkStyle::default()) == img);
     }
 
     #[test]
@@ -440,12 +433,12 @@ mod tests {
             mark(2, 900_000, 10, 50, 50),
             mark(3, -1_000_000, -1_000_000, 2_000_000, 2_000_000),
         ];
-        let out = render(&img, &far[..2], &MarkStyle::default());
+        let out = render(img.clone(), &far[..2], &MarkStyle::default());
         assert!(out == img, "marks entirely off the image must not draw");
         // A giant box covering everything is clipped, drawn, and labelled on the image.
         let labels = plan_labels(&far[2..], 200, 100, &MarkStyle::default());
         assert!(labels[0].rect.inside(200, 100));
-        let _ = render(&img, &far[2..], &MarkStyle::default());
+        let _ = render(img, &far[2..], &MarkStyle::default());
     }
 
     #[test]
@@ -475,7 +468,7 @@ mod tests {
         let labels = plan_labels(&[mark(123_456, 100, 100, 40, 20)], 400, 300, &style);
         let atlas = DigitAtlas::new(style.digit_height(400, 300));
         assert!(labels[0].rect.w as u32 >= 6 * atlas.advance);
-        let out = render(&plain(400, 300), &[mark(123_456, 100, 100, 40, 20)], &style);
+        let out = render(plain(400, 300), &[mark(123_456, 100, 100, 40, 20)], &style);
         assert!(out != plain(400, 300));
     }
 
@@ -493,7 +486,7 @@ mod tests {
 
     #[test]
     fn a_one_pixel_screenshot_still_renders() {
-        let out = render(&plain(1, 1), &[mark(7, 0, 0, 1, 1)], &MarkStyle::default());
+        let out = render(plain(1, 1), &[mark(7, 0, 0, 1, 1)], &MarkStyle::default());
         assert_eq!(out.dimensions(), (1, 1));
     }
 
@@ -504,7 +497,7 @@ mod tests {
         let digit = style.digit_height(10_000, 10_000);
         assert!(digit * 1568.0 / 10_000.0 >= 11.0, "{digit}");
         let img = RgbImage::new(10_000, 10_000);
-        let out = render(&img, &[mark(1, 5000, 5000, 300, 100)], &style);
+        let out = render(img, &[mark(1, 5000, 5000, 300, 100)], &style);
         assert_eq!(out.dimensions(), (10_000, 10_000));
     }
 

@@ -241,11 +241,8 @@ async fn every_golden_case_renders_to_the_pixel() {
     let mut failures = Vec::new();
     for case in CASES {
         let (img, elements) = inputs(case).await;
-        let actual = mark::render(
-            &img,
-            &marks_of(&img, &elements, case.debug),
-            &style(case.debug),
-        );
+        let marks = marks_of(&img, &elements, case.debug);
+        let actual = mark::render(img, &marks, &style(case.debug));
         let dir = golden_dir(case.name);
         let expected_path = dir.join("expected.png");
         if bless_mode().is_some() {
@@ -355,7 +352,7 @@ fn drawing_is_byte_identical_whatever_the_thread_count() {
             parallel: false,
             ..style(false)
         };
-        let serial = mark::render(&img, &marks, &serial_style);
+        let serial = mark::render(img.clone(), &marks, &serial_style);
         let serial_labels = mark::plan_labels(&marks, w, h, &serial_style);
         assert!(serial != img);
         for threads in [1, 2, 3, 8] {
@@ -365,7 +362,7 @@ fn drawing_is_byte_identical_whatever_the_thread_count() {
                 .unwrap();
             let (parallel, labels) = pool.install(|| {
                 (
-                    mark::render(&img, &marks, &style(false)),
+                    mark::render(img.clone(), &marks, &style(false)),
                     mark::plan_labels(&marks, w, h, &style(false)),
                 )
             });

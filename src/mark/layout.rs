@@ -370,7 +370,7 @@ const SCAN_BUDGET_PER_MARK: i64 = 40;
 /// How many chip-sized rings the crowded fallback scans for a spot no label touches.
 const FAR_RINGS: i32 = 30;
 
-/// Marks from which a layout is split into two halves (see [`layout`]):
+/// Marks from which a layout is split into two halves (see [`Layout::new`]):
 /// below it one thread places them as fast as two.
 pub const SPLIT_MIN: usize = 200;
 
@@ -456,20 +456,23 @@ struct Placement {
     scanned: i64,
 }
 
-/// What placement reads and never changes: the marks, their chips and where
-/// the interactable boxes are.
-struct Scene<'a> {
+/// Label placement for one image: what placement reads and never changes
+/// (the marks, their chips, where the interactable boxes are), asked for the
+/// labels of the whole image or of one half.
+pub struct Layout {
     /// The marks, clipped to the image.
-    marks: &'a [MarkBox],
+    marks: Vec<MarkBox>,
     /// Chip size per mark.
     chips: Vec<(i32, i32)>,
     /// Interactable boxes, by mark index.
     boxes: Grid,
     width: u32,
     height: u32,
+    /// The row the image is cut at, when it is (see [`Layout::new`]).
+    split: Option<i32>,
 }
 
-impl Scene<'_> {
+impl Layout {
     /// What mark `i`'s chip at `cand` would cover; `None` as soon as it covers
     /// more label area than `bound`: such a position loses to one already
     /// found, whatever else it covers.
@@ -602,7 +605,7 @@ impl Scene<'_> {
 
     /// A palette index per mark, skipping the colors of earlier marks whose
     /// boxes come within a chip's height, so neighbors differ.
-    fn colors(&self) -> Vec<usize> {
+    pub fn colors(&self) -> Vec<usize> {
         let mut earlier = Grid::new(self.width, self.height);
         let mut colors = Vec::with_capacity(self.marks.len());
         for (i, m) in self.marks.iter().enumerate() {
@@ -631,100 +634,147 @@ impl Scene<'_> {
     }
 }
 
-/// Places the label of every mark. `chip(id)` gives each chip's size.
-///
-/// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
-/// image is cut at its middle row into two halves laid out independently: each
-/// mark belongs to the half holding its box's center, and its label stays
-/// inside that half. The halves never
-/// share a label, so with `parallel` they are placed on two threads; the
-/// labels are the same either way.
-pub fn layout(
-    marks: &[MarkBox],
-    width: u32,
-    height: u32,
-    chip: impl Fn(u32) -> (i32, i32),
-    parallel: bool,
-) -> Vec<Label> {
-    // Work on the part of each box inside the image: a box far outside (bad
-    // input, a debug offscreen mark) must not cost a grid cell per pixel.
-    let marks: Vec<MarkBox> = marks
-        .iter()
-        .map(|m| MarkBox {
-            rect: clip_to(m.rect, width, height),
-            ..*m
-        })
-        .collect();
-    let mut boxes = Grid::new(width, height);
-    for (i, m) in marks.iter().enumerate() {
-        if m.kind == MarkKind::Interactable {
-            boxes.insert(&m.rect, i);
+/// The marks a set of labels is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every mark.
+    All,
+    /// The marks of the top half of a split layout.
+    Top,
+    /// The marks of the bottom half of a split layout.
+    Bottom,
+}
+
+impl Layout {
+    /// Prepares the layout of `marks` on a `width`×`height` image; `chip(id)`
+    /// gives each chip's size.
+    ///
+    /// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
+    /// image is cut at its middle row into two halves laid out independently:
+    /// each mark belongs to the half holding its box's center, and its label,
+    /// and its leader line, stay inside that half. The halves never share a
+    /// label, so they are placed (and drawn) on two threads; the labels are
+    /// the same either way.
+    pub fn new(
+        marks: &[MarkBox],
+        width: u32,
+        height: u32,
+        chip: impl Fn(u32) -> (i32, i32),
+    ) -> Self {
+        // Work on the part of each box inside the image: a box far outside (bad
+        // input, a debug offscreen mark) must not cost a grid cell per pixel.
+        let marks: Vec<MarkBox> = marks
+            .iter()
+            .map(|m| MarkBox {
+                rect: clip_to(m.rect, width, height),
+                ..*m
+            })
+            .collect();
+        let mut boxes = Grid::new(width, height);
+        for (i, m) in marks.iter().enumerate() {
+            if m.kind == MarkKind::Interactable {
+                boxes.insert(&m.rect, i);
+            }
+        }
+        let chips: Vec<(i32, i32)> = marks.iter().map(|m| chip(m.id)).collect();
+        // Each half must hold a chip, or labels would leave the image.
+        let tallest = chips.iter().map(|c| c.1).max().unwrap_or(0);
+        let line = (height / 2) as i32;
+        let split = (marks.len() >= SPLIT_MIN && line >= tallest).then_some(line);
+        Layout {
+            marks,
+            chips,
+            boxes,
+            width,
+            height,
+            split,
         }
     }
-    let scene = Scene {
-        marks: &marks,
-        chips: marks.iter().map(|m| chip(m.id)).collect(),
-        boxes,
-        width,
-        height,
-    };
-    let whole = IRect {
-        x: 0,
-        y: 0,
-        w: width as i32,
-        h: height as i32,
-    };
-    let all: Vec<usize> = (0..marks.len()).collect();
-    let place = || {
-        // Each half must hold a chip, or labels would leave the image.
-        let tallest = scene.chips.iter().map(|c| c.1).max().unwrap_or(0);
-        if marks.len() >= SPLIT_MIN && (height / 2) as i32 >= tallest {
-            let line = (height / 2) as i32;
-            let (top, bottom): (Vec<usize>, Vec<usize>) =
-                all.iter().partition(|&&i| marks[i].rect.center().1 < line);
-            let top_half = IRect { h: line, ..whole };
-            let bottom_half = IRect {
-                y: line,
-                h: whole.h - line,
-                ..whole
-            };
-            let place_top = || scene.place_group(&top, top_half);
-            let place_bottom = || scene.place_group(&bottom, bottom_half);
-            let (mut a, b) = if parallel {
-                rayon::join(place_top, place_bottom)
-            } else {
-                (place_top(), place_bottom())
-            };
-            a.extend(b);
-            a.sort_unstable_by_key(|(i, _)| *i);
-            a
-        } else {
-            scene.place_group(&all, whole)
-        }
-    };
-    let (placements, colors) = if parallel {
-        rayon::join(place, || scene.colors())
-    } else {
-        (place(), scene.colors())
-    };
-    placements
-        .into_iter()
-        .zip(colors)
-        .zip(&marks)
-        .map(|(((_, p), color), m)| {
-            let touches = p.rect.overlap(&IRect {
-                x: m.rect.x - 1,
-                y: m.rect.y - 1,
-                w: m.rect.w + 2,
-                h: m.rect.h + 2,
-            }) > 0;
-            Label {
-                id: m.id,
-                rect: p.rect,
-                color,
-                leader: (p.away || !touches).then(|| leader(&p.rect, &m.rect)),
-                cost: p.cost,
+
+    /// The marks, clipped to the image.
+    pub fn marks(&self) -> &[MarkBox] {
+        &self.marks
+    }
+
+    /// The row the image is cut at: the top half is the rows above it.
+    pub fn split(&self) -> Option<i32> {
+        self.split
+    }
+
+    /// The labels of the marks of `part`, in mark order, with their mark
+    /// index; `colors` from [`Layout::colors`].
+    pub fn labels(&self, part: Part, colors: &[usize]) -> Vec<(usize, Label)> {
+        let whole = IRect {
+            x: 0,
+            y: 0,
+            w: self.width as i32,
+            h: self.height as i32,
+        };
+        let (group, region): (Vec<usize>, IRect) = match (part, self.split) {
+            (Part::All, Some(_)) => {
+                let mut all = self.labels(Part::Top, colors);
+                all.extend(self.labels(Part::Bottom, colors));
+                all.sort_unstable_by_key(|(i, _)| *i);
+                return all;
             }
-        })
-        .collect()
+            (Part::All, None) => ((0..self.marks.len()).collect(), whole),
+            (_, None) => (Vec::new(), whole),
+            (Part::Top, Some(line)) => (self.in_rows(|y| y < line), IRect { h: line, ..whole }),
+            (Part::Bottom, Some(line)) => (
+                self.in_rows(|y| y >= line),
+                IRect {
+                    y: line,
+                    h: whole.h - line,
+                    ..whole
+                },
+            ),
+        };
+        self.place_group(&group, region)
+            .into_iter()
+            .map(|(i, p)| (i, self.label(i, p, colors[i])))
+            .collect()
+    }
+
+    /// The marks whose box center's row passes `keep`.
+    fn in_rows(&self, keep: impl Fn(i32) -> bool) -> Vec<usize> {
+        (0..self.marks.len())
+            .filter(|&i| keep(self.marks[i].rect.center().1))
+            .collect()
+    }
+
+    fn label(&self, i: usize, p: Placement, color: usize) -> Label {
+        let m = &self.marks[i];
+        let touches = p.rect.overlap(&IRect {
+            x: m.rect.x - 1,
+            y: m.rect.y - 1,
+            w: m.rect.w + 2,
+            h: m.rect.h + 2,
+        }) > 0;
+        Label {
+            id: m.id,
+            rect: p.rect,
+            color,
+            leader: (p.away || !touches).then(|| leader(&p.rect, &m.rect)),
+            cost: p.cost,
+        }
+    }
+
+    /// Every label in mark order; the halves of a split layout on two
+    /// threads when `parallel`.
+    pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
+        let colors = self.colors();
+        let parts = match self.split {
+            Some(_) if parallel => {
+                let (mut top, bottom) = rayon::join(
+                    || self.labels(Part::Top, &colors),
+                    || self.labels(Part::Bottom, &colors),
+                );
+                top.extend(bottom);
+                top.sort_unstable_by_key(|(i, _)| *i);
+                top
+            }
+            _ => self.labels(Part::All, &colors),
+        };
+        parts.into_iter().map(|(_, l)| l).collect()
+    }
 }

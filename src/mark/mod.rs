@@ -1,9 +1,9 @@
 //! Mark rendering: a pure function `(screenshot, marks, style) → image` that
 //! draws numbered boxes, and the encoders that prepare the image for the model.
 //!
-//! Deterministic to the pixel: the layout's halves and the drawing's
-//! horizontal bands produce pixels that depend only on the marks, never on
-//! the thread count.
+//! Deterministic to the pixel: a large layout is cut into two halves that are
+//! placed and drawn on their own, and whether one thread or two does it, the
+//! pixels depend only on the marks.
 
 mod encode;
 mod glyphs;
@@ -13,13 +13,12 @@ mod sample;
 
 use image::{ImageBuffer, Rgb, RgbImage};
 use imageproc::drawing::draw_line_segment_mut;
-use rayon::prelude::*;
 
 use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
-pub use layout::{layout, Cost, IRect, Label, MarkBox, MarkKind, SPLIT_MIN};
+pub use layout::{Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN};
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
 
@@ -33,10 +32,6 @@ pub enum MarkError {
     #[error("the screenshot is empty ({0}x{1})")]
     Empty(u32, u32),
 }
-
-/// Images with at least this many marks are drawn in parallel bands (see
-/// [`render`]); below it splitting costs about what it saves.
-pub const PARALLEL_MIN_MARKS: usize = 200;
 
 /// How marks are drawn.
 #[derive(Debug, Clone)]
@@ -172,9 +167,10 @@ pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
 
 /// Everything drawing needs, computed once per image.
 struct Plan {
-    /// The marks, clipped to the image.
-    marks: Vec<MarkBox>,
-    labels: Vec<Label>,
+    /// The marks, clipped to the image, and where their labels may go.
+    layout: Layout,
+    /// Palette index per mark.
+    colors: Vec<usize>,
     atlas: DigitAtlas,
     /// See [`inked_glyphs`].
     glyphs: Vec<Vec<u8>>,
@@ -197,16 +193,12 @@ impl Plan {
         let pad = (digit / 4.0).ceil().max(2.0) as i32;
         let thickness = (digit / 6.0).round().max(2.0) as i32;
         let chip_h = atlas.height as i32 + 2 * pad;
-        let labels = layout(
-            &marks,
-            width,
-            height,
-            |id| (atlas.text_width(id) as i32 + 2 * pad, chip_h),
-            style.parallel,
-        );
+        let layout = Layout::new(&marks, width, height, |id| {
+            (atlas.text_width(id) as i32 + 2 * pad, chip_h)
+        });
         Plan {
-            marks,
-            labels,
+            colors: layout.colors(),
+            layout,
             glyphs: inked_glyphs(&atlas),
             atlas,
             pad,
@@ -217,11 +209,19 @@ impl Plan {
 
 /// Lays out labels for `marks` on a `width`×`height` image (for tests and traces).
 pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Vec<Label> {
-    Plan::new(marks, width, height, style).labels
+    Plan::new(marks, width, height, style)
+        .layout
+        .all_labels(style.parallel)
 }
 
 /// Draws the marks onto the screenshot, in place (the caller owns a decoded
 /// image it has no other use for: no copy of a few megabytes per step).
+///
+/// A split layout (see [`Layout::new`]) keeps each half's labels and leader
+/// lines inside that half, so with `style.parallel` each half is laid out and
+/// drawn by one thread, with no wait between placing and drawing; every box
+/// outline is drawn in each half it crosses, so the pixels are those of
+/// drawing everything in one pass.
 pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
     let (width, height) = screenshot.dimensions();
     if width == 0 || height == 0 || marks.is_empty() {
@@ -229,23 +229,24 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
     }
     let plan = Plan::new(marks, width, height, style);
     let row_bytes = width as usize * 3;
-    let bands = if style.parallel && plan.marks.len() >= PARALLEL_MIN_MARKS {
-        rayon::current_num_threads().clamp(1, 4)
-    } else {
-        1
+    let draw_part = |buf: &mut [u8], y0: i32, part: Part| {
+        let labels = plan.layout.labels(part, &plan.colors);
+        let rows = (buf.len() / row_bytes) as u32;
+        if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, buf) {
+            draw_band(&mut band, y0, &plan, &labels);
+        }
     };
-    let band_rows = (height as usize).div_ceil(bands);
     let buf: &mut [u8] = &mut screenshot;
-    buf.par_chunks_mut(band_rows * row_bytes)
-        .enumerate()
-        .for_each(|(k, chunk)| {
-            let rows = (chunk.len() / row_bytes) as u32;
-            let y0 = (k * band_rows) as i32;
-            if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, chunk)
-            {
-                draw_band(&mut band, y0, &plan);
-            }
-        });
+    match plan.layout.split() {
+        Some(line) if style.parallel => {
+            let (top, bottom) = buf.split_at_mut(line as usize * row_bytes);
+            rayon::join(
+                || draw_part(top, 0, Part::Top),
+                || draw_part(bottom, line, Part::Bottom),
+            );
+        }
+        _ => draw_part(buf, 0, Part::All),
+    }
     screenshot
 }
 
@@ -326,19 +327,18 @@ fn outline(band: &mut Band, y0: i32, r: IRect, t: i32, color: [u8; 3], dashed: b
     }
 }
 
-fn draw_band(band: &mut Band, y0: i32, plan: &Plan) {
-    for (m, l) in plan.marks.iter().zip(&plan.labels) {
-        let color = PALETTE[l.color];
+fn draw_band(band: &mut Band, y0: i32, plan: &Plan, labels: &[(usize, Label)]) {
+    for (m, &color) in plan.layout.marks().iter().zip(&plan.colors) {
         outline(
             band,
             y0,
             m.rect,
             plan.thickness,
-            color,
+            PALETTE[color],
             m.kind != MarkKind::Interactable,
         );
     }
-    for l in &plan.labels {
+    for (_, l) in labels {
         if let Some(((ax, ay), (bx, by))) = l.leader {
             draw_line_segment_mut(
                 band,
@@ -348,7 +348,7 @@ fn draw_band(band: &mut Band, y0: i32, plan: &Plan) {
             );
         }
     }
-    for l in &plan.labels {
+    for (_, l) in labels {
         draw_chip(band, y0, l, plan);
     }
 }

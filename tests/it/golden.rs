@@ -345,9 +345,9 @@ async fn labels_never_overlap_stay_on_the_image_and_stay_legible_on_golden_input
 fn drawing_is_byte_identical_whatever_the_thread_count() {
     for (w, h) in [(1280, 800), (2560, 1600)] {
         let img = background(w, h);
-        // Enough marks for parallel bands and a split layout.
+        // Enough marks for a split layout, placed and drawn by halves.
         let marks = mark::crowded_marks(1000, w, h, 11);
-        assert!(marks.len() >= mark::PARALLEL_MIN_MARKS.max(mark::SPLIT_MIN));
+        assert!(marks.len() >= mark::SPLIT_MIN);
         let serial_style = MarkStyle {
             parallel: false,
             ..style(false)
@@ -392,6 +392,11 @@ fn a_split_layout_keeps_each_label_in_the_half_of_its_box() {
             l.rect.y >= line
         };
         assert!(inside, "label {l:?} of {m:?} crosses the middle row");
+        // Its leader line too: each half is drawn on its own.
+        if let Some(((_, ay), (_, by))) = l.leader {
+            assert_eq!(top, ay < line && by < line, "leader of {l:?} crosses");
+            assert_eq!(!top, ay >= line && by >= line, "leader of {l:?} crosses");
+        }
     }
     // One mark fewer is laid out whole: some label near the middle crosses it.
     let fewer = &marks[..marks.len() - 1];

@@ -370,9 +370,14 @@ const SCAN_BUDGET_PER_MARK: i64 = 40;
 /// How many chip-sized rings the crowded fallback scans for a spot no label touches.
 const FAR_RINGS: i32 = 30;
 
-/// Marks from which a layout is split into two halves (see [`Layout::new`]):
-/// below it one thread places them as fast as two.
+/// Marks from which a layout is split into two halves (see [`Layout::new`]).
 pub const SPLIT_MIN: usize = 200;
+
+/// Marks from which the halves go to two threads: waking a sleeping thread
+/// costs 0.1–0.3 ms on a shared two-core machine, more than half the work of
+/// a few hundred marks (measured: 300 marks took 0.49 ms on one thread and
+/// 0.56 ms on two; 1,000 marks 2.0 ms and 1.3 ms).
+pub const PARALLEL_MIN: usize = 500;
 
 /// Candidate chip positions for a box, in order of preference: touching the
 /// box (outside, then inside corners), then rings further out, which get a
@@ -634,6 +639,9 @@ impl Layout {
     }
 }
 
+/// Where the labels of some marks go (see [`Layout::place_part`]).
+pub struct Placements(Vec<(usize, Placement)>);
+
 /// The marks a set of labels is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
@@ -704,6 +712,12 @@ impl Layout {
     /// The labels of the marks of `part`, in mark order, with their mark
     /// index; `colors` from [`Layout::colors`].
     pub fn labels(&self, part: Part, colors: &[usize]) -> Vec<(usize, Label)> {
+        self.color(self.place_part(part), colors)
+    }
+
+    /// Where the labels of the marks of `part` go, before they get colors
+    /// (which need no placement: see [`Layout::colors`]).
+    pub fn place_part(&self, part: Part) -> Placements {
         let whole = IRect {
             x: 0,
             y: 0,
@@ -712,10 +726,10 @@ impl Layout {
         };
         let (group, region): (Vec<usize>, IRect) = match (part, self.split) {
             (Part::All, Some(_)) => {
-                let mut all = self.labels(Part::Top, colors);
-                all.extend(self.labels(Part::Bottom, colors));
+                let Placements(mut all) = self.place_part(Part::Top);
+                all.extend(self.place_part(Part::Bottom).0);
                 all.sort_unstable_by_key(|(i, _)| *i);
-                return all;
+                return Placements(all);
             }
             (Part::All, None) => ((0..self.marks.len()).collect(), whole),
             (_, None) => (Vec::new(), whole),
@@ -729,7 +743,13 @@ impl Layout {
                 },
             ),
         };
-        self.place_group(&group, region)
+        Placements(self.place_group(&group, region))
+    }
+
+    /// The labels of placed marks, colored.
+    pub fn color(&self, placed: Placements, colors: &[usize]) -> Vec<(usize, Label)> {
+        placed
+            .0
             .into_iter()
             .map(|(i, p)| (i, self.label(i, p, colors[i])))
             .collect()
@@ -764,7 +784,7 @@ impl Layout {
     pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
         let colors = self.colors();
         let parts = match self.split {
-            Some(_) if parallel => {
+            Some(_) if parallel && self.marks.len() >= PARALLEL_MIN => {
                 let (mut top, bottom) = rayon::join(
                     || self.labels(Part::Top, &colors),
                     || self.labels(Part::Bottom, &colors),

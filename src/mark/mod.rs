@@ -11,6 +11,8 @@ mod layout;
 mod palette;
 mod sample;
 
+use std::sync::OnceLock;
+
 use image::{ImageBuffer, Rgb, RgbImage};
 use imageproc::drawing::draw_line_segment_mut;
 
@@ -18,7 +20,9 @@ use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
-pub use layout::{Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN};
+pub use layout::{
+    Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, Placements, PARALLEL_MIN, SPLIT_MIN,
+};
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
 
@@ -165,17 +169,21 @@ pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
     })
 }
 
-/// Everything drawing needs, computed once per image.
+/// What placing and drawing need, computed once per image.
 struct Plan {
     /// The marks, clipped to the image, and where their labels may go.
     layout: Layout,
-    /// Palette index per mark.
-    colors: Vec<usize>,
     atlas: DigitAtlas,
-    /// See [`inked_glyphs`].
-    glyphs: Vec<Vec<u8>>,
     pad: i32,
     thickness: i32,
+}
+
+/// What only drawing needs: colors and inked digits.
+struct Ink {
+    /// Palette index per mark.
+    colors: Vec<usize>,
+    /// See [`inked_glyphs`].
+    glyphs: Vec<Vec<u8>>,
 }
 
 impl Plan {
@@ -197,12 +205,17 @@ impl Plan {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
         Plan {
-            colors: layout.colors(),
             layout,
-            glyphs: inked_glyphs(&atlas),
             atlas,
             pad,
             thickness,
+        }
+    }
+
+    fn ink(&self) -> Ink {
+        Ink {
+            colors: self.layout.colors(),
+            glyphs: inked_glyphs(&self.atlas),
         }
     }
 }
@@ -218,27 +231,33 @@ pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle
 /// image it has no other use for: no copy of a few megabytes per step).
 ///
 /// A split layout (see [`Layout::new`]) keeps each half's labels and leader
-/// lines inside that half, so with `style.parallel` each half is laid out and
+/// lines inside that half, so with `style.parallel` (and at least
+/// [`PARALLEL_MIN`] marks) each half is laid out and
 /// drawn by one thread, with no wait between placing and drawing; every box
 /// outline is drawn in each half it crosses, so the pixels are those of
-/// drawing everything in one pass.
+/// drawing everything in one pass. Colors and inked digits, which placing
+/// does not need, are made by whichever half asks first while the other
+/// places its labels.
 pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
     let (width, height) = screenshot.dimensions();
     if width == 0 || height == 0 || marks.is_empty() {
         return screenshot;
     }
     let plan = Plan::new(marks, width, height, style);
+    let ink = OnceLock::new();
     let row_bytes = width as usize * 3;
     let draw_part = |buf: &mut [u8], y0: i32, part: Part| {
-        let labels = plan.layout.labels(part, &plan.colors);
+        let placed = plan.layout.place_part(part);
+        let ink = ink.get_or_init(|| plan.ink());
+        let labels = plan.layout.color(placed, &ink.colors);
         let rows = (buf.len() / row_bytes) as u32;
         if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, buf) {
-            draw_band(&mut band, y0, &plan, &labels);
+            draw_band(&mut band, y0, &plan, ink, &labels);
         }
     };
     let buf: &mut [u8] = &mut screenshot;
     match plan.layout.split() {
-        Some(line) if style.parallel => {
+        Some(line) if style.parallel && plan.layout.marks().len() >= PARALLEL_MIN => {
             let (top, bottom) = buf.split_at_mut(line as usize * row_bytes);
             rayon::join(
                 || draw_part(top, 0, Part::Top),
@@ -327,8 +346,8 @@ fn outline(band: &mut Band, y0: i32, r: IRect, t: i32, color: [u8; 3], dashed: b
     }
 }
 
-fn draw_band(band: &mut Band, y0: i32, plan: &Plan, labels: &[(usize, Label)]) {
-    for (m, &color) in plan.layout.marks().iter().zip(&plan.colors) {
+fn draw_band(band: &mut Band, y0: i32, plan: &Plan, ink: &Ink, labels: &[(usize, Label)]) {
+    for (m, &color) in plan.layout.marks().iter().zip(&ink.colors) {
         outline(
             band,
             y0,
@@ -349,11 +368,11 @@ fn draw_band(band: &mut Band, y0: i32, plan: &Plan, labels: &[(usize, Label)]) {
         }
     }
     for (_, l) in labels {
-        draw_chip(band, y0, l, plan);
+        draw_chip(band, y0, l, plan, ink);
     }
 }
 
-fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
+fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan, ink: &Ink) {
     fill(band, y0, l.rect, PALETTE[l.color]);
     let (width, rows) = (band.width() as i32, band.height() as i32);
     let stride = width as usize * 3;
@@ -364,7 +383,7 @@ fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
     let buf: &mut [u8] = band;
     let mut x = l.rect.x + plan.pad;
     for d in glyphs::digits(l.id) {
-        let glyph = &plan.glyphs[l.color * 10 + usize::from(d.min(9))];
+        let glyph = &ink.glyphs[l.color * 10 + usize::from(d.min(9))];
         // The glyph columns that fall inside the image.
         let (gx0, gx1) = ((-x).max(0), (width - x).min(advance));
         if gx0 < gx1 {

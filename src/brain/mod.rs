@@ -12,9 +12,9 @@ mod replay;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-pub use anthropic::Anthropic;
+pub use anthropic::{Anthropic, ANTHROPIC_BASE_URL};
 pub use http::HttpPolicy;
-pub use openai::OpenAi;
+pub use openai::{OpenAi, OPENAI_BASE_URL};
 pub use prices::{Price, Prices};
 pub use replay::Replay;
 

@@ -611,8 +611,17 @@ impl Layout {
     /// A palette index per mark, skipping the colors of earlier marks whose
     /// boxes come within a chip's height, so neighbors differ.
     pub fn colors(&self) -> Vec<usize> {
-        let mut earlier = Grid::new(self.width, self.height);
-        let mut colors = Vec::with_capacity(self.marks.len());
+        // Interactable boxes are in `boxes` already; the others (debug style
+        // only) get a grid of their own.
+        let mut others: Option<Grid> = None;
+        for (i, m) in self.marks.iter().enumerate() {
+            if m.kind != MarkKind::Interactable {
+                others
+                    .get_or_insert_with(|| Grid::new(self.width, self.height))
+                    .insert(&m.rect, i);
+            }
+        }
+        let mut colors: Vec<usize> = Vec::with_capacity(self.marks.len());
         for (i, m) in self.marks.iter().enumerate() {
             let ch = self.chips[i].1;
             let reach = IRect {
@@ -622,18 +631,21 @@ impl Layout {
                 h: m.rect.h + 2 * ch,
             };
             let mut used = [false; PALETTE.len()];
-            earlier.visit(&reach, |j, _| {
-                if self.marks[j].rect.overlap(&reach) > 0 {
+            let mut mark_used = |j: usize, _| {
+                if j < i && self.marks[j].rect.overlap(&reach) > 0 {
                     used[colors[j]] = true;
                 }
-            });
+            };
+            self.boxes.visit(&reach, &mut mark_used);
+            if let Some(others) = &others {
+                others.visit(&reach, &mut mark_used);
+            }
             let start = (m.id as usize) % PALETTE.len();
             let color = (0..PALETTE.len())
                 .map(|k| (start + k) % PALETTE.len())
                 .find(|&c| !used[c])
                 .unwrap_or(start);
             colors.push(color);
-            earlier.insert(&m.rect, i);
         }
         colors
     }

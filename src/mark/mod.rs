@@ -405,15 +405,19 @@ fn inked_glyphs(atlas: &DigitAtlas) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(PALETTE.len() * 10);
     for chip in PALETTE {
         let ink = text_color(chip);
+        // The blend of ink over chip for each coverage value, once per color.
+        let mut blend = [[0u8; 3]; 256];
+        for (a, px) in blend.iter_mut().enumerate() {
+            let a = a as u32;
+            for ((v, fg), bg) in px.iter_mut().zip(ink).zip(chip) {
+                *v = ((u32::from(fg) * a + u32::from(bg) * (255 - a) + 127) / 255) as u8;
+            }
+        }
         for d in 0..10u8 {
             let mut glyph = Vec::with_capacity((atlas.advance * atlas.height * 3) as usize);
             for y in 0..atlas.height {
                 for &a in atlas.row(d, y) {
-                    let a = u32::from(a);
-                    for (fg, bg) in ink.iter().zip(chip) {
-                        let v = (u32::from(*fg) * a + u32::from(bg) * (255 - a) + 127) / 255;
-                        glyph.push(v as u8);
-                    }
+                    glyph.extend_from_slice(&blend[usize::from(a)]);
                 }
             }
             out.push(glyph);

@@ -167,6 +167,7 @@
   // document (scrolled to the bottom of a long feed, the first thousands
   // filled the cap and the screen came out empty).
   let capped = false;
+  // Has a box, and it lies within a screen of the viewport.
   const nearScreen = (el) => {
     const r = el.getBoundingClientRect();
     return (r.width > 0 || r.height > 0) && r.bottom > -vh && r.top < 2 * vh && r.right > -vw && r.left < 2 * vw;
@@ -482,12 +483,7 @@
   // Custom elements that may hide a closed shadow root: only those that show
   // within a screen of the viewport are worth a probe (each costs a node
   // identity on the wire, and most custom elements have no shadow root).
-  const nearHost = (h) => {
-    const r = h.getBoundingClientRect();
-    if (r.width === 0 && r.height === 0) return false;
-    return r.bottom > -vh && r.top < 2 * vh && r.right > -vw && r.left < 2 * vw;
-  };
-  const hostIdx = hosts.filter(nearHost).slice(0, 200).map((h) => { const i = nodes.length; nodes.push(h); return i; });
+  const hostIdx = hosts.filter(nearScreen).slice(0, 200).map((h) => { const i = nodes.length; nodes.push(h); return i; });
 
   // The page signature's text part: rendered text of the document, hashed here
   // so that a long page does not cross the wire.

@@ -199,15 +199,22 @@ impl Occupancy {
         }
     }
 
+    /// The columns `x0..x1` and rows `y0..y1` of the rectangle inside the
+    /// image; `None` when none are.
+    #[inline(always)]
+    fn span(&self, r: &IRect) -> Option<(i32, i32, i32, i32)> {
+        let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
+        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
+        (x0 < x1 && y0 < y1).then_some((x0, x1, y0, y1))
+    }
+
     /// Folds `f` over `word & mask` for the words of every row the rectangle
     /// covers inside the image, `mask` keeping the rectangle's columns.
     #[inline(always)]
     fn fold_words<T>(&self, r: &IRect, init: T, f: impl Fn(T, u64) -> T) -> T {
-        let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
-        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
-        if x0 >= x1 || y0 >= y1 {
+        let Some((x0, x1, y0, y1)) = self.span(r) else {
             return init;
-        }
+        };
         let mut acc = init;
         for k in x0 as usize / 64..=(x1 - 1) as usize / 64 {
             let mask = word_mask(k, x0, x1);
@@ -222,11 +229,9 @@ impl Occupancy {
     /// Records a placed label; `overlapping` when it shares area with another.
     fn insert(&mut self, r: &IRect, overlapping: bool) {
         self.disjoint &= !overlapping && r.inside(self.width as u32, self.height as u32);
-        let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
-        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
-        if x0 >= x1 || y0 >= y1 {
+        let Some((x0, x1, y0, y1)) = self.span(r) else {
             return;
-        }
+        };
         for k in x0 as usize / 64..=(x1 - 1) as usize / 64 {
             let mask = word_mask(k, x0, x1);
             for y in y0 as usize..y1 as usize {
@@ -654,6 +659,15 @@ impl Layout {
 /// Where the labels of some marks go (see [`Layout::place_part`]).
 pub struct Placements(Vec<(usize, Placement)>);
 
+impl Placements {
+    /// Both halves' placements, in mark order.
+    fn merge(mut self, other: Placements) -> Placements {
+        self.0.extend(other.0);
+        self.0.sort_unstable_by_key(|(i, _)| *i);
+        self
+    }
+}
+
 /// The marks a set of labels is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
@@ -716,15 +730,11 @@ impl Layout {
         &self.marks
     }
 
-    /// The row the image is cut at: the top half is the rows above it.
-    pub fn split(&self) -> Option<i32> {
+    /// The row a split layout is cut at, when its halves are to go to two
+    /// threads: asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
+    pub fn parallel_split(&self, parallel: bool) -> Option<i32> {
         self.split
-    }
-
-    /// The labels of the marks of `part`, in mark order, with their mark
-    /// index; `colors` from [`Layout::colors`].
-    pub fn labels(&self, part: Part, colors: &[usize]) -> Vec<(usize, Label)> {
-        self.color(self.place_part(part), colors)
+            .filter(|_| parallel && self.marks.len() >= PARALLEL_MIN)
     }
 
     /// Where the labels of the marks of `part` go, before they get colors
@@ -738,10 +748,9 @@ impl Layout {
         };
         let (group, region): (Vec<usize>, IRect) = match (part, self.split) {
             (Part::All, Some(_)) => {
-                let Placements(mut all) = self.place_part(Part::Top);
-                all.extend(self.place_part(Part::Bottom).0);
-                all.sort_unstable_by_key(|(i, _)| *i);
-                return Placements(all);
+                return self
+                    .place_part(Part::Top)
+                    .merge(self.place_part(Part::Bottom));
             }
             (Part::All, None) => ((0..self.marks.len()).collect(), whole),
             (_, None) => (Vec::new(), whole),
@@ -792,21 +801,22 @@ impl Layout {
     }
 
     /// Every label in mark order; the halves of a split layout on two
-    /// threads when `parallel`.
+    /// threads when `parallel` (see [`Layout::parallel_split`]).
     pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
         let colors = self.colors();
-        let parts = match self.split {
-            Some(_) if parallel && self.marks.len() >= PARALLEL_MIN => {
-                let (mut top, bottom) = rayon::join(
-                    || self.labels(Part::Top, &colors),
-                    || self.labels(Part::Bottom, &colors),
+        let placed = match self.parallel_split(parallel) {
+            Some(_) => {
+                let (top, bottom) = rayon::join(
+                    || self.place_part(Part::Top),
+                    || self.place_part(Part::Bottom),
                 );
-                top.extend(bottom);
-                top.sort_unstable_by_key(|(i, _)| *i);
-                top
+                top.merge(bottom)
             }
-            _ => self.labels(Part::All, &colors),
+            None => self.place_part(Part::All),
         };
-        parts.into_iter().map(|(_, l)| l).collect()
+        self.color(placed, &colors)
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect()
     }
 }

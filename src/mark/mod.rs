@@ -256,15 +256,15 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
         }
     };
     let buf: &mut [u8] = &mut screenshot;
-    match plan.layout.split() {
-        Some(line) if style.parallel && plan.layout.marks().len() >= PARALLEL_MIN => {
+    match plan.layout.parallel_split(style.parallel) {
+        Some(line) => {
             let (top, bottom) = buf.split_at_mut(line as usize * row_bytes);
             rayon::join(
                 || draw_part(top, 0, Part::Top),
                 || draw_part(bottom, line, Part::Bottom),
             );
         }
-        _ => draw_part(buf, 0, Part::All),
+        None => draw_part(buf, 0, Part::All),
     }
     screenshot
 }

@@ -33,6 +33,8 @@ pub(crate) struct EnumerateOptions {
     pub max_options: usize,
     pub max_elements: usize,
     pub max_offscreen: usize,
+    pub exact_occlusion: bool,
+    pub spot_checks: usize,
 }
 
 /// What the enumerator reports for one root (document or closed shadow root).

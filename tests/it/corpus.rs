@@ -1,6 +1,7 @@
 //! Perception on real saved sites (../shared/corpus/pages): no error, every
-//! interactable box inside the viewport, and a sample of boxes really hit by
-//! their own element according to the browser's own hit test.
+//! interactable box inside the viewport, occlusion by layout analysis equal to
+//! hit-testing every control, and a sample of boxes really hit by their own
+//! element according to the browser's own hit test.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +10,7 @@ use std::collections::HashMap;
 use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
 use chromiumoxide::Page;
 use seamark::mark::{self, MarkStyle};
-use seamark::perceive::{self, Element, PerceiveOptions};
+use seamark::perceive::{self, Element, ElementState, PerceiveOptions};
 
 use crate::golden::quality;
 use crate::server::corpus_dir;
@@ -74,6 +75,29 @@ async fn hit_by_itself(
     Ok(false)
 }
 
+/// What perception concluded about one element: interactable, occluded or
+/// other (by name), and where it would click.
+#[derive(Debug, PartialEq)]
+struct Verdict {
+    state: &'static str,
+    click_point: Option<(i64, i64)>,
+}
+
+impl Verdict {
+    fn of(e: &Element) -> Self {
+        let state = match e.state {
+            ElementState::Interactable => "interactable",
+            ElementState::Occluded { .. } => "occluded",
+            ElementState::Offscreen { .. } => "offscreen",
+            ElementState::Disabled => "disabled",
+        };
+        let click_point = e
+            .click_point
+            .map(|p| (p.x.round() as i64, p.y.round() as i64));
+        Self { state, click_point }
+    }
+}
+
 #[tokio::test]
 async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their_element() {
     let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
@@ -87,6 +111,7 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
     let fx = Fixture::open("form.html").await;
     let mut report = Vec::new();
     let mut failures = Vec::new();
+    let mut compared = 0;
     for dir in &dirs {
         let url = fx.server.url(&format!("corpus/{dir}/index.html"));
         let start = Instant::now();
@@ -124,6 +149,36 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
                 "{dir}: box outside the viewport: {e:?}"
             );
         }
+        // Occlusion found by layout analysis must be what hit-testing every
+        // control finds.
+        let exact = perceive::perceive(
+            &fx.session,
+            &PerceiveOptions {
+                exact_occlusion: true,
+                ..PerceiveOptions::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        let verdicts = |t: &perceive::ElementTable| -> HashMap<i64, Verdict> {
+            t.elements
+                .iter()
+                .map(|e| (e.backend_node_id, Verdict::of(e)))
+                .collect()
+        };
+        // A page that changed in between (a carousel) is not comparable.
+        if exact.signature == obs.signature {
+            compared += 1;
+            let (fast, slow) = (verdicts(&obs.table), verdicts(&exact.table));
+            for (node, v) in &fast {
+                if slow.get(node).is_some_and(|s| s != v) {
+                    failures.push(format!(
+                        "{dir}: node {node}: analysis says {v:?}, hit tests say {:?}",
+                        slow[node]
+                    ));
+                }
+            }
+        }
         let parents = parent_map(fx.session.page()).await;
         let step = (interactable.len() / SAMPLE).max(1);
         let mut checked = 0;
@@ -159,7 +214,16 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         ));
     }
     println!("{}", report.join("\n"));
+    println!(
+        "occlusion compared with hit tests on {compared} of {} pages",
+        dirs.len()
+    );
     fx.close().await;
+    assert!(
+        compared * 4 >= dirs.len() * 3,
+        "only {compared} of {} pages held still for the occlusion comparison",
+        dirs.len()
+    );
     assert!(
         failures.is_empty(),
         "{} hit-test failures:\n{}",

@@ -1,7 +1,7 @@
 //! Perception on the fixture pages: every expected element found with the right
 //! name and state, no decoy, nothing twice, and the page left untouched.
 
-use seamark::perceive::{Direction, ElementState};
+use seamark::perceive::{Direction, ElementState, PerceiveOptions};
 
 use crate::support::Fixture;
 
@@ -421,4 +421,33 @@ async fn links_on_screen_at_the_bottom_of_a_feed_longer_than_the_cap_are_found()
         seen.obs.notes
     );
     fx.close().await;
+}
+
+#[tokio::test]
+async fn layers_that_paint_over_controls_are_found_without_hit_testing_every_control() {
+    // The analysis alone (no spot checks), and as perception runs it.
+    let trusted = PerceiveOptions {
+        spot_checks: 0,
+        ..PerceiveOptions::default()
+    };
+    for options in [trusted, PerceiveOptions::default()] {
+        let fx = Fixture::open("overlays.html").await;
+        let seen = fx.perceive_with(&options).await;
+        // A stretched link's ::after covers its card; a control lifted above it is not.
+        seen.named("Read the story").interactable();
+        seen.named("Share").occluded_by("Read the story");
+        seen.named("Like").interactable();
+        // A positioned veil over a section that is not the link's ancestor.
+        seen.named("Saving draft").occluded_by("");
+        // pointer-events:none lets clicks through to what lies below.
+        seen.named("Ghost button").occluded_by("");
+        seen.named("Plain link").interactable();
+        // A modal dialog's backdrop lies outside the dialog's box and covers the page.
+        fx.eval("document.getElementById('ask').showModal()").await;
+        let seen = fx.perceive_with(&options).await;
+        seen.named("Stay").interactable();
+        seen.named("Plain link").occluded_by("Really leave?");
+        seen.named("Like").occluded_by("Really leave?");
+        fx.close().await;
+    }
 }

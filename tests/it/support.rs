@@ -75,13 +75,18 @@ impl Fixture {
     /// mutation seen by an observer the test installs, same scroll, same focus,
     /// same selection.
     pub async fn perceive(&self) -> Seen {
+        self.perceive_with(&PerceiveOptions::default()).await
+    }
+
+    /// Perceives with `options`, checking that perception left the page as it was.
+    pub async fn perceive_with(&self, options: &PerceiveOptions) -> Seen {
         self.eval(
             "window.__mut = 0; new MutationObserver(r => { window.__mut += r.length; })\
              .observe(document, {subtree: true, childList: true, attributes: true, characterData: true})",
         )
         .await;
         let before = self.eval(PAGE_STATE_JS).await;
-        let obs = perceive::perceive(&self.session, &PerceiveOptions::default())
+        let obs = perceive::perceive(&self.session, options)
             .await
             .expect("perceive");
         let mutations = self

@@ -175,7 +175,7 @@
   // Positioned elements (relative, absolute, fixed, sticky): the only ones that
   // paint over content that is not theirs on a page laid out in flow. Hit tests
   // cost up to 0.1 ms each on a big page; they are spent only where a layer
-  // meets a control (see `clearOf` below).
+  // meets a control (see `clearAt` below).
   const layers = [];
   const visit = (parent, insideStrong) => {
     for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
@@ -186,9 +186,9 @@
       if (found.length >= MAX_ELEMENTS) {
         capped = true;
         s = s0 === 2 && nearScreen(el) ? 2 : 0;
-      } else if (!insideStrong && tag !== 'HTML' && tag !== 'BODY') {
+      } else if (s === 0 && !insideStrong && tag !== 'HTML' && tag !== 'BODY') {
         const st = style(el);
-        if (s === 0 && tag !== 'IFRAME' && tag !== 'FRAME') {
+        if (tag !== 'IFRAME' && tag !== 'FRAME') {
           if (st.display === 'none') continue;
           const p = parentOf(el);
           const pointer = st.cursor === 'pointer' && !(p && style(p).cursor === 'pointer');
@@ -211,8 +211,7 @@
     const r = Math.min(a.x + a.w, b.x + b.w), btm = Math.min(a.y + a.h, b.y + b.h);
     return r > x && btm > y ? { x, y, w: r - x, h: btm - y } : null;
   };
-  const boxOf = (el) => {
-    const b = el.getBoundingClientRect();
+  const boxOf = (el, b = el.getBoundingClientRect()) => {
     if (b.width >= 1 && b.height >= 1) return { x: b.left, y: b.top, w: b.width, h: b.height };
     // display:contents or an inline wrapper around blocks: union of the children.
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
@@ -363,8 +362,9 @@
     return dx + dy;
   };
   const near = [], far = [];
-  candidates.forEach(({ el }, i) => {
-    const r = el.getBoundingClientRect();
+  const rects = candidates.map(({ el }) => el.getBoundingClientRect());
+  candidates.forEach((_, i) => {
+    const r = rects[i];
     const d = r.width === 0 && r.height === 0 ? 0 : distance(r);
     (d === 0 ? near : far).push([d, i]);
   });
@@ -403,6 +403,12 @@
     }
   };
   if (analytic) {
+    // Strong controls' styles are not read in the walk; only those in view
+    // can cover a control in view.
+    for (const [, i] of near) {
+      const { el, s } = candidates[i];
+      if (s === 2 && style(el).position !== 'static') layers.push(el);
+    }
     for (const l of layers) { addLayer(l, l.getBoundingClientRect(), false); addPseudoLayers(l); }
     for (const o of [doc.documentElement, doc.body]) if (o) addPseudoLayers(o);
     for (const [, i] of near) addPseudoLayers(candidates[i].el);
@@ -428,7 +434,7 @@
     let proxy = null;
     const disabledSelf = orig.matches(':disabled') || orig.getAttribute('aria-disabled') === 'true';
     let visible = isVisible(el);
-    let box = visible ? boxOf(el) : null;
+    let box = visible ? boxOf(el, rects[ci]) : null;
     if ((!visible || !box || box.w < 2 || box.h < 2) && (proxy = proxyOf(orig))) {
       el = proxy; visible = true; box = boxOf(proxy);
     }

@@ -442,6 +442,9 @@ async fn layers_that_paint_over_controls_are_found_without_hit_testing_every_con
         // pointer-events:none lets clicks through to what lies below.
         seen.named("Ghost button").occluded_by("");
         seen.named("Plain link").interactable();
+        // A control can be a layer too: a fixed chat button over a link.
+        seen.named("Terms").occluded_by("Chat with us");
+        seen.named("Chat with us").interactable();
         // A modal dialog's backdrop lies outside the dialog's box and covers the page.
         fx.eval("document.getElementById('ask').showModal()").await;
         let seen = fx.perceive_with(&options).await;

@@ -168,9 +168,10 @@
   // filled the cap and the screen came out empty).
   let capped = false;
   // Has a box, and it lies within a screen of the viewport.
+  const withinScreen = (r) => r.bottom > -vh && r.top < 2 * vh && r.right > -vw && r.left < 2 * vw;
   const nearScreen = (el) => {
     const r = el.getBoundingClientRect();
-    return (r.width > 0 || r.height > 0) && r.bottom > -vh && r.top < 2 * vh && r.right > -vw && r.left < 2 * vw;
+    return (r.width > 0 || r.height > 0) && withinScreen(r);
   };
   // Positioned elements (relative, absolute, fixed, sticky): the only ones that
   // paint over content that is not theirs on a page laid out in flow. Hit tests
@@ -409,7 +410,14 @@
       const { el, s } = candidates[i];
       if (s === 2 && style(el).position !== 'static') layers.push(el);
     }
-    for (const l of layers) { addLayer(l, l.getBoundingClientRect(), false); addPseudoLayers(l); }
+    // A layer more than a screen away would need that much overflow, or a
+    // pseudo-element thrown that far, to reach the viewport: not looked at.
+    for (const l of layers) {
+      const r = l.getBoundingClientRect();
+      if (!withinScreen(r)) continue;
+      addLayer(l, r, false);
+      addPseudoLayers(l);
+    }
     for (const o of [doc.documentElement, doc.body]) if (o) addPseudoLayers(o);
     for (const [, i] of near) addPseudoLayers(candidates[i].el);
   }

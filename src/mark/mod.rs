@@ -11,7 +11,7 @@ mod layout;
 mod palette;
 mod sample;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use image::{ImageBuffer, Rgb, RgbImage};
 use imageproc::drawing::draw_line_segment_mut;
@@ -173,17 +173,44 @@ pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
 struct Plan {
     /// The marks, clipped to the image, and where their labels may go.
     layout: Layout,
-    atlas: DigitAtlas,
+    face: Arc<Face>,
     pad: i32,
     thickness: i32,
 }
 
-/// What only drawing needs: colors and inked digits.
-struct Ink {
-    /// Palette index per mark.
-    colors: Vec<usize>,
+/// The digits at one size: rasterized, and inked on every chip color.
+struct Face {
+    atlas: DigitAtlas,
     /// See [`inked_glyphs`].
     glyphs: Vec<Vec<u8>>,
+}
+
+/// Faces kept for reuse. One size serves a whole run (every step's screenshot
+/// has the viewport's size); a few more cover tests and traces.
+const KEPT_FACES: usize = 4;
+
+impl Face {
+    /// The face for digits `digit` pixels tall, made on first use. It depends
+    /// on the size alone, and making it (about 0.2 ms) would otherwise sit on
+    /// every render's critical path, before either half can draw.
+    fn of_height(digit: f32) -> Arc<Face> {
+        static FACES: Mutex<Vec<(u32, Arc<Face>)>> = Mutex::new(Vec::new());
+        let key = digit.to_bits();
+        let mut faces = FACES.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, face)) = faces.iter().find(|(k, _)| *k == key) {
+            return Arc::clone(face);
+        }
+        let atlas = DigitAtlas::new(digit);
+        let face = Arc::new(Face {
+            glyphs: inked_glyphs(&atlas),
+            atlas,
+        });
+        if faces.len() >= KEPT_FACES {
+            faces.remove(0);
+        }
+        faces.push((key, Arc::clone(&face)));
+        face
+    }
 }
 
 impl Plan {
@@ -197,25 +224,19 @@ impl Plan {
             .filter(|m| m.rect.w > 0 && m.rect.h > 0)
             .collect();
         let digit = style.digit_height(width, height);
-        let atlas = DigitAtlas::new(digit);
+        let face = Face::of_height(digit);
         let pad = (digit / 4.0).ceil().max(2.0) as i32;
         let thickness = (digit / 6.0).round().max(2.0) as i32;
+        let atlas = &face.atlas;
         let chip_h = atlas.height as i32 + 2 * pad;
         let layout = Layout::new(&marks, width, height, |id| {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
         Plan {
             layout,
-            atlas,
+            face,
             pad,
             thickness,
-        }
-    }
-
-    fn ink(&self) -> Ink {
-        Ink {
-            colors: self.layout.colors(),
-            glyphs: inked_glyphs(&self.atlas),
         }
     }
 }
@@ -235,24 +256,23 @@ pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle
 /// [`PARALLEL_MIN`] marks) each half is laid out and
 /// drawn by one thread, with no wait between placing and drawing; every box
 /// outline is drawn in each half it crosses, so the pixels are those of
-/// drawing everything in one pass. Colors and inked digits, which placing
-/// does not need, are made by whichever half asks first while the other
-/// places its labels.
+/// drawing everything in one pass. Colors, which placing does not need, are
+/// made by whichever half asks first while the other places its labels.
 pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
     let (width, height) = screenshot.dimensions();
     if width == 0 || height == 0 || marks.is_empty() {
         return screenshot;
     }
     let plan = Plan::new(marks, width, height, style);
-    let ink = OnceLock::new();
+    let colors = OnceLock::new();
     let row_bytes = width as usize * 3;
     let draw_part = |buf: &mut [u8], y0: i32, part: Part| {
         let placed = plan.layout.place_part(part);
-        let ink = ink.get_or_init(|| plan.ink());
-        let labels = plan.layout.color(placed, &ink.colors);
+        let colors = colors.get_or_init(|| plan.layout.colors());
+        let labels = plan.layout.color(placed, colors);
         let rows = (buf.len() / row_bytes) as u32;
         if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, buf) {
-            draw_band(&mut band, y0, &plan, ink, &labels);
+            draw_band(&mut band, y0, &plan, colors, &labels);
         }
     };
     let buf: &mut [u8] = &mut screenshot;
@@ -346,8 +366,8 @@ fn outline(band: &mut Band, y0: i32, r: IRect, t: i32, color: [u8; 3], dashed: b
     }
 }
 
-fn draw_band(band: &mut Band, y0: i32, plan: &Plan, ink: &Ink, labels: &[(usize, Label)]) {
-    for (m, &color) in plan.layout.marks().iter().zip(&ink.colors) {
+fn draw_band(band: &mut Band, y0: i32, plan: &Plan, colors: &[usize], labels: &[(usize, Label)]) {
+    for (m, &color) in plan.layout.marks().iter().zip(colors) {
         outline(
             band,
             y0,
@@ -368,22 +388,25 @@ fn draw_band(band: &mut Band, y0: i32, plan: &Plan, ink: &Ink, labels: &[(usize,
         }
     }
     for (_, l) in labels {
-        draw_chip(band, y0, l, plan, ink);
+        draw_chip(band, y0, l, plan);
     }
 }
 
-fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan, ink: &Ink) {
+fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
     fill(band, y0, l.rect, PALETTE[l.color]);
     let (width, rows) = (band.width() as i32, band.height() as i32);
     let stride = width as usize * 3;
-    let (advance, height) = (plan.atlas.advance as i32, plan.atlas.height as i32);
+    let (advance, height) = (
+        plan.face.atlas.advance as i32,
+        plan.face.atlas.height as i32,
+    );
     // The glyph rows that fall inside this band.
     let top = l.rect.y + plan.pad;
     let (gy0, gy1) = ((y0 - top).max(0), (y0 + rows - top).min(height));
     let buf: &mut [u8] = band;
     let mut x = l.rect.x + plan.pad;
     for d in glyphs::digits(l.id) {
-        let glyph = &ink.glyphs[l.color * 10 + usize::from(d.min(9))];
+        let glyph = &plan.face.glyphs[l.color * 10 + usize::from(d.min(9))];
         // The glyph columns that fall inside the image.
         let (gx0, gx1) = ((-x).max(0), (width - x).min(advance));
         if gx0 < gx1 {

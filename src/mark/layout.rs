@@ -178,34 +178,49 @@ impl Grid {
 struct Occupancy {
     width: i32,
     height: i32,
+    /// The rows with bits: those of the region being laid out (a half's labels
+    /// stay in its half, and a bitmap of the whole image per half cost more
+    /// to allocate and fault in than the half's placing saved).
+    top: i32,
+    bottom: i32,
     /// `u64` words per row.
     stride: usize,
     bits: Vec<u64>,
-    /// Every label recorded lies inside the image and shares no pixel with
-    /// another: then the bits a rectangle covers are exactly the sum of its
-    /// overlaps with each label.
+    /// Every label recorded lies inside the region's rows: rows outside hold
+    /// no label, so the bits tell whether a rectangle touches one.
+    complete: bool,
+    /// Moreover no two labels share a pixel: then the bits a rectangle covers
+    /// are exactly the sum of its overlaps with each label.
     disjoint: bool,
 }
 
 impl Occupancy {
-    fn new(width: u32, height: u32) -> Self {
+    fn new(width: u32, height: u32, region: &IRect) -> Self {
         let stride = (width as usize).div_ceil(64);
+        let top = region.y.clamp(0, height as i32);
+        let bottom = region.bottom().clamp(top, height as i32);
         Self {
             width: width as i32,
             height: height as i32,
+            top,
+            bottom,
             stride,
-            bits: vec![0; stride * height as usize],
+            bits: vec![0; stride * (bottom - top) as usize],
+            complete: true,
             disjoint: true,
         }
     }
 
-    /// The columns `x0..x1` and rows `y0..y1` of the rectangle inside the
-    /// image; `None` when none are.
+    /// The columns `x0..x1` and rows `y0..y1` (counted from `top`) of the
+    /// rectangle inside the region's rows; `None` when none are.
     #[inline(always)]
     fn span(&self, r: &IRect) -> Option<(i32, i32, i32, i32)> {
         let (x0, x1) = (r.x.clamp(0, self.width), r.right().clamp(0, self.width));
-        let (y0, y1) = (r.y.clamp(0, self.height), r.bottom().clamp(0, self.height));
-        (x0 < x1 && y0 < y1).then_some((x0, x1, y0, y1))
+        let (y0, y1) = (
+            r.y.clamp(self.top, self.bottom),
+            r.bottom().clamp(self.top, self.bottom),
+        );
+        (x0 < x1 && y0 < y1).then_some((x0, x1, y0 - self.top, y1 - self.top))
     }
 
     /// Folds `f` over `word & mask` for the words of every row the rectangle
@@ -228,7 +243,9 @@ impl Occupancy {
 
     /// Records a placed label; `overlapping` when it shares area with another.
     fn insert(&mut self, r: &IRect, overlapping: bool) {
-        self.disjoint &= !overlapping && r.inside(self.width as u32, self.height as u32);
+        self.complete &= r.y >= self.top && r.bottom() <= self.bottom;
+        self.disjoint &=
+            self.complete && !overlapping && r.inside(self.width as u32, self.height as u32);
         let Some((x0, x1, y0, y1)) = self.span(r) else {
             return;
         };
@@ -262,7 +279,7 @@ impl Occupancy {
     /// Whether a rectangle on the image touches a placed label; `None` for one
     /// reaching outside the image, where the bits cannot tell.
     fn touches(&self, r: &IRect) -> Option<bool> {
-        r.inside(self.width as u32, self.height as u32)
+        (self.complete && r.inside(self.width as u32, self.height as u32))
             .then(|| self.fold_words(r, 0, |any, w| any | w) != 0)
     }
 
@@ -312,11 +329,11 @@ struct Placed {
 }
 
 impl Placed {
-    fn new(marks: usize, width: u32, height: u32) -> Self {
+    fn new(marks: usize, width: u32, height: u32, region: &IRect) -> Self {
         Self {
             rects: vec![IRect::default(); marks],
             inserted: Vec::new(),
-            occupied: Occupancy::new(width, height),
+            occupied: Occupancy::new(width, height, region),
             grid: None,
             width,
             height,
@@ -599,7 +616,7 @@ impl Layout {
     /// Places the labels of the marks `group`, in order, inside `region`,
     /// seeing no other labels.
     fn place_group(&self, group: &[usize], region: IRect) -> Vec<(usize, Placement)> {
-        let mut placed = Placed::new(self.marks.len(), self.width, self.height);
+        let mut placed = Placed::new(self.marks.len(), self.width, self.height, &region);
         let mut budget = SCAN_BUDGET_PER_MARK * group.len() as i64;
         let mut covered = 0;
         let mut out = Vec::with_capacity(group.len());

@@ -440,6 +440,14 @@ fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
 
 /// The part of a rectangle inside the image; a zero-size rectangle on the
 /// nearest edge when there is none.
+/// The row a layout of `marks` marks on an image `height` tall, with chips up
+/// to `tallest` pixels tall, is cut at (see [`Layout::new`]). Each half must
+/// hold a chip, or labels would leave the image.
+pub fn split_row(marks: usize, height: u32, tallest: i32) -> Option<i32> {
+    let line = (height / 2) as i32;
+    (marks >= SPLIT_MIN && line >= tallest).then_some(line)
+}
+
 pub(crate) fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
     let (w, h) = (width as i32, height as i32);
     let x0 = r.x.clamp(0, w);
@@ -728,10 +736,8 @@ impl Layout {
             }
         }
         let chips: Vec<(i32, i32)> = marks.iter().map(|m| chip(m.id)).collect();
-        // Each half must hold a chip, or labels would leave the image.
         let tallest = chips.iter().map(|c| c.1).max().unwrap_or(0);
-        let line = (height / 2) as i32;
-        let split = (marks.len() >= SPLIT_MIN && line >= tallest).then_some(line);
+        let split = split_row(marks.len(), height, tallest);
         Layout {
             marks,
             chips,

@@ -12,6 +12,7 @@ mod palette;
 mod sample;
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
 
 use image::{ImageBuffer, Rgb, RgbImage};
 use imageproc::drawing::draw_line_segment_mut;
@@ -21,7 +22,8 @@ use crate::perceive::{Element, ElementState};
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
 pub use layout::{
-    Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, Placements, PARALLEL_MIN, SPLIT_MIN,
+    split_row, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, Placements, PARALLEL_MIN,
+    SPLIT_MIN,
 };
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
@@ -213,39 +215,78 @@ impl Face {
     }
 }
 
+/// What depends on the image's size alone: cheap (the face is kept), so it
+/// is known before the plan.
+struct Metrics {
+    face: Arc<Face>,
+    pad: i32,
+    thickness: i32,
+}
+
+impl Metrics {
+    fn new(width: u32, height: u32, style: &MarkStyle) -> Metrics {
+        let digit = style.digit_height(width, height);
+        Metrics {
+            face: Face::of_height(digit),
+            pad: (digit / 4.0).ceil().max(2.0) as i32,
+            thickness: (digit / 6.0).round().max(2.0) as i32,
+        }
+    }
+
+    fn chip_height(&self) -> i32 {
+        self.face.atlas.height as i32 + 2 * self.pad
+    }
+}
+
+/// The part of a mark inside the image; `None` when nothing of it is.
+fn shown(m: &MarkBox, width: u32, height: u32) -> Option<MarkBox> {
+    let rect = layout::clip_to(m.rect, width, height);
+    (rect.w > 0 && rect.h > 0).then_some(MarkBox { rect, ..*m })
+}
+
 impl Plan {
-    fn new(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Plan {
+    fn new(marks: &[MarkBox], width: u32, height: u32, metrics: &Metrics) -> Plan {
         let marks: Vec<MarkBox> = marks
             .iter()
-            .map(|m| MarkBox {
-                rect: layout::clip_to(m.rect, width, height),
-                ..*m
-            })
-            .filter(|m| m.rect.w > 0 && m.rect.h > 0)
+            .filter_map(|m| shown(m, width, height))
             .collect();
-        let digit = style.digit_height(width, height);
-        let face = Face::of_height(digit);
-        let pad = (digit / 4.0).ceil().max(2.0) as i32;
-        let thickness = (digit / 6.0).round().max(2.0) as i32;
-        let atlas = &face.atlas;
-        let chip_h = atlas.height as i32 + 2 * pad;
+        let (atlas, pad, chip_h) = (&metrics.face.atlas, metrics.pad, metrics.chip_height());
         let layout = Layout::new(&marks, width, height, |id| {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
         Plan {
             layout,
-            face,
+            face: Arc::clone(&metrics.face),
             pad,
-            thickness,
+            thickness: metrics.thickness,
         }
     }
 }
 
 /// Lays out labels for `marks` on a `width`×`height` image (for tests and traces).
 pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Vec<Label> {
-    Plan::new(marks, width, height, style)
+    Plan::new(marks, width, height, &Metrics::new(width, height, style))
         .layout
         .all_labels(style.parallel)
+}
+
+/// How long the second thread waits, without sleeping, for the plan the
+/// first is making before it asks for the plan the ordinary way.
+const PLAN_SPIN: Duration = Duration::from_millis(5);
+
+/// The plan another thread is making. Waking a sleeping thread takes 0.1–0.3
+/// ms on the machines we measured, as long as making the plan: the second
+/// thread is woken first and waits, so that the two overlap. Should the
+/// maker fail, the wait ends and this thread makes the plan itself.
+fn plan_from(plan: &OnceLock<Plan>, make: impl FnOnce() -> Plan) -> &Plan {
+    let start = Instant::now();
+    while start.elapsed() < PLAN_SPIN {
+        if let Some(p) = plan.get() {
+            return p;
+        }
+        std::hint::spin_loop();
+    }
+    plan.get_or_init(make)
 }
 
 /// Draws the marks onto the screenshot, in place (the caller owns a decoded
@@ -263,28 +304,43 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
     if width == 0 || height == 0 || marks.is_empty() {
         return screenshot;
     }
-    let plan = Plan::new(marks, width, height, style);
+    let metrics = Metrics::new(width, height, style);
+    let make_plan = || Plan::new(marks, width, height, &metrics);
     let colors = OnceLock::new();
     let row_bytes = width as usize * 3;
-    let draw_part = |buf: &mut [u8], y0: i32, part: Part| {
+    let draw_part = |plan: &Plan, buf: &mut [u8], y0: i32, part: Part| {
         let placed = plan.layout.place_part(part);
         let colors = colors.get_or_init(|| plan.layout.colors());
         let labels = plan.layout.color(placed, colors);
         let rows = (buf.len() / row_bytes) as u32;
         if let Some(mut band) = ImageBuffer::<Rgb<u8>, &mut [u8]>::from_raw(width, rows, buf) {
-            draw_band(&mut band, y0, &plan, colors, &labels);
+            draw_band(&mut band, y0, plan, colors, &labels);
         }
     };
+    // Whether the halves go to two threads, decided as the plan's layout will
+    // (Layout::parallel_split), before the plan: the second thread is woken
+    // while the first makes it.
+    let count = marks
+        .iter()
+        .filter(|m| shown(m, width, height).is_some())
+        .count();
+    let split = split_row(count, height, metrics.chip_height())
+        .filter(|_| style.parallel && count >= PARALLEL_MIN);
     let buf: &mut [u8] = &mut screenshot;
-    match plan.layout.parallel_split(style.parallel) {
+    match split {
         Some(line) => {
+            let plan = OnceLock::new();
             let (top, bottom) = buf.split_at_mut(line as usize * row_bytes);
             rayon::join(
-                || draw_part(top, 0, Part::Top),
-                || draw_part(bottom, line, Part::Bottom),
+                || {
+                    let plan = plan.get_or_init(make_plan);
+                    debug_assert_eq!(plan.layout.parallel_split(style.parallel), Some(line));
+                    draw_part(plan, top, 0, Part::Top)
+                },
+                || draw_part(plan_from(&plan, make_plan), bottom, line, Part::Bottom),
             );
         }
-        None => draw_part(buf, 0, Part::All),
+        None => draw_part(&make_plan(), buf, 0, Part::All),
     }
     screenshot
 }

@@ -175,9 +175,7 @@ pub fn to_irect(x: f64, y: f64, w: f64, h: f64) -> Option<IRect> {
 struct Plan {
     /// The marks, clipped to the image, and where their labels may go.
     layout: Layout,
-    face: Arc<Face>,
-    pad: i32,
-    thickness: i32,
+    metrics: Metrics,
 }
 
 /// The digits at one size: rasterized, and inked on every chip color.
@@ -217,9 +215,12 @@ impl Face {
 
 /// What depends on the image's size alone: cheap (the face is kept), so it
 /// is known before the plan.
+#[derive(Clone)]
 struct Metrics {
     face: Arc<Face>,
+    /// Chip padding around the digits.
     pad: i32,
+    /// Box outline thickness.
     thickness: i32,
 }
 
@@ -256,9 +257,7 @@ impl Plan {
         });
         Plan {
             layout,
-            face: Arc::clone(&metrics.face),
-            pad,
-            thickness: metrics.thickness,
+            metrics: metrics.clone(),
         }
     }
 }
@@ -454,7 +453,7 @@ fn draw_strip(strip: &mut Band, y0: i32, plan: &Plan, colors: &[usize], labels: 
                 strip,
                 y0,
                 m.rect,
-                plan.thickness,
+                plan.metrics.thickness,
                 PALETTE[color],
                 m.kind != MarkKind::Interactable,
             );
@@ -484,16 +483,16 @@ fn draw_chip(band: &mut Band, y0: i32, l: &Label, plan: &Plan) {
     let (width, rows) = (band.width() as i32, band.height() as i32);
     let stride = width as usize * 3;
     let (advance, height) = (
-        plan.face.atlas.advance as i32,
-        plan.face.atlas.height as i32,
+        plan.metrics.face.atlas.advance as i32,
+        plan.metrics.face.atlas.height as i32,
     );
     // The glyph rows that fall inside this band.
-    let top = l.rect.y + plan.pad;
+    let top = l.rect.y + plan.metrics.pad;
     let (gy0, gy1) = ((y0 - top).max(0), (y0 + rows - top).min(height));
     let buf: &mut [u8] = band;
-    let mut x = l.rect.x + plan.pad;
+    let mut x = l.rect.x + plan.metrics.pad;
     for d in glyphs::digits(l.id) {
-        let glyph = &plan.face.glyphs[l.color * 10 + usize::from(d.min(9))];
+        let glyph = &plan.metrics.face.glyphs[l.color * 10 + usize::from(d.min(9))];
         // The glyph columns that fall inside the image.
         let (gx0, gx1) = ((-x).max(0), (width - x).min(advance));
         if gx0 < gx1 {

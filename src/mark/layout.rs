@@ -489,16 +489,31 @@ fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
     out
 }
 
-/// The part of a rectangle inside the image; a zero-size rectangle on the
-/// nearest edge when there is none.
 /// The row a layout of `marks` marks on an image `height` tall, with chips up
 /// to `tallest` pixels tall, is cut at (see [`Layout::new`]). Each half must
 /// hold a chip, or labels would leave the image.
-pub fn split_row(marks: usize, height: u32, tallest: i32) -> Option<i32> {
+fn split_row(marks: usize, height: u32, tallest: i32) -> Option<i32> {
     let line = (height / 2) as i32;
     (marks >= SPLIT_MIN && line >= tallest).then_some(line)
 }
 
+/// The row the halves of such a layout are cut at when they go to two
+/// threads: asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
+/// Known from the counts alone, before the layout is made.
+pub(crate) fn parallel_row(marks: usize, height: u32, tallest: i32, parallel: bool) -> Option<i32> {
+    split_row(marks, height, tallest).filter(|_| parallel && marks >= PARALLEL_MIN)
+}
+
+/// The part of a mark inside the image; `None` when nothing of it is. Work
+/// is done on that part only: a box far outside (bad input, a debug
+/// offscreen mark) must not cost a grid cell per pixel.
+pub(crate) fn shown(m: &MarkBox, width: u32, height: u32) -> Option<MarkBox> {
+    let rect = clip_to(m.rect, width, height);
+    (rect.w > 0 && rect.h > 0).then_some(MarkBox { rect, ..*m })
+}
+
+/// The part of a rectangle inside the image; a zero-size rectangle on the
+/// nearest edge when there is none.
 pub(crate) fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
     let (w, h) = (width as i32, height as i32);
     let x0 = r.x.clamp(0, w);
@@ -554,8 +569,8 @@ pub struct Layout {
     boxes: Grid,
     width: u32,
     height: u32,
-    /// The row the image is cut at, when it is (see [`Layout::new`]).
-    split: Option<i32>,
+    /// The tallest chip, which decides whether the image is cut in two.
+    tallest: i32,
 }
 
 impl Layout {
@@ -753,7 +768,8 @@ pub enum Part {
 }
 
 impl Layout {
-    /// Prepares the layout of `marks` on a `width`×`height` image; `chip(id)`
+    /// Prepares the layout of the marks on a `width`×`height` image (the
+    /// part of each inside it; marks with none are left out); `chip(id)`
     /// gives each chip's size.
     ///
     /// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
@@ -768,26 +784,20 @@ impl Layout {
         height: u32,
         chip: impl Fn(u32) -> (i32, i32),
     ) -> Self {
-        // Work on the part of each box inside the image: a box far outside (bad
-        // input, a debug offscreen mark) must not cost a grid cell per pixel.
         let marks: Vec<MarkBox> = marks
             .iter()
-            .map(|m| MarkBox {
-                rect: clip_to(m.rect, width, height),
-                ..*m
-            })
+            .filter_map(|m| shown(m, width, height))
             .collect();
         let boxes = Grid::build(width, height, boxes_where(&marks, true));
         let chips: Vec<(i32, i32)> = marks.iter().map(|m| chip(m.id)).collect();
         let tallest = chips.iter().map(|c| c.1).max().unwrap_or(0);
-        let split = split_row(marks.len(), height, tallest);
         Layout {
             marks,
             chips,
             boxes,
             width,
             height,
-            split,
+            tallest,
         }
     }
 
@@ -796,11 +806,15 @@ impl Layout {
         &self.marks
     }
 
-    /// The row a split layout is cut at, when its halves are to go to two
-    /// threads: asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
+    /// The row the image is cut at, when it is.
+    fn split(&self) -> Option<i32> {
+        split_row(self.marks.len(), self.height, self.tallest)
+    }
+
+    /// The row the image is cut at, when its halves are to go to two threads:
+    /// asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
     pub fn parallel_split(&self, parallel: bool) -> Option<i32> {
-        self.split
-            .filter(|_| parallel && self.marks.len() >= PARALLEL_MIN)
+        parallel_row(self.marks.len(), self.height, self.tallest, parallel)
     }
 
     /// Where the labels of the marks of `part` go, before they get colors
@@ -812,7 +826,7 @@ impl Layout {
             w: self.width as i32,
             h: self.height as i32,
         };
-        let (group, region): (Vec<usize>, IRect) = match (part, self.split) {
+        let (group, region): (Vec<usize>, IRect) = match (part, self.split()) {
             (Part::All, Some(_)) => {
                 return self
                     .place_part(Part::Top)

@@ -21,9 +21,9 @@ use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
+use layout::{parallel_row, shown};
 pub use layout::{
-    split_row, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, Placements, PARALLEL_MIN,
-    SPLIT_MIN,
+    Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, Placements, PARALLEL_MIN, SPLIT_MIN,
 };
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
@@ -239,20 +239,10 @@ impl Metrics {
     }
 }
 
-/// The part of a mark inside the image; `None` when nothing of it is.
-fn shown(m: &MarkBox, width: u32, height: u32) -> Option<MarkBox> {
-    let rect = layout::clip_to(m.rect, width, height);
-    (rect.w > 0 && rect.h > 0).then_some(MarkBox { rect, ..*m })
-}
-
 impl Plan {
     fn new(marks: &[MarkBox], width: u32, height: u32, metrics: &Metrics) -> Plan {
-        let marks: Vec<MarkBox> = marks
-            .iter()
-            .filter_map(|m| shown(m, width, height))
-            .collect();
         let (atlas, pad, chip_h) = (&metrics.face.atlas, metrics.pad, metrics.chip_height());
-        let layout = Layout::new(&marks, width, height, |id| {
+        let layout = Layout::new(marks, width, height, |id| {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
         Plan {
@@ -323,8 +313,7 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
         .iter()
         .filter(|m| shown(m, width, height).is_some())
         .count();
-    let split = split_row(count, height, metrics.chip_height())
-        .filter(|_| style.parallel && count >= PARALLEL_MIN);
+    let split = parallel_row(count, height, metrics.chip_height(), style.parallel);
     let buf: &mut [u8] = &mut screenshot;
     match split {
         Some(line) => {

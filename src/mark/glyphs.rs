@@ -73,7 +73,7 @@ impl DigitAtlas {
 
     /// Width in pixels of a number's digits.
     pub fn text_width(&self, n: u32) -> u32 {
-        digits(n).len() as u32 * self.advance
+        digit_count(n) * self.advance
     }
 
     /// Coverage of row `y` of digit `d`'s cell, `advance` values (empty past
@@ -85,18 +85,17 @@ impl DigitAtlas {
     }
 }
 
-/// The decimal digits of `n`, most significant first.
-pub fn digits(mut n: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        out.push((n % 10) as u8);
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.reverse();
-    out
+/// How many decimal digits `n` has.
+fn digit_count(n: u32) -> u32 {
+    n.checked_ilog10().map_or(1, |l| l + 1)
+}
+
+/// The decimal digits of `n`, most significant first (no allocation: this
+/// runs for every chip sized and every chip drawn).
+pub fn digits(n: u32) -> impl Iterator<Item = u8> {
+    (0..digit_count(n))
+        .rev()
+        .map(move |k| (n / 10u32.pow(k) % 10) as u8)
 }
 
 #[cfg(test)]
@@ -105,9 +104,11 @@ mod tests {
 
     #[test]
     fn digits_of_numbers() {
-        assert_eq!(digits(0), vec![0]);
-        assert_eq!(digits(907), vec![9, 0, 7]);
-        assert_eq!(digits(u32::MAX).len(), 10);
+        let all = |n| digits(n).collect::<Vec<u8>>();
+        assert_eq!(all(0), [0]);
+        assert_eq!(all(907), [9, 0, 7]);
+        assert_eq!(all(1000), [1, 0, 0, 0]);
+        assert_eq!(all(u32::MAX), [4, 2, 9, 4, 9, 6, 7, 2, 9, 5]);
     }
 
     #[test]

@@ -211,19 +211,6 @@ impl Grid {
     }
 }
 
-/// The boxes of the marks that are interactable (or, with `false`, that are
-/// not), each with its mark index.
-fn boxes_where(
-    marks: &[MarkBox],
-    interactable: bool,
-) -> impl Iterator<Item = (usize, IRect)> + Clone + '_ {
-    marks
-        .iter()
-        .enumerate()
-        .filter(move |(_, m)| (m.kind == MarkKind::Interactable) == interactable)
-        .map(|(i, m)| (i, m.rect))
-}
-
 /// Which pixels the placed labels cover, one bit each. A crowded layout tries
 /// tens of positions per label; counting a chip's bits takes a few word
 /// operations per row, where summing overlaps through the grid visits every
@@ -446,10 +433,11 @@ const FAR_RINGS: i32 = 30;
 /// Marks from which a layout is split into two halves (see [`Layout::new`]).
 pub const SPLIT_MIN: usize = 200;
 
-/// Marks from which the halves go to two threads: waking a sleeping thread
-/// costs 0.1–0.3 ms on a shared two-core machine, more than half the work of
-/// a few hundred marks (measured: 300 marks took 0.49 ms on one thread and
-/// 0.56 ms on two; 1,000 marks 2.0 ms and 1.3 ms).
+/// Marks from which the halves go to two threads: getting a second thread
+/// going costs 0.05–0.3 ms on a shared two-core machine, more than half the
+/// work of a few hundred marks (measured with a woken pool thread: 300 marks
+/// took 0.49 ms on one thread and 0.56 ms on two; 1,000 marks 2.0 ms and
+/// 1.3 ms).
 pub const PARALLEL_MIN: usize = 500;
 
 /// Candidate chip positions for a box, in order of preference: touching the
@@ -497,24 +485,17 @@ fn split_row(marks: usize, height: u32, tallest: i32) -> Option<i32> {
     (marks >= SPLIT_MIN && line >= tallest).then_some(line)
 }
 
-/// The row the halves of such a layout are cut at when they go to two
-/// threads: asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
-/// Known from the counts alone, before the layout is made.
-pub(crate) fn parallel_row(marks: usize, height: u32, tallest: i32, parallel: bool) -> Option<i32> {
-    split_row(marks, height, tallest).filter(|_| parallel && marks >= PARALLEL_MIN)
-}
-
 /// The part of a mark inside the image; `None` when nothing of it is. Work
 /// is done on that part only: a box far outside (bad input, a debug
 /// offscreen mark) must not cost a grid cell per pixel.
-pub(crate) fn shown(m: &MarkBox, width: u32, height: u32) -> Option<MarkBox> {
+fn shown(m: &MarkBox, width: u32, height: u32) -> Option<MarkBox> {
     let rect = clip_to(m.rect, width, height);
     (rect.w > 0 && rect.h > 0).then_some(MarkBox { rect, ..*m })
 }
 
 /// The part of a rectangle inside the image; a zero-size rectangle on the
 /// nearest edge when there is none.
-pub(crate) fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
+fn clip_to(r: IRect, width: u32, height: u32) -> IRect {
     let (w, h) = (width as i32, height as i32);
     let x0 = r.x.clamp(0, w);
     let y0 = r.y.clamp(0, h);
@@ -558,26 +539,213 @@ struct Placement {
 }
 
 /// Label placement for one image: what placement reads and never changes
-/// (the marks, their chips, where the interactable boxes are), asked for the
-/// labels of the whole image or of one half.
+/// (the marks and their chips), asked for the labels of the whole image or
+/// of one half.
 pub struct Layout {
     /// The marks, clipped to the image.
     marks: Vec<MarkBox>,
     /// Chip size per mark.
     chips: Vec<(i32, i32)>,
-    /// Interactable boxes, by mark index.
-    boxes: Grid,
     width: u32,
     height: u32,
     /// The tallest chip, which decides whether the image is cut in two.
     tallest: i32,
 }
 
+/// What placing and coloring one part read: its marks, where their labels
+/// may go, and the boxes near it. Each half makes its own, so the halves
+/// share nothing but the [`Layout`].
+struct Scope {
+    /// The part's marks, in order.
+    group: Vec<usize>,
+    /// Where their labels go.
+    region: IRect,
+    /// The marks near the cut, colored first (see [`Layout::colors`]).
+    cut: Vec<usize>,
+    /// The interactable boxes that reach the part's rows or the cut's, by
+    /// mark index.
+    boxes: Grid,
+    /// The other such boxes (debug style only), likewise.
+    others: Option<Grid>,
+}
+
+/// The marks a set of labels is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every mark.
+    All,
+    /// The marks of the top half of a split layout.
+    Top,
+    /// The marks of the bottom half of a split layout.
+    Bottom,
+}
+
+/// One part of a layout with its marks colored, ready to place their labels.
+pub struct Colored<'a> {
+    layout: &'a Layout,
+    scope: Scope,
+    colors: Vec<Option<usize>>,
+}
+
+impl Colored<'_> {
+    /// A palette index per mark, for the marks whose boxes can cross the
+    /// part's rows (its own and those near the cut); `None` for the others.
+    pub fn colors(&self) -> &[Option<usize>] {
+        &self.colors
+    }
+
+    /// The part's labels with their mark indices, in mark order.
+    pub fn labels(&self) -> Vec<(usize, Label)> {
+        let layout = self.layout;
+        layout
+            .place_group(&self.scope)
+            .into_iter()
+            // Coloring covers every mark of the part.
+            .map(|(i, p)| (i, layout.label(i, p, self.colors[i].unwrap_or_default())))
+            .collect()
+    }
+}
+
 impl Layout {
+    /// Prepares the layout of the marks on a `width`×`height` image (the
+    /// part of each inside it; marks with none are left out); `chip(id)`
+    /// gives each chip's size.
+    ///
+    /// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
+    /// image is cut at its middle row into two halves laid out independently:
+    /// each mark belongs to the half holding its box's center, and its label,
+    /// and its leader line, stay inside that half. The halves never share a
+    /// label, and each colors its own marks (see [`Layout::colored`]), so
+    /// they are placed (and drawn) on two threads; the labels are the same
+    /// either way.
+    pub fn new(
+        marks: &[MarkBox],
+        width: u32,
+        height: u32,
+        chip: impl Fn(u32) -> (i32, i32),
+    ) -> Self {
+        let marks: Vec<MarkBox> = marks
+            .iter()
+            .filter_map(|m| shown(m, width, height))
+            .collect();
+        let chips: Vec<(i32, i32)> = marks.iter().map(|m| chip(m.id)).collect();
+        let tallest = chips.iter().map(|c| c.1).max().unwrap_or(0);
+        Layout {
+            marks,
+            chips,
+            width,
+            height,
+            tallest,
+        }
+    }
+
+    /// The marks, clipped to the image.
+    pub fn marks(&self) -> &[MarkBox] {
+        &self.marks
+    }
+
+    /// The row the image is cut at, when it is.
+    pub fn split(&self) -> Option<i32> {
+        split_row(self.marks.len(), self.height, self.tallest)
+    }
+
+    /// The row the image is cut at, when its halves are to go to two threads:
+    /// asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
+    pub fn parallel_split(&self, parallel: bool) -> Option<i32> {
+        self.split()
+            .filter(|_| parallel && self.marks.len() >= PARALLEL_MIN)
+    }
+
+    /// The marks of `part` (and those near the cut, whose boxes cross its
+    /// rows), colored. A half needs nothing from the other. A half of a
+    /// layout that is not split has no marks; [`Part::All`] is every mark as
+    /// one part, even where the layout is split (whose labels are then
+    /// asked for by halves, as [`Layout::all_labels`] does).
+    pub fn colored(&self, part: Part) -> Colored<'_> {
+        let whole = IRect {
+            x: 0,
+            y: 0,
+            w: self.width as i32,
+            h: self.height as i32,
+        };
+        let scope = match (part, self.split()) {
+            (Part::All, _) => self.scope((0..self.marks.len()).collect(), whole, None),
+            (_, None) => self.scope(Vec::new(), whole, None),
+            (Part::Top, Some(line)) => self.scope(
+                self.in_rows(|y| y < line),
+                IRect { h: line, ..whole },
+                Some(line),
+            ),
+            (Part::Bottom, Some(line)) => self.scope(
+                self.in_rows(|y| y >= line),
+                IRect {
+                    y: line,
+                    h: whole.h - line,
+                    ..whole
+                },
+                Some(line),
+            ),
+        };
+        Colored {
+            colors: self.colors(&scope),
+            layout: self,
+            scope,
+        }
+    }
+
+    /// The scope of the marks `group`, whose labels go in `region`, on an
+    /// image cut at `line` (if it is).
+    fn scope(&self, group: Vec<usize>, region: IRect, line: Option<i32>) -> Scope {
+        // Every box the part's placing or coloring can meet: those reaching
+        // its rows, or within a chip of the cut.
+        let (top, bottom) = match line {
+            Some(line) if region.y < line => (region.y, line + self.tallest),
+            Some(line) => (line - self.tallest, region.bottom()),
+            None => (region.y, region.bottom()),
+        };
+        let near = |interactable: bool| {
+            self.marks
+                .iter()
+                .enumerate()
+                .filter(move |(_, m)| {
+                    (m.kind == MarkKind::Interactable) == interactable
+                        && m.rect.y < bottom
+                        && m.rect.bottom() > top
+                })
+                .map(|(i, m)| (i, m.rect))
+        };
+        let others = near(false)
+            .next()
+            .is_some()
+            .then(|| Grid::build(self.width, self.height, near(false)));
+        let cut = line.map_or_else(Vec::new, |line| {
+            (0..self.marks.len())
+                .filter(|&i| {
+                    let (r, ch) = (self.marks[i].rect, self.chips[i].1);
+                    r.y - ch < line && r.bottom() + ch > line
+                })
+                .collect()
+        });
+        Scope {
+            group,
+            region,
+            cut,
+            boxes: Grid::build(self.width, self.height, near(true)),
+            others,
+        }
+    }
+
     /// What mark `i`'s chip at `cand` would cover; `None` as soon as it covers
     /// more label area than `bound`: such a position loses to one already
     /// found, whatever else it covers.
-    fn cost_at(&self, i: usize, placed: &Placed, cand: IRect, bound: i64) -> Option<Cost> {
+    fn cost_at(
+        &self,
+        i: usize,
+        boxes: &Grid,
+        placed: &Placed,
+        cand: IRect,
+        bound: i64,
+    ) -> Option<Cost> {
         let label_overlap = placed.overlap(&cand);
         if label_overlap > bound {
             return None;
@@ -587,21 +755,21 @@ impl Layout {
             label_overlap,
             ..Cost::default()
         };
-        self.boxes.visit(&cand, |j, cell| {
+        boxes.visit(&cand, |j, cell| {
             if j == i {
                 return;
             }
             let other = &self.marks[j].rect;
             let center = other.center();
             if cand.contains_point(center.0, center.1) {
-                if in_cell(&self.boxes, center, cell) {
+                if in_cell(boxes, center, cell) {
                     cost.centers_covered += 1;
                 }
             } else if !other.contains(own) {
                 // A box that encloses ours (a card around a button) can't be avoided.
                 let area = other.overlap(&cand);
                 let corner = (cand.x.max(other.x), cand.y.max(other.y));
-                if area > 0 && in_cell(&self.boxes, corner, cell) {
+                if area > 0 && in_cell(boxes, corner, cell) {
                     cost.box_overlap += area;
                 }
             }
@@ -609,25 +777,26 @@ impl Layout {
         Some(cost)
     }
 
-    /// Chooses mark `i`'s label position inside `region`, among the labels
-    /// `placed` so far. The crowded fallback runs while the labels placed
-    /// cover less area than the region (`covered`) and `budget` is left.
+    /// Chooses mark `i`'s label position inside the scope's region, among
+    /// the labels `placed` so far. The crowded fallback runs while the
+    /// labels placed cover less area than the region (`covered`) and
+    /// `budget` is left.
     fn place(
         &self,
         i: usize,
+        scope: &Scope,
         placed: &Placed,
-        region: &IRect,
         covered: i64,
         budget: i64,
     ) -> Placement {
-        let m = &self.marks[i];
+        let (m, region, boxes) = (&self.marks[i], &scope.region, &scope.boxes);
         let (cw, ch) = self.chips[i];
         let mut best: Option<(Cost, IRect, bool)> = None;
         for (cand, away) in candidates(&m.rect, cw, ch) {
             let on_region = region.contains(&cand);
             let cand = clamp_into(cand, region);
             let bound = best.as_ref().map_or(i64::MAX, |(c, _, _)| c.label_overlap);
-            let Some(mut cost) = self.cost_at(i, placed, cand, bound) else {
+            let Some(mut cost) = self.cost_at(i, boxes, placed, cand, bound) else {
                 continue;
             };
             cost.clamped = !on_region;
@@ -668,7 +837,7 @@ impl Layout {
                         if placed.occupied.touches(&cand) == Some(true) {
                             continue;
                         }
-                        if let Some(mut cost) = self.cost_at(i, placed, cand, 0) {
+                        if let Some(mut cost) = self.cost_at(i, boxes, placed, cand, 0) {
                             cost.clamped = !region.contains(&cand);
                             best = Some((cost, cand, true));
                             break 'rings;
@@ -687,15 +856,15 @@ impl Layout {
         }
     }
 
-    /// Places the labels of the marks `group`, in order, inside `region`,
+    /// Places the labels of the scope's marks, in order, inside its region,
     /// seeing no other labels.
-    fn place_group(&self, group: &[usize], region: IRect) -> Vec<(usize, Placement)> {
-        let mut placed = Placed::new(self.marks.len(), self.width, self.height, &region);
-        let mut budget = SCAN_BUDGET_PER_MARK * group.len() as i64;
+    fn place_group(&self, scope: &Scope) -> Vec<(usize, Placement)> {
+        let mut placed = Placed::new(self.marks.len(), self.width, self.height, &scope.region);
+        let mut budget = SCAN_BUDGET_PER_MARK * scope.group.len() as i64;
         let mut covered = 0;
-        let mut out = Vec::with_capacity(group.len());
-        for &i in group {
-            let p = self.place(i, &placed, &region, covered, budget);
+        let mut out = Vec::with_capacity(scope.group.len());
+        for &i in &scope.group {
+            let p = self.place(i, scope, &placed, covered, budget);
             budget -= p.scanned;
             covered += i64::from(p.rect.w) * i64::from(p.rect.h);
             placed.insert(i, &p);
@@ -704,19 +873,19 @@ impl Layout {
         out
     }
 
-    /// A palette index per mark, skipping the colors of earlier marks whose
-    /// boxes come within a chip's height, so neighbors differ.
-    pub fn colors(&self) -> Vec<usize> {
-        // Interactable boxes are in `boxes` already; the others (debug style
-        // only) get a grid of their own.
-        let others = self
-            .marks
-            .iter()
-            .any(|m| m.kind != MarkKind::Interactable)
-            .then(|| Grid::build(self.width, self.height, boxes_where(&self.marks, false)));
-        let mut colors: Vec<usize> = Vec::with_capacity(self.marks.len());
-        for (i, m) in self.marks.iter().enumerate() {
-            let ch = self.chips[i].1;
+    /// A palette index for each mark of the scope, skipping the colors of
+    /// the marks already colored whose boxes come within a chip's height, so
+    /// neighbors differ. Marks are colored in order, but on a cut image the
+    /// marks within a chip of the cut come first, in both halves alike:
+    /// every pair of neighbors on either side of the cut is among them, and
+    /// each half then colors its own marks without waiting for the other.
+    fn colors(&self, scope: &Scope) -> Vec<Option<usize>> {
+        let mut colors: Vec<Option<usize>> = vec![None; self.marks.len()];
+        for &i in scope.cut.iter().chain(&scope.group) {
+            if colors[i].is_some() {
+                continue;
+            }
+            let (m, ch) = (&self.marks[i], self.chips[i].1);
             let reach = IRect {
                 x: m.rect.x - ch,
                 y: m.rect.y - ch,
@@ -725,12 +894,14 @@ impl Layout {
             };
             let mut used = [false; PALETTE.len()];
             let mut mark_used = |j: usize, _| {
-                if j < i && self.marks[j].rect.overlap(&reach) > 0 {
-                    used[colors[j]] = true;
+                if let Some(c) = colors[j] {
+                    if self.marks[j].rect.overlap(&reach) > 0 {
+                        used[c] = true;
+                    }
                 }
             };
-            self.boxes.visit(&reach, &mut mark_used);
-            if let Some(others) = &others {
+            scope.boxes.visit(&reach, &mut mark_used);
+            if let Some(others) = &scope.others {
                 others.visit(&reach, &mut mark_used);
             }
             let start = (m.id as usize) % PALETTE.len();
@@ -738,122 +909,9 @@ impl Layout {
                 .map(|k| (start + k) % PALETTE.len())
                 .find(|&c| !used[c])
                 .unwrap_or(start);
-            colors.push(color);
+            colors[i] = Some(color);
         }
         colors
-    }
-}
-
-/// Where the labels of some marks go (see [`Layout::place_part`]).
-pub struct Placements(Vec<(usize, Placement)>);
-
-impl Placements {
-    /// Both halves' placements, in mark order.
-    fn merge(mut self, other: Placements) -> Placements {
-        self.0.extend(other.0);
-        self.0.sort_unstable_by_key(|(i, _)| *i);
-        self
-    }
-}
-
-/// The marks a set of labels is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    /// Every mark.
-    All,
-    /// The marks of the top half of a split layout.
-    Top,
-    /// The marks of the bottom half of a split layout.
-    Bottom,
-}
-
-impl Layout {
-    /// Prepares the layout of the marks on a `width`×`height` image (the
-    /// part of each inside it; marks with none are left out); `chip(id)`
-    /// gives each chip's size.
-    ///
-    /// From [`SPLIT_MIN`] marks on (on an image at least two chips tall), the
-    /// image is cut at its middle row into two halves laid out independently:
-    /// each mark belongs to the half holding its box's center, and its label,
-    /// and its leader line, stay inside that half. The halves never share a
-    /// label, so they are placed (and drawn) on two threads; the labels are
-    /// the same either way.
-    pub fn new(
-        marks: &[MarkBox],
-        width: u32,
-        height: u32,
-        chip: impl Fn(u32) -> (i32, i32),
-    ) -> Self {
-        let marks: Vec<MarkBox> = marks
-            .iter()
-            .filter_map(|m| shown(m, width, height))
-            .collect();
-        let boxes = Grid::build(width, height, boxes_where(&marks, true));
-        let chips: Vec<(i32, i32)> = marks.iter().map(|m| chip(m.id)).collect();
-        let tallest = chips.iter().map(|c| c.1).max().unwrap_or(0);
-        Layout {
-            marks,
-            chips,
-            boxes,
-            width,
-            height,
-            tallest,
-        }
-    }
-
-    /// The marks, clipped to the image.
-    pub fn marks(&self) -> &[MarkBox] {
-        &self.marks
-    }
-
-    /// The row the image is cut at, when it is.
-    fn split(&self) -> Option<i32> {
-        split_row(self.marks.len(), self.height, self.tallest)
-    }
-
-    /// The row the image is cut at, when its halves are to go to two threads:
-    /// asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
-    pub fn parallel_split(&self, parallel: bool) -> Option<i32> {
-        parallel_row(self.marks.len(), self.height, self.tallest, parallel)
-    }
-
-    /// Where the labels of the marks of `part` go, before they get colors
-    /// (which need no placement: see [`Layout::colors`]).
-    pub fn place_part(&self, part: Part) -> Placements {
-        let whole = IRect {
-            x: 0,
-            y: 0,
-            w: self.width as i32,
-            h: self.height as i32,
-        };
-        let (group, region): (Vec<usize>, IRect) = match (part, self.split()) {
-            (Part::All, Some(_)) => {
-                return self
-                    .place_part(Part::Top)
-                    .merge(self.place_part(Part::Bottom));
-            }
-            (Part::All, None) => ((0..self.marks.len()).collect(), whole),
-            (_, None) => (Vec::new(), whole),
-            (Part::Top, Some(line)) => (self.in_rows(|y| y < line), IRect { h: line, ..whole }),
-            (Part::Bottom, Some(line)) => (
-                self.in_rows(|y| y >= line),
-                IRect {
-                    y: line,
-                    h: whole.h - line,
-                    ..whole
-                },
-            ),
-        };
-        Placements(self.place_group(&group, region))
-    }
-
-    /// The labels of placed marks, colored.
-    pub fn color(&self, placed: Placements, colors: &[usize]) -> Vec<(usize, Label)> {
-        placed
-            .0
-            .into_iter()
-            .map(|(i, p)| (i, self.label(i, p, colors[i])))
-            .collect()
     }
 
     /// The marks whose box center's row passes `keep`.
@@ -883,21 +941,20 @@ impl Layout {
     /// Every label in mark order; the halves of a split layout on two
     /// threads when `parallel` (see [`Layout::parallel_split`]).
     pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
-        let colors = self.colors();
-        let placed = match self.parallel_split(parallel) {
+        let labels = |part| self.colored(part).labels();
+        let mut all = match self.split() {
+            None => labels(Part::All),
             Some(_) => {
-                let (top, bottom) = rayon::join(
-                    || self.place_part(Part::Top),
-                    || self.place_part(Part::Bottom),
-                );
-                top.merge(bottom)
+                let (mut top, bottom) = match self.parallel_split(parallel) {
+                    Some(_) => rayon::join(|| labels(Part::Top), || labels(Part::Bottom)),
+                    None => (labels(Part::Top), labels(Part::Bottom)),
+                };
+                top.extend(bottom);
+                top
             }
-            None => self.place_part(Part::All),
         };
-        self.color(placed, &colors)
-            .into_iter()
-            .map(|(_, l)| l)
-            .collect()
+        all.sort_unstable_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, l)| l).collect()
     }
 }
 

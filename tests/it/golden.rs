@@ -410,6 +410,50 @@ fn a_split_layout_keeps_each_label_in_the_half_of_its_box() {
     );
 }
 
+#[test]
+fn neighbors_on_either_side_of_the_cut_get_different_colors() {
+    // Twelve columns of boxes closer than a chip, one above the other: ids
+    // twelve apart prefer the same color, so rows alternate between two.
+    // Alone, the bottom half would start its first row on the color of the
+    // top half's last row; only the rule at the cut keeps them apart.
+    let (w, h) = (1280, 800);
+    let marks: Vec<MarkBox> = (0..12 * 19)
+        .map(|k| MarkBox {
+            id: k + 1,
+            rect: mark::IRect {
+                x: 10 + (k % 12) as i32 * 106,
+                y: 25 + (k / 12) as i32 * 40,
+                w: 80,
+                h: 30,
+            },
+            kind: MarkKind::Interactable,
+        })
+        .collect();
+    assert!(marks.len() >= mark::SPLIT_MIN);
+    let labels = mark::plan_labels(&marks, w, h, &style(false));
+    let line = (h / 2) as i32;
+    let mut across = 0;
+    for (i, (a, la)) in marks.iter().zip(&labels).enumerate() {
+        for (b, lb) in marks[i + 1..].iter().zip(&labels[i + 1..]) {
+            let ch = la.rect.h;
+            let reach = mark::IRect {
+                x: a.rect.x - ch,
+                y: a.rect.y - ch,
+                w: a.rect.w + 2 * ch,
+                h: a.rect.h + 2 * ch,
+            };
+            if reach.overlap(&b.rect) > 0 {
+                assert_ne!(la.color, lb.color, "neighbors {a:?} and {b:?}");
+                across += usize::from((a.rect.center().1 < line) != (b.rect.center().1 < line));
+            }
+        }
+    }
+    assert!(
+        across >= 12,
+        "only {across} pairs of neighbors across the cut"
+    );
+}
+
 #[tokio::test]
 async fn the_model_image_marks_interactable_elements_only_and_debug_marks_the_rest() {
     let case = CASES.iter().find(|c| c.name == "debug_states").unwrap();

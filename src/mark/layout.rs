@@ -430,15 +430,13 @@ const SCAN_BUDGET_PER_MARK: i64 = 40;
 /// How many chip-sized rings the crowded fallback scans for a spot no label touches.
 const FAR_RINGS: i32 = 30;
 
-/// Marks from which a layout is split into two halves (see [`Layout::new`]).
+/// Marks from which a layout is split into two halves (see [`Layout::new`]),
+/// which go to two threads when asked. Two threads gain from here on
+/// (measured, one thread against two: 200 marks 0.28 and 0.23 ms at
+/// 1280×800, 0.43 and 0.36 ms at 1920×1080; 300 marks 0.37 and 0.28 ms, 0.55
+/// and 0.42 ms); with fewer, starting the second thread (about 0.05 ms) eats
+/// most of what it saves.
 pub const SPLIT_MIN: usize = 200;
-
-/// Marks from which the halves go to two threads: getting a second thread
-/// going costs 0.05–0.3 ms on a shared two-core machine, more than half the
-/// work of a few hundred marks (measured with a woken pool thread: 300 marks
-/// took 0.49 ms on one thread and 0.56 ms on two; 1,000 marks 2.0 ms and
-/// 1.3 ms).
-pub const PARALLEL_MIN: usize = 500;
 
 /// Candidate chip positions for a box, in order of preference: touching the
 /// box (outside, then inside corners), then rings further out, which get a
@@ -647,13 +645,6 @@ impl Layout {
     /// The row the image is cut at, when it is.
     pub fn split(&self) -> Option<i32> {
         split_row(self.marks.len(), self.height, self.tallest)
-    }
-
-    /// The row the image is cut at, when its halves are to go to two threads:
-    /// asked for `parallel`, and with at least [`PARALLEL_MIN`] marks.
-    pub fn parallel_split(&self, parallel: bool) -> Option<i32> {
-        self.split()
-            .filter(|_| parallel && self.marks.len() >= PARALLEL_MIN)
     }
 
     /// The marks of `part` (and those near the cut, whose boxes cross its
@@ -939,15 +930,16 @@ impl Layout {
     }
 
     /// Every label in mark order; the halves of a split layout on two
-    /// threads when `parallel` (see [`Layout::parallel_split`]).
+    /// threads when `parallel`.
     pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
         let labels = |part| self.colored(part).labels();
         let mut all = match self.split() {
             None => labels(Part::All),
             Some(_) => {
-                let (mut top, bottom) = match self.parallel_split(parallel) {
-                    Some(_) => rayon::join(|| labels(Part::Top), || labels(Part::Bottom)),
-                    None => (labels(Part::Top), labels(Part::Bottom)),
+                let (mut top, bottom) = if parallel {
+                    rayon::join(|| labels(Part::Top), || labels(Part::Bottom))
+                } else {
+                    (labels(Part::Top), labels(Part::Bottom))
                 };
                 top.extend(bottom);
                 top

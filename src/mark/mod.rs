@@ -21,9 +21,7 @@ use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
-pub use layout::{
-    Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, PARALLEL_MIN, SPLIT_MIN,
-};
+pub use layout::{Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN};
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
 
@@ -49,7 +47,8 @@ pub struct MarkStyle {
     pub send_long_edge: Option<u32>,
     /// Smallest digit height, in pixels of the image as sent.
     pub min_text_px: f32,
-    /// Draw bands in parallel (the output is identical either way).
+    /// Lay out and draw the two halves of a split layout (from [`SPLIT_MIN`]
+    /// marks) on two threads; the output is identical either way.
     pub parallel: bool,
 }
 
@@ -264,11 +263,11 @@ pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle
 /// A split layout (see [`Layout::new`]) keeps each half's labels and leader
 /// lines inside that half, and each half colors its own marks (see
 /// [`Layout::colored`]), so a half is laid out with nothing from the other:
-/// with `style.parallel` (and at least [`PARALLEL_MIN`] marks) by a thread
-/// of its own. Each thread then draws its half's strips, and takes the last
-/// strips of the other half while that one's thread is still drawing. A
-/// strip is drawn once, by either, with everything crossing it, so the
-/// pixels are those of drawing everything in one pass.
+/// with `style.parallel`, by a thread of its own. Each thread then draws its
+/// half's strips, and takes the last strips of the other half while that
+/// one's thread is still drawing. A strip is drawn once, by either, with
+/// everything crossing it, so the pixels are those of drawing everything in
+/// one pass.
 pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) -> RgbImage {
     let (width, height) = screenshot.dimensions();
     if width == 0 || height == 0 || marks.is_empty() {
@@ -281,7 +280,7 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
             let (top, bottom) = buf.split_at_mut(line as usize * width as usize * 3);
             let top = PartDrawing::new(Part::Top, top, 0, width);
             let bottom = PartDrawing::new(Part::Bottom, bottom, line, width);
-            if plan.layout.parallel_split(style.parallel).is_some() {
+            if style.parallel {
                 // The calling thread takes the bottom half at once, and a
                 // scoped thread the top: it starts sooner than rayon jobs
                 // given from outside the pool, which wake one pool thread to

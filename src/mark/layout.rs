@@ -53,6 +53,16 @@ impl IRect {
         self.x >= 0 && self.y >= 0 && self.right() <= width as i32 && self.bottom() <= height as i32
     }
 
+    /// The rectangle grown by `d` pixels on every side.
+    pub fn grown(&self, d: i32) -> IRect {
+        IRect {
+            x: self.x - d,
+            y: self.y - d,
+            w: self.w + 2 * d,
+            h: self.h + 2 * d,
+        }
+    }
+
     /// The center point.
     pub fn center(&self) -> (i32, i32) {
         (self.x + self.w / 2, self.y + self.h / 2)
@@ -475,14 +485,6 @@ fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
     out
 }
 
-/// The row a layout of `marks` marks on an image `height` tall, with chips up
-/// to `tallest` pixels tall, is cut at (see [`Layout::new`]). Each half must
-/// hold a chip, or labels would leave the image.
-fn split_row(marks: usize, height: u32, tallest: i32) -> Option<i32> {
-    let line = (height / 2) as i32;
-    (marks >= SPLIT_MIN && line >= tallest).then_some(line)
-}
-
 /// The part of a mark inside the image; `None` when nothing of it is. Work
 /// is done on that part only: a box far outside (bad input, a debug
 /// offscreen mark) must not cost a grid cell per pixel.
@@ -642,9 +644,11 @@ impl Layout {
         &self.marks
     }
 
-    /// The row the image is cut at, when it is.
+    /// The row the image is cut at, when it is (see [`Layout::new`]). Each
+    /// half must hold a chip, or labels would leave the image.
     pub fn split(&self) -> Option<i32> {
-        split_row(self.marks.len(), self.height, self.tallest)
+        let line = (self.height / 2) as i32;
+        (self.marks.len() >= SPLIT_MIN && line >= self.tallest).then_some(line)
     }
 
     /// The marks of `part` (and those near the cut, whose boxes cross its
@@ -712,8 +716,8 @@ impl Layout {
         let cut = line.map_or_else(Vec::new, |line| {
             (0..self.marks.len())
                 .filter(|&i| {
-                    let (r, ch) = (self.marks[i].rect, self.chips[i].1);
-                    r.y - ch < line && r.bottom() + ch > line
+                    let reach = self.reach(i);
+                    reach.y < line && reach.bottom() > line
                 })
                 .collect()
         });
@@ -876,13 +880,8 @@ impl Layout {
             if colors[i].is_some() {
                 continue;
             }
-            let (m, ch) = (&self.marks[i], self.chips[i].1);
-            let reach = IRect {
-                x: m.rect.x - ch,
-                y: m.rect.y - ch,
-                w: m.rect.w + 2 * ch,
-                h: m.rect.h + 2 * ch,
-            };
+            let m = &self.marks[i];
+            let reach = self.reach(i);
             let mut used = [false; PALETTE.len()];
             let mut mark_used = |j: usize, _| {
                 if let Some(c) = colors[j] {
@@ -905,6 +904,12 @@ impl Layout {
         colors
     }
 
+    /// Where mark `i`'s neighbors are: its box grown by its chip's height.
+    /// Marks whose boxes meet each other's reach get different colors.
+    fn reach(&self, i: usize) -> IRect {
+        self.marks[i].rect.grown(self.chips[i].1)
+    }
+
     /// The marks whose box center's row passes `keep`.
     fn in_rows(&self, keep: impl Fn(i32) -> bool) -> Vec<usize> {
         (0..self.marks.len())
@@ -914,12 +919,7 @@ impl Layout {
 
     fn label(&self, i: usize, p: Placement, color: usize) -> Label {
         let m = &self.marks[i];
-        let touches = p.rect.overlap(&IRect {
-            x: m.rect.x - 1,
-            y: m.rect.y - 1,
-            w: m.rect.w + 2,
-            h: m.rect.h + 2,
-        }) > 0;
+        let touches = p.rect.overlap(&m.rect.grown(1)) > 0;
         Label {
             id: m.id,
             rect: p.rect,

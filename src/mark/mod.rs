@@ -211,9 +211,7 @@ impl Face {
     }
 }
 
-/// What depends on the image's size alone: cheap (the face is kept), so it
-/// is known before the plan.
-#[derive(Clone)]
+/// What depends on the image's size alone: cheap, as the face is kept.
 struct Metrics {
     face: Arc<Face>,
     /// Chip padding around the digits.
@@ -238,21 +236,18 @@ impl Metrics {
 }
 
 impl Plan {
-    fn new(marks: &[MarkBox], width: u32, height: u32, metrics: &Metrics) -> Plan {
+    fn new(marks: &[MarkBox], width: u32, height: u32, metrics: Metrics) -> Plan {
         let (atlas, pad, chip_h) = (&metrics.face.atlas, metrics.pad, metrics.chip_height());
         let layout = Layout::new(marks, width, height, |id| {
             (atlas.text_width(id) as i32 + 2 * pad, chip_h)
         });
-        Plan {
-            layout,
-            metrics: metrics.clone(),
-        }
+        Plan { layout, metrics }
     }
 }
 
 /// Lays out labels for `marks` on a `width`×`height` image (for tests and traces).
 pub fn plan_labels(marks: &[MarkBox], width: u32, height: u32, style: &MarkStyle) -> Vec<Label> {
-    Plan::new(marks, width, height, &Metrics::new(width, height, style))
+    Plan::new(marks, width, height, Metrics::new(width, height, style))
         .layout
         .all_labels(style.parallel)
 }
@@ -273,7 +268,7 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
     if width == 0 || height == 0 || marks.is_empty() {
         return screenshot;
     }
-    let plan = Plan::new(marks, width, height, &Metrics::new(width, height, style));
+    let plan = Plan::new(marks, width, height, Metrics::new(width, height, style));
     let buf: &mut [u8] = &mut screenshot;
     match plan.layout.split() {
         Some(line) => {
@@ -289,20 +284,20 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
                 // caller most likely wrote the screenshot last, bottom rows
                 // last: they are still in its core's cache.
                 std::thread::scope(|s| {
-                    let spawned =
-                        std::thread::Builder::new().spawn_scoped(s, || top.draw(&plan, &bottom));
-                    bottom.draw(&plan, &top);
+                    let spawned = std::thread::Builder::new()
+                        .spawn_scoped(s, || top.draw(&plan, Some(&bottom)));
+                    bottom.draw(&plan, Some(&top));
                     if spawned.is_err() {
                         // No thread to be had: the caller draws the top too.
-                        top.draw(&plan, &bottom);
+                        top.draw(&plan, Some(&bottom));
                     }
                 });
             } else {
-                top.draw(&plan, &bottom);
-                bottom.draw(&plan, &top);
+                top.draw(&plan, Some(&bottom));
+                bottom.draw(&plan, Some(&top));
             }
         }
-        None => PartDrawing::new(Part::All, buf, 0, width).draw(&plan, &PartDrawing::empty()),
+        None => PartDrawing::new(Part::All, buf, 0, width).draw(&plan, None),
     }
     screenshot
 }
@@ -338,24 +333,17 @@ impl<'a, 'p> PartDrawing<'a, 'p> {
         }
     }
 
-    /// No part: nothing to draw.
-    fn empty() -> Self {
-        PartDrawing {
-            part: Part::All,
-            width: 0,
-            strips: Mutex::new(VecDeque::new()),
-            labels: OnceLock::new(),
-        }
-    }
-
-    /// Places this part's labels and draws its strips; then, if the other
-    /// part's labels are placed already, draws what is left of its strips
-    /// from the far end.
-    fn draw(&self, plan: &'p Plan, other: &PartDrawing) {
+    /// Places this part's labels and draws its strips; then, if there is an
+    /// other part and its labels are placed already, draws what is left of
+    /// its strips from the far end.
+    fn draw(&self, plan: &'p Plan, other: Option<&PartDrawing>) {
         let colored = plan.layout.colored(self.part);
         let labels = colored.labels();
         let placed = self.labels.get_or_init(|| (colored, labels));
         self.draw_strips(plan, placed, VecDeque::pop_front);
+        let Some(other) = other else {
+            return;
+        };
         if let Some(placed) = other.labels.get() {
             other.draw_strips(plan, placed, VecDeque::pop_back);
         }
@@ -589,7 +577,7 @@ mod tests {
             ..MarkStyle::default()
         };
         let expected = render(plain(w, h), &marks, &style);
-        let plan = Plan::new(&marks, w, h, &Metrics::new(w, h, &style));
+        let plan = Plan::new(&marks, w, h, Metrics::new(w, h, &style));
         let line = plan.layout.split().expect("a split layout");
         let mut img = plain(w, h);
         let buf: &mut [u8] = &mut img;
@@ -601,7 +589,7 @@ mod tests {
         let colored = plan.layout.colored(Part::Top);
         let labels = colored.labels();
         assert!(top.labels.set((colored, labels)).is_ok());
-        bottom.draw(&plan, &top);
+        bottom.draw(&plan, Some(&top));
         assert!(top.strips.lock().unwrap().is_empty());
         drop((top, bottom));
         assert!(img == expected);

@@ -435,14 +435,8 @@ fn neighbors_on_either_side_of_the_cut_get_different_colors() {
     let mut across = 0;
     for (i, (a, la)) in marks.iter().zip(&labels).enumerate() {
         for (b, lb) in marks[i + 1..].iter().zip(&labels[i + 1..]) {
-            let ch = la.rect.h;
-            let reach = mark::IRect {
-                x: a.rect.x - ch,
-                y: a.rect.y - ch,
-                w: a.rect.w + 2 * ch,
-                h: a.rect.h + 2 * ch,
-            };
-            if reach.overlap(&b.rect) > 0 {
+            // Within a chip's height of each other.
+            if a.rect.grown(la.rect.h).overlap(&b.rect) > 0 {
                 assert_ne!(la.color, lb.color, "neighbors {a:?} and {b:?}");
                 across += usize::from((a.rect.center().1 < line) != (b.rect.center().1 < line));
             }

@@ -1,12 +1,19 @@
-// seamark's element enumerator. Evaluated in a frame's main world (so that
-// `getEventListeners` of the DevTools command line API can see the page's own
-// listeners), or called on a closed shadow root. It only reads: no attributes,
-// no globals, no focus, scroll or selection change.
+// seamark's element enumerator. Called on a root (a document, or a closed
+// shadow root) in a frame's main world, where the page's own listeners are
+// visible to `getEventListeners`. It only reads: no attributes, no globals, no
+// focus, scroll or selection change.
 //
-// Returns { meta: JSON string, nodes: [Element] }. `meta.els[k].n` and
-// `meta.hosts[k]` index into `nodes`; the caller learns each node's
-// backendNodeId from the protocol's deep serialization of `nodes`.
-(function (root, opts) {
+// `reg` is the document's node registry, an object only seamark holds a handle
+// to (the page cannot reach it): `map` numbers every node ever reported, for
+// the document's life; `next` is the next number; `listeners` is the DevTools
+// command line API's `getEventListeners`, captured when the registry was made.
+//
+// Returns { meta: JSON string, nodes: [Node] }. `meta.els[k].n` (and `proxy`,
+// `cover.n`) are registry numbers. The caller knows the backendNodeId of every
+// number below `opts.known`; `nodes` holds the nodes numbered `meta.ids` (the
+// others reported), then the custom elements `meta.hosts` indexes, whose
+// closed shadow roots the caller learns from the deep serialization of `nodes`.
+(function (root, opts, reg) {
   const MAX_NAME = opts.maxName || 80;
   const MAX_OPTIONS = opts.maxOptions || 20;
   const MAX_ELEMENTS = opts.maxElements || 5000;
@@ -17,7 +24,8 @@
   const sx = win.scrollX, sy = win.scrollY;
   const se = doc.scrollingElement || doc.documentElement;
   const dw = Math.max(se ? se.scrollWidth : 0, vw), dh = Math.max(se ? se.scrollHeight : 0, vh);
-  const listeners = typeof getEventListeners === 'function' ? getEventListeners : null;
+  const listeners = typeof reg.listeners === 'function' ? reg.listeners : null;
+  const KNOWN = opts.known || 0;
   const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',
     'menuitemcheckbox', 'menuitemradio', 'option', 'combobox', 'listbox', 'slider', 'spinbutton',
     'textbox', 'searchbox', 'treeitem', 'gridcell', 'scrollbar', 'tree', 'menu', 'menubar',
@@ -335,7 +343,6 @@
   const cleared = [];
   const nodes = [];
   const els = [];
-  const index = new Map();
   // Drop weak candidates that contain another candidate: they are wrappers or
   // delegation containers, and the inner control is the one to act on.
   // A weak one inside a strong control (a span with a listener in a button) goes too;
@@ -547,8 +554,9 @@
   };
 
   // Keep the elements that matter now: every one in view, then the offscreen
-  // ones nearest the viewport. Each kept element costs a node identity on the
-  // wire (about 0.1 ms); far offscreen ones come back after a scroll.
+  // ones nearest the viewport. Describing an element and, the first time it
+  // is reported, its node identity (20-40 µs of the page's main thread) cost;
+  // far offscreen ones come back after a scroll.
   const RANK = { interactable: 0, occluded: 1, disabled: 2, offscreen: 3 };
   const away = (e) => {
     const dy = e.y + e.h < 0 ? -(e.y + e.h) : e.y > vh ? e.y - vh : 0;
@@ -560,17 +568,20 @@
   const inView = order.filter((o) => o[0] < 3).length;
   const keep = order.slice(0, inView + MAX_OFFSCREEN).map((o) => o[2]).sort((a, b) => a - b);
   const dropped = els.length - keep.length + unexamined;
-  const nodeIndex = (n) => {
-    let i = index.get(n);
-    if (i === undefined) { i = nodes.length; nodes.push(n); index.set(n, i); }
+  // Only the nodes the caller does not know yet go on the wire.
+  const ids = [], sent = new Set();
+  const numberOf = (n) => {
+    let i = reg.map.get(n);
+    if (i === undefined) { i = reg.next++; reg.map.set(n, i); }
+    if (i >= KNOWN && !sent.has(i)) { sent.add(i); ids.push(i); nodes.push(n); }
     return i;
   };
   const kept = keep.map((i) => {
     const e = els[i];
     describe(e);
-    e.n = nodeIndex(e.node); delete e.node;
-    if (e.proxy) e.proxy = nodeIndex(e.proxy);
-    if (e.cover) e.cover = { n: nodeIndex(e.cover.el), text: e.cover.text };
+    e.n = numberOf(e.node); delete e.node;
+    if (e.proxy) e.proxy = numberOf(e.proxy);
+    if (e.cover) e.cover = { n: numberOf(e.cover.el), text: e.cover.text };
     return e;
   });
   // Custom elements that may hide a closed shadow root: only those that show
@@ -599,7 +610,7 @@
   }
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
-    vw, vh, sx, sy, dw, dh, els: kept, dropped, hosts: hostIdx, text_hash: String(textHash),
+    vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),
     truncated: capped, listeners: !!listeners,
   };
   return { meta: JSON.stringify(meta), nodes };

@@ -7,16 +7,18 @@ use chromiumoxide::cdp::browser_protocol::dom::{
 };
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use chromiumoxide::cdp::js_protocol::runtime::{
-    CallArgument, CallFunctionOnParams, EvaluateParams, ExecutionContextId, RemoteObject,
+    CallArgument, CallFunctionOnParams, ExecutionContextId, RemoteObject, RemoteObjectId,
     SerializationOptions, SerializationOptionsSerialization,
 };
 use chromiumoxide::Page;
 use serde::Deserialize;
 
+use super::registry::{self, Registry};
 use super::table::{Direction, Element, ElementState, Point, Rect};
 use super::PerceiveError;
 
-/// The enumerator, evaluated in each frame's main world.
+/// The enumerator, called on the node registry of each document (and closed
+/// shadow root) in its frame's main world.
 const ENUMERATE_JS: &str = include_str!("enumerate.js");
 
 /// Object group for the handles the enumerator returns, released after each perception.
@@ -45,6 +47,9 @@ struct Meta {
     sx: f64,
     sy: f64,
     els: Vec<RawElement>,
+    /// Registry numbers of the first nodes sent.
+    ids: Vec<usize>,
+    /// Indexes into the nodes sent of custom elements that may hide a closed shadow root.
     hosts: Vec<usize>,
     #[serde(default)]
     dropped: usize,
@@ -308,28 +313,49 @@ fn answer(
     read_result(result)
 }
 
-async fn enumerate_document(
+/// Runs the enumerator on a document (`root` none) or a closed shadow root,
+/// numbering nodes in `registry`, and learns the node identities it sends.
+async fn enumerate_root(
     page: &Page,
-    context: ExecutionContextId,
+    registry: &mut Registry,
+    root: Option<RemoteObjectId>,
     opts: &EnumerateOptions,
 ) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
-    let opts_json = serde_json::to_string(opts).unwrap_or_else(|_| "{}".into());
-    let mut params = EvaluateParams::new(format!("({ENUMERATE_JS})(document, {opts_json})"));
-    params.context_id = Some(context);
-    params.include_command_line_api = Some(true);
+    let mut opts = serde_json::to_value(opts).unwrap_or_default();
+    opts["known"] = registry.known().into();
+    let mut params = CallFunctionOnParams::new(format!(
+        "function (root, o) {{ return ({ENUMERATE_JS})(root || document, o, this); }}"
+    ));
+    params.object_id = Some(registry.object.clone());
+    params.arguments = Some(vec![
+        CallArgument {
+            value: None,
+            unserializable_value: None,
+            object_id: root,
+        },
+        CallArgument {
+            value: Some(opts),
+            unserializable_value: None,
+            object_id: None,
+        },
+    ]);
     params.silent = Some(true);
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
     let reply = page.execute(params).await?;
-    answer(&reply.result.result, &reply.result.exception_details)
+    let (meta, nodes) = answer(&reply.result.result, &reply.result.exception_details)?;
+    for (number, node) in meta.ids.iter().zip(&nodes) {
+        registry.learn(*number, node.backend_node_id);
+    }
+    Ok((meta, nodes))
 }
 
-async fn enumerate_shadow_root(
+/// A handle, in `context`, to a closed shadow root.
+async fn shadow_root_handle(
     page: &Page,
     context: ExecutionContextId,
     root: i64,
-    opts: &EnumerateOptions,
-) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
+) -> Result<RemoteObjectId, PerceiveError> {
     let resolved = page
         .execute(
             ResolveNodeParams::builder()
@@ -339,25 +365,11 @@ async fn enumerate_shadow_root(
                 .build(),
         )
         .await?;
-    let object_id = resolved
+    resolved
         .result
         .object
         .object_id
-        .ok_or_else(|| PerceiveError::Enumerate("closed shadow root has no handle".into()))?;
-    let mut params = CallFunctionOnParams::new(format!(
-        "function (o) {{ return ({ENUMERATE_JS})(this, o); }}"
-    ));
-    params.object_id = Some(object_id);
-    params.arguments = Some(vec![CallArgument {
-        value: serde_json::to_value(opts).ok(),
-        unserializable_value: None,
-        object_id: None,
-    }]);
-    params.silent = Some(true);
-    params.object_group = Some(OBJECT_GROUP.into());
-    params.serialization_options = Some(deep_options());
-    let reply = page.execute(params).await?;
-    answer(&reply.result.result, &reply.result.exception_details)
+        .ok_or_else(|| PerceiveError::Enumerate("closed shadow root has no handle".into()))
 }
 
 fn direction_of(word: Option<&str>) -> Direction {
@@ -386,12 +398,12 @@ fn direction_from(b: &Rect, area: &Rect) -> Direction {
 /// Turns one root's raw elements into table elements placed in top-level coordinates.
 fn place_elements(
     meta: &Meta,
-    nodes: &[NodeRef],
+    registry: &Registry,
     place: &FramePlace,
     viewport: &Rect,
     out: &mut Vec<Element>,
 ) {
-    let node = |i: usize| nodes.get(i).map(|n| n.backend_node_id).filter(|&b| b > 0);
+    let node = |number: usize| registry.node(number);
     for raw in &meta.els {
         let Some(backend_node_id) = node(raw.n) else {
             continue;
@@ -492,9 +504,20 @@ async fn enumerate_frame(
         .ok_or_else(|| {
             PerceiveError::Enumerate(format!("frame {} has no script context", place.id.inner()))
         })?;
-    let (meta, nodes) = enumerate_document(page, context, opts).await?;
+    let frame = place.id.inner();
+    let (mut registry, cached) = registry::take(page, frame, context).await?;
+    let first = match enumerate_root(page, &mut registry, None, opts).await {
+        // A registry kept from an earlier perception may be gone with its
+        // handle; one made now settles it.
+        Err(_) if cached => {
+            registry = registry::take(page, frame, context).await?.0;
+            enumerate_root(page, &mut registry, None, opts).await
+        }
+        other => other,
+    };
+    let (meta, nodes) = first?;
     let mut result = FrameResult {
-        frame_id: place.id.inner().clone(),
+        frame_id: frame.clone(),
         url: meta.url.clone(),
         title: meta.title.clone(),
         elements: Vec::new(),
@@ -504,15 +527,19 @@ async fn enumerate_frame(
         listeners_seen: meta.listeners,
         dropped: meta.dropped,
     };
-    place_elements(&meta, &nodes, place, viewport, &mut result.elements);
+    place_elements(&meta, &registry, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)
         .into_iter()
         .map(|r| (r, 1))
         .collect();
     while let Some((root, depth)) = pending.pop() {
-        match enumerate_shadow_root(page, context, root, opts).await {
+        let answer = match shadow_root_handle(page, context, root).await {
+            Ok(handle) => enumerate_root(page, &mut registry, Some(handle), opts).await,
+            Err(e) => Err(e),
+        };
+        match answer {
             Ok((meta, nodes)) => {
-                place_elements(&meta, &nodes, place, viewport, &mut result.elements);
+                place_elements(&meta, &registry, place, viewport, &mut result.elements);
                 if depth < MAX_SHADOW_DEPTH {
                     pending.extend(
                         closed_roots(&meta, &nodes)
@@ -521,9 +548,12 @@ async fn enumerate_frame(
                     );
                 }
             }
+            // Numbers this call handed out and did not report are sent again
+            // when their nodes are next reported (see `Registry::known`).
             Err(e) => tracing::debug!("closed shadow root {root}: {e}"),
         }
     }
+    registry::give_back(page, frame, context, registry);
     Ok(result)
 }
 

@@ -7,6 +7,7 @@
 
 mod frames;
 mod list;
+mod registry;
 mod signature;
 mod table;
 

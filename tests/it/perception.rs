@@ -405,6 +405,41 @@ async fn perceiving_again_and_again_uses_one_hidden_world_per_document() {
 }
 
 #[tokio::test]
+async fn node_identities_stay_right_when_nodes_come_and_go_between_perceptions() {
+    // Node identities are learned once per document: a later perception sends
+    // only the nodes not seen before. An element seen before keeps its node, a
+    // new one gets its own, and none gets a neighbor's.
+    let fx = Fixture::open("form.html").await;
+    fx.eval(
+        "document.body.innerHTML = [...Array(12).keys()]\
+         .map(i => `<button>Old ${i}</button>`).join(' ')",
+    )
+    .await;
+    let first = fx.perceive().await;
+    fx.eval(
+        "const b = document.querySelectorAll('button'); b[3].remove(); b[7].remove(); \
+         for (let i = 0; i < 5; i++) \
+         document.body.insertAdjacentHTML('afterbegin', `<button>New ${i}</button> `)",
+    )
+    .await;
+    let second = fx.perceive().await;
+    second.no_duplicates();
+    assert_eq!(second.obs.table.elements.len(), 15, "{}", second.list());
+    for e in &second.obs.table.elements {
+        assert_eq!(
+            fx.node_text(e.backend_node_id).await,
+            e.name,
+            "element [{}] points at another node",
+            e.id
+        );
+        if let Some(before) = first.obs.table.elements.iter().find(|b| b.name == e.name) {
+            assert_eq!(before.backend_node_id, e.backend_node_id, "{}", e.name);
+        }
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn links_on_screen_at_the_bottom_of_a_feed_longer_than_the_cap_are_found() {
     // 6,000 links: more candidates than the default cap of 5,000. Scrolled to
     // the bottom, the first 5,000 used to fill the cap and the screen came out

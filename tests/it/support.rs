@@ -15,7 +15,8 @@ use crate::server::Server;
 
 /// What perception must leave as it found it: scroll, focus and selection.
 const PAGE_STATE_JS: &str = "[scrollX, scrollY, document.activeElement ? \
-     document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection())]";
+     document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection()), \
+     Reflect.ownKeys(window).map(String).join(',')]";
 
 /// A fixture page open in its own browser.
 pub struct Fixture {
@@ -71,9 +72,36 @@ impl Fixture {
         reply.result.result.value.clone().unwrap_or(Value::Null)
     }
 
+    /// The text of a node, found by its backendNodeId alone.
+    pub async fn node_text(&self, backend_node_id: i64) -> String {
+        use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
+        use chromiumoxide::cdp::js_protocol::runtime::CallFunctionOnParams;
+        let page = self.session.page();
+        let node = page
+            .execute(
+                ResolveNodeParams::builder()
+                    .backend_node_id(BackendNodeId::new(backend_node_id))
+                    .build(),
+            )
+            .await
+            .expect("resolve node");
+        let mut call = CallFunctionOnParams::new("function () { return this.textContent; }");
+        call.object_id = node.result.object.object_id.clone();
+        call.return_by_value = Some(true);
+        let reply = page.execute(call).await.expect("read node");
+        reply
+            .result
+            .result
+            .value
+            .as_ref()
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// Perceives, checking that perception changed nothing in the page: no DOM
     /// mutation seen by an observer the test installs, same scroll, same focus,
-    /// same selection.
+    /// same selection, no global added.
     pub async fn perceive(&self) -> Seen {
         self.perceive_with(&PerceiveOptions::default()).await
     }
@@ -96,7 +124,7 @@ impl Fixture {
         let after = self.eval(PAGE_STATE_JS).await;
         assert_eq!(
             before, after,
-            "perception changed scroll, focus or selection"
+            "perception changed scroll, focus, selection or the page's globals"
         );
         Seen { obs }
     }

@@ -1,0 +1,153 @@
+//! Node identities learned once per document.
+//!
+//! Telling which node an element is costs the page's main thread 20-40 µs per
+//! node (the protocol's deep serialization), about 20 ms on a page with 700
+//! controls in view: as much as the rest of enumeration. A node's backendNodeId
+//! does not change while the node lives, so each document gets a registry: an
+//! object in its main world that numbers every node the enumerator reports. Only
+//! seamark holds a handle to it (no global: the page cannot reach it), so it
+//! lives as long as the document. The enumerator serializes only the nodes
+//! numbered at or past what the caller already knows, and the caller keeps
+//! number → backendNodeId here.
+
+use std::sync::Mutex;
+
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EvaluateParams, ExecutionContextId, RemoteObjectId,
+};
+use chromiumoxide::Page;
+
+use super::PerceiveError;
+
+/// Object group of the registries: never released; a registry goes with its document.
+const GROUP: &str = "seamark-registry";
+
+/// How many documents' registries are remembered (frames and navigations add up).
+const MAX_DOCUMENTS: usize = 32;
+
+/// Makes a registry. `getEventListeners` exists only while an evaluation with
+/// the command line API runs; the function itself keeps working after it.
+const NEW_REGISTRY_JS: &str = "({ map: new WeakMap(), next: 0, \
+     listeners: typeof getEventListeners === 'function' ? getEventListeners : null })";
+
+/// One document's registry, as the caller knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct Registry {
+    /// The handle to the registry object.
+    pub object: RemoteObjectId,
+    /// backendNodeId of each registry number; 0 where not learned.
+    ids: Vec<i64>,
+}
+
+impl Registry {
+    /// How many numbers, from 0, the caller knows: the enumerator sends every
+    /// node numbered from there on.
+    pub fn known(&self) -> usize {
+        self.ids
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(self.ids.len())
+    }
+
+    /// Records that registry number `number` is node `backend_node_id`.
+    pub fn learn(&mut self, number: usize, backend_node_id: i64) {
+        if self.ids.len() <= number {
+            self.ids.resize(number + 1, 0);
+        }
+        self.ids[number] = backend_node_id;
+    }
+
+    /// The backendNodeId of registry number `number`, if known.
+    pub fn node(&self, number: usize) -> Option<i64> {
+        self.ids.get(number).copied().filter(|&b| b > 0)
+    }
+}
+
+/// Which document a registry belongs to: a frame's main world in one page.
+#[derive(Debug, Clone, PartialEq)]
+struct Key {
+    target: String,
+    frame: String,
+    context: ExecutionContextId,
+}
+
+static REGISTRIES: Mutex<Vec<(Key, Registry)>> = Mutex::new(Vec::new());
+
+fn key(page: &Page, frame: &str, context: ExecutionContextId) -> Key {
+    Key {
+        target: page.target_id().inner().clone(),
+        frame: frame.to_string(),
+        context,
+    }
+}
+
+/// Takes the registry of a frame's document out of the cache (`true`), or
+/// makes one (`false`). Give it back with [`give_back`] once its answers are
+/// read: a registry whose enumeration failed is not given back, since numbers
+/// it handed out may not have reached the caller.
+pub(crate) async fn take(
+    page: &Page,
+    frame: &str,
+    context: ExecutionContextId,
+) -> Result<(Registry, bool), PerceiveError> {
+    let k = key(page, frame, context);
+    if let Ok(mut cache) = REGISTRIES.lock() {
+        if let Some(i) = cache.iter().position(|(c, _)| *c == k) {
+            return Ok((cache.remove(i).1, true));
+        }
+    }
+    let mut params = EvaluateParams::new(NEW_REGISTRY_JS);
+    params.context_id = Some(context);
+    params.include_command_line_api = Some(true);
+    params.silent = Some(true);
+    params.object_group = Some(GROUP.into());
+    let reply = page.execute(params).await?;
+    let object = reply.result.result.object_id.clone().ok_or_else(|| {
+        PerceiveError::Enumerate("the frame's node registry could not be made".into())
+    })?;
+    Ok((
+        Registry {
+            object,
+            ids: Vec::new(),
+        },
+        false,
+    ))
+}
+
+/// Puts a registry back for the next perception of the same document.
+pub(crate) fn give_back(page: &Page, frame: &str, context: ExecutionContextId, registry: Registry) {
+    if let Ok(mut cache) = REGISTRIES.lock() {
+        let k = key(page, frame, context);
+        cache.retain(|(c, _)| *c != k);
+        cache.push((k, registry));
+        let excess = cache.len().saturating_sub(MAX_DOCUMENTS);
+        cache.drain(..excess);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_stops_at_the_first_number_not_learned() {
+        let mut r = Registry {
+            object: RemoteObjectId::new("registry"),
+            ids: Vec::new(),
+        };
+        assert_eq!(r.known(), 0);
+        r.learn(0, 11);
+        r.learn(1, 12);
+        assert_eq!(r.known(), 2);
+        // An answer lost on the way leaves a gap: from there on everything is
+        // sent again, so the gap fills when its node is next reported.
+        r.learn(4, 15);
+        assert_eq!(r.known(), 2);
+        assert_eq!(r.node(3), None);
+        assert_eq!(r.node(4), Some(15));
+        r.learn(2, 13);
+        r.learn(3, 14);
+        assert_eq!(r.known(), 5);
+        assert_eq!(r.node(9), None);
+    }
+}

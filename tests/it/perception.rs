@@ -192,6 +192,10 @@ async fn open_and_closed_shadow_roots_are_pierced() {
     seen.named("Nested closed button")
         .role("button")
         .interactable();
+    // A listener-only element counts inside a closed root too.
+    seen.named("Closed listener span")
+        .role("clickable")
+        .interactable();
     fx.close().await;
 }
 

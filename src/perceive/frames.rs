@@ -17,10 +17,6 @@ use super::registry::{self, Registry};
 use super::table::{Direction, Element, ElementState, Point, Rect};
 use super::PerceiveError;
 
-/// The enumerator, called on the node registry of each document (and closed
-/// shadow root) in its frame's main world.
-const ENUMERATE_JS: &str = include_str!("enumerate.js");
-
 /// Object group for the handles the enumerator returns, released after each perception.
 pub(crate) const OBJECT_GROUP: &str = "seamark-perceive";
 
@@ -323,9 +319,9 @@ async fn enumerate_root(
 ) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
     let mut opts = serde_json::to_value(opts).unwrap_or_default();
     opts["known"] = registry.known().into();
-    let mut params = CallFunctionOnParams::new(format!(
-        "function (root, o) {{ return ({ENUMERATE_JS})(root || document, o, this); }}"
-    ));
+    let mut params = CallFunctionOnParams::new(
+        "function (root, o) { return this.enumerate(root || document, o, this); }",
+    );
     params.object_id = Some(registry.object.clone());
     params.arguments = Some(vec![
         CallArgument {

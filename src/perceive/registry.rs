@@ -25,10 +25,20 @@ const GROUP: &str = "seamark-registry";
 /// How many documents' registries are remembered (frames and navigations add up).
 const MAX_DOCUMENTS: usize = 32;
 
+/// The enumerator.
+const ENUMERATE_JS: &str = include_str!("enumerate.js");
+
 /// Makes a registry. `getEventListeners` exists only while an evaluation with
-/// the command line API runs; the function itself keeps working after it.
-const NEW_REGISTRY_JS: &str = "({ map: new WeakMap(), next: 0, \
-     listeners: typeof getEventListeners === 'function' ? getEventListeners : null })";
+/// the command line API runs; the function itself keeps working after it. The
+/// enumerator is compiled once per document and kept here, so the engine
+/// keeps what it learned running it: from the second perception of a page on,
+/// its loops run optimized instead of interpreted (a third of its time).
+fn new_registry_js() -> String {
+    format!(
+        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
+         listeners: typeof getEventListeners === 'function' ? getEventListeners : null }})"
+    )
+}
 
 /// One document's registry, as the caller knows it.
 #[derive(Debug, Clone)]
@@ -96,7 +106,7 @@ pub(crate) async fn take(
             return Ok((cache.remove(i).1, true));
         }
     }
-    let mut params = EvaluateParams::new(NEW_REGISTRY_JS);
+    let mut params = EvaluateParams::new(new_registry_js());
     params.context_id = Some(context);
     params.include_command_line_api = Some(true);
     params.silent = Some(true);

@@ -181,38 +181,66 @@
     const r = el.getBoundingClientRect();
     return (r.width > 0 || r.height > 0) && withinScreen(r);
   };
-  // Positioned elements (relative, absolute, fixed, sticky): the only ones that
-  // paint over content that is not theirs on a page laid out in flow. Hit tests
-  // cost up to 0.1 ms each on a big page; they are spent only where a layer
-  // meets a control (see `clearAt` below).
-  const layers = [];
-  const visit = (parent, insideStrong) => {
+  // What the walk learns on its way back up: a weak candidate that holds
+  // another candidate is a wrapper or a delegation container, and the control
+  // inside is the one to act on; a weak one inside a strong control (a span
+  // with a listener in a button) gives way too. A strong control inside a
+  // strong control (a button in a link) stays.
+  const holdsCandidate = new Set();
+  const inStrong = new Set();
+  // `parentCursor` is the composed parent's cursor when the walk read it.
+  // Returns whether the subtree holds a candidate.
+  const visit = (parent, insideStrong, parentCursor) => {
+    let holds = false;
     for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
       const tag = el.tagName;
       if (SKIP_SUBTREE.has(tag)) continue;
       const s0 = strength(el);
       let s = s0;
+      let cursor;
       if (found.length >= MAX_ELEMENTS) {
         capped = true;
         s = s0 === 2 && nearScreen(el) ? 2 : 0;
       } else if (s === 0 && !insideStrong && tag !== 'HTML' && tag !== 'BODY') {
+        // A frame's style is read for the layers only.
         const st = style(el);
         if (tag !== 'IFRAME' && tag !== 'FRAME') {
           if (st.display === 'none') continue;
-          const p = parentOf(el);
-          const pointer = st.cursor === 'pointer' && !(p && style(p).cursor === 'pointer');
-          if (pointer || hasListener(el)) s = 1;
+          cursor = st.cursor;
+          if (cursor === 'pointer') {
+            const p = parentCursor === undefined ? parentOf(el) : null;
+            if ((p ? style(p).cursor : parentCursor) !== 'pointer') s = 1;
+          }
+          if (s === 0 && hasListener(el)) s = 1;
         }
-        if (st.position !== 'static') layers.push(el);
       }
-      if (s > 0) found.push({ el, s });
+      if (s > 0) {
+        found.push({ el, s });
+        if (insideStrong) inStrong.add(el);
+      }
       const inner = insideStrong || s === 2;
-      if (el.shadowRoot) visit(el.shadowRoot, inner);
+      let below = false;
+      if (el.shadowRoot) below = visit(el.shadowRoot, inner, cursor);
       else if (tag.includes('-')) hosts.push(el);
-      visit(el, inner);
+      if (visit(el, inner, cursor)) below = true;
+      if (s > 0 && below) holdsCandidate.add(el);
+      holds = holds || below || s > 0;
     }
+    return holds;
   };
-  visit(root, false);
+  visit(root, false, undefined);
+  // Positioned elements (relative, absolute, fixed, sticky): the only ones that
+  // paint over content that is not theirs on a page laid out in flow. Hit tests
+  // cost up to 0.1 ms each on a big page; they are spent only where a layer
+  // meets a control (see `clearAt` below). Only the occlusion analysis needs
+  // them, and it is off past the cap. The walk read the style of every element
+  // that is neither a control nor inside one.
+  const layers = [];
+  if (!capped && !opts.exactOcclusion && root.nodeType === 9) {
+    for (const [el, st] of styleCache) {
+      if (el !== doc.documentElement && el !== doc.body && st.position !== 'static') layers.push(el);
+    }
+  }
 
   // Geometry and visibility.
   const inter = (a, b) => {
@@ -343,22 +371,7 @@
   const cleared = [];
   const nodes = [];
   const els = [];
-  // Drop weak candidates that contain another candidate: they are wrappers or
-  // delegation containers, and the inner control is the one to act on.
-  // A weak one inside a strong control (a span with a listener in a button) goes too;
-  // a strong control inside a strong control (a button in a link) stays.
-  const strengthOf = new Map(found.map((f) => [f.el, f.s]));
-  const containsCandidate = new Set();
-  const insideStrong = new Set();
-  for (const { el } of found) {
-    for (let a = parentOf(el); a; a = parentOf(a)) {
-      const s = strengthOf.get(a);
-      if (s === undefined) continue;
-      containsCandidate.add(a);
-      if (s === 2) insideStrong.add(el);
-    }
-  }
-  const candidates = found.filter(({ el, s }) => s === 2 || (!containsCandidate.has(el) && !insideStrong.has(el)));
+  const candidates = found.filter(({ el, s }) => s === 2 || (!holdsCandidate.has(el) && !inStrong.has(el)));
   // Examine the candidates nearest the viewport first: every one whose box
   // touches it (or has no box: a hidden control its label draws), then the
   // offscreen ones by distance, until MAX_OFFSCREEN offscreen ones are kept.

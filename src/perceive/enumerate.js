@@ -197,7 +197,7 @@
       if (SKIP_SUBTREE.has(tag)) continue;
       const s0 = strength(el);
       let s = s0;
-      let cursor;
+      let cursor, askListeners = false;
       if (found.length >= MAX_ELEMENTS) {
         capped = true;
         s = s0 === 2 && nearScreen(el) ? 2 : 0;
@@ -211,7 +211,7 @@
             const p = parentCursor === undefined ? parentOf(el) : null;
             if ((p ? style(p).cursor : parentCursor) !== 'pointer') s = 1;
           }
-          if (s === 0 && hasListener(el)) s = 1;
+          askListeners = s === 0;
         }
       }
       if (s > 0) {
@@ -223,6 +223,12 @@
       if (el.shadowRoot) below = visit(el.shadowRoot, inner, cursor);
       else if (tag.includes('-')) hosts.push(el);
       if (visit(el, inner, cursor)) below = true;
+      // Listeners make a candidate only of an element that holds none (the
+      // others are wrappers, dropped anyway), so they are asked last.
+      if (askListeners && !below && found.length < MAX_ELEMENTS && hasListener(el)) {
+        s = 1;
+        found.push({ el, s });
+      }
       if (s > 0 && below) holdsCandidate.add(el);
       holds = holds || below || s > 0;
     }

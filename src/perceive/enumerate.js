@@ -139,15 +139,20 @@
 
   // Why an element is a candidate: strong (native control, widget role, editable)
   // or weak (tabindex, listener, cursor:pointer); weak ones yield to what they contain.
+  // An editing host has the attribute, unless the whole document is editable.
+  const designMode = doc.designMode === 'on';
   const strength = (el) => {
     const tag = el.tagName;
     if (tag === 'A' || tag === 'AREA') return el.hasAttribute('href') ? 2 : 0;
     if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'SUMMARY') return 2;
     if (tag === 'INPUT') return el.type === 'hidden' ? 0 : 2;
     if (tag === 'IFRAME' || tag === 'FRAME') return 0;
-    const role = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
-    if (WIDGET_ROLES.has(role)) return 2;
-    if (el.isContentEditable && !(parentOf(el) && parentOf(el).isContentEditable)) return 2;
+    // Attribute checks first: most elements have neither, and reading
+    // isContentEditable costs more than asking for an attribute.
+    const role = el.getAttribute('role');
+    if (role !== null && WIDGET_ROLES.has(role.trim().split(/\s+/)[0])) return 2;
+    if ((designMode || el.hasAttribute('contenteditable')) && el.isContentEditable &&
+      !(parentOf(el) && parentOf(el).isContentEditable)) return 2;
     const ti = el.getAttribute('tabindex');
     if (ti !== null && parseInt(ti, 10) >= 0) return 1;
     if (el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown')) return 1;

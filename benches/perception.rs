@@ -1,7 +1,9 @@
 //! Perception cost beside the bare screenshot, per page, in the same run:
 //! `screenshot` (one raw `Page.captureScreenshot`, the floor), `enumerate` (the
 //! element table alone) and `perceive` (table, signature, screenshot and the
-//! consistency check). Target: perceive ≤ 1.3 × screenshot.
+//! consistency check), one after another on the same page. Target: perceive ≤
+//! 1.3 × screenshot. The `perception_first` groups time a first look instead:
+//! screenshot and perceive right after the page loads.
 //!
 //! `cargo bench --bench perception`; `scripts/bench-table.py` prints the ratios.
 
@@ -9,9 +11,9 @@
 #[allow(dead_code)]
 mod server;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive::{self, PerceiveOptions};
 
@@ -87,8 +89,63 @@ fn bench(c: &mut Criterion) {
             })
         });
         group.finish();
+
+        // A first look, as after a navigation: the page just loaded and idle,
+        // nothing learned about its document yet (node identities, the
+        // enumerator compiled for it). The load is not timed.
+        let url = main.url(page);
+        let mut first = c.benchmark_group(format!("perception_first/{}", name_of(page)));
+        first
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_millis(300))
+            .measurement_time(Duration::from_secs(1));
+        first.bench_function("screenshot", |b| {
+            b.iter_custom(|iters| {
+                after_load(&rt, &session, &url, iters, || async {
+                    perceive::screenshot(session.page())
+                        .await
+                        .expect("screenshot")
+                })
+            })
+        });
+        first.bench_function("perceive", |b| {
+            b.iter_custom(|iters| {
+                after_load(&rt, &session, &url, iters, || async {
+                    perceive::perceive(&session, &options)
+                        .await
+                        .expect("perceive")
+                })
+            })
+        });
+        first.finish();
     }
     rt.block_on(session.close());
+}
+
+/// The time `iters` runs of `look` take, each on the page loaded anew (the
+/// load and a short settle are not counted).
+fn after_load<T, F: std::future::Future<Output = T>>(
+    rt: &tokio::runtime::Runtime,
+    session: &Session,
+    url: &str,
+    iters: u64,
+    look: impl Fn() -> F,
+) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        rt.block_on(async {
+            session
+                .navigate(url, Duration::from_secs(20))
+                .await
+                .expect("reload page");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        });
+        let start = Instant::now();
+        std::hint::black_box(rt.block_on(look()));
+        total += start.elapsed();
+    }
+    total
 }
 
 criterion_group!(benches, bench);

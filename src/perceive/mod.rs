@@ -258,7 +258,8 @@ pub async fn perceive_page(
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
             timed(screenshot(page))
         );
-        let after = mutation_count(page).await;
+        // The handles go while the count is read: one round trip, not two.
+        let (after, ()) = futures::join!(mutation_count(page), release_handles(page));
         let stable = before.is_some() && before == after;
         if !stable && attempt < attempts {
             continue;
@@ -318,6 +319,7 @@ pub async fn glance(
         &mut notes,
     )
     .await?;
+    release_handles(page).await;
     let mut obs = finish(page, frames, viewport, Vec::new(), true, notes).await;
     obs.timings.enumerate_ms = start.elapsed().as_secs_f64() * 1e3;
     obs.timings.total_ms = obs.timings.enumerate_ms;
@@ -335,8 +337,15 @@ pub async fn element_table(
     Ok(glance(page, viewport, options).await?.table)
 }
 
-/// Releases the enumerator's handles, assembles the observation, and checks
-/// elements of child frames against covers in their parents.
+/// Releases the handles the enumerator returned.
+async fn release_handles(page: &Page) {
+    let _ = page
+        .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
+        .await;
+}
+
+/// Assembles the observation, and checks elements of child frames against
+/// covers in their parents.
 async fn finish(
     page: &Page,
     frames: Vec<frames::FrameResult>,
@@ -345,9 +354,6 @@ async fn finish(
     stable: bool,
     notes: Vec<String>,
 ) -> Observation {
-    let _ = page
-        .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
-        .await;
     let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
     if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
         frames::check_child_frame_covers(page, &obs.frame, &mut obs.table.elements).await;

@@ -157,6 +157,15 @@ async fn same_and_cross_origin_iframes_are_enumerated_in_page_coordinates() {
     let cross = seen.named("Button in cross frame").interactable().element();
     assert_ne!(same.frame, top.frame);
     assert_ne!(cross.frame, same.frame);
+    // Listener-only elements count in frames too.
+    for who in ["same", "cross"] {
+        let span = seen
+            .named(&format!("Listener span in {who} frame"))
+            .role("clickable")
+            .interactable()
+            .element();
+        assert_ne!(span.frame, top.frame);
+    }
     assert!(
         fx.other.was_requested("/frame-inner.html"),
         "cross-origin frame not loaded"
@@ -174,6 +183,32 @@ async fn same_and_cross_origin_iframes_are_enumerated_in_page_coordinates() {
             .count(),
         2
     );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn three_hundred_listener_only_elements_are_all_found() {
+    let fx = Fixture::open("clickables.html").await;
+    fx.eval(
+        "document.body.innerHTML = [...Array(300).keys()].map(i => `<span>S${i}</span>`).join(' '); \
+         for (const s of document.querySelectorAll('span')) s.addEventListener('click', () => {})",
+    )
+    .await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    for i in [0, 150, 299] {
+        seen.named(&format!("S{i}"))
+            .role("clickable")
+            .interactable();
+    }
+    let spans = seen
+        .obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| e.role == "clickable" && e.name.starts_with('S'))
+        .count();
+    assert_eq!(spans, 300, "{}", seen.list());
     fx.close().await;
 }
 

@@ -228,8 +228,7 @@
       if (el.shadowRoot) {
         shadowRoots.push(el.shadowRoot);
         below = visit(el.shadowRoot, inner, cursor);
-      }
-      else if (tag.includes('-')) hosts.push(el);
+      } else if (tag.includes('-')) hosts.push(el);
       if (visit(el, inner, cursor)) below = true;
       // Listeners make a candidate only of an element that holds none (the
       // others are wrappers, dropped anyway), so they are asked last.

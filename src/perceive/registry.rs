@@ -25,6 +25,12 @@ const GROUP: &str = "seamark-registry";
 /// How many documents' registries are remembered (frames and navigations add up).
 const MAX_DOCUMENTS: usize = 32;
 
+/// Most node numbers learned per document. The numbers come from the page's
+/// main world, where a hostile page can bend the built-ins the enumerator uses:
+/// a number past this is not learned (its element is left out), rather than
+/// allocated for.
+const MAX_NUMBER: usize = 1 << 20;
+
 /// The enumerator.
 const ENUMERATE_JS: &str = include_str!("enumerate.js");
 
@@ -61,6 +67,9 @@ impl Registry {
 
     /// Records that registry number `number` is node `backend_node_id`.
     pub fn learn(&mut self, number: usize, backend_node_id: i64) {
+        if number >= MAX_NUMBER {
+            return;
+        }
         if self.ids.len() <= number {
             self.ids.resize(number + 1, 0);
         }
@@ -159,5 +168,18 @@ mod tests {
         r.learn(3, 14);
         assert_eq!(r.known(), 5);
         assert_eq!(r.node(9), None);
+    }
+
+    #[test]
+    fn a_number_from_a_bent_page_allocates_nothing() {
+        let mut r = Registry {
+            object: RemoteObjectId::new("registry"),
+            ids: Vec::new(),
+        };
+        r.learn(usize::MAX, 7);
+        r.learn(1 << 40, 7);
+        assert_eq!(r.known(), 0);
+        assert_eq!(r.node(1 << 40), None);
+        assert!(r.ids.capacity() < 1024);
     }
 }

@@ -47,7 +47,7 @@ fn new_registry_js() -> String {
 }
 
 /// One document's registry, as the caller knows it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Registry {
     /// The handle to the registry object.
     pub object: RemoteObjectId,
@@ -56,6 +56,14 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// A registry the caller knows nothing of yet, at `object`.
+    fn new(object: RemoteObjectId) -> Self {
+        Self {
+            object,
+            ids: Vec::new(),
+        }
+    }
+
     /// How many numbers, from 0, the caller knows: the enumerator sends every
     /// node numbered from there on.
     pub fn known(&self) -> usize {
@@ -83,7 +91,7 @@ impl Registry {
 }
 
 /// Which document a registry belongs to: a frame's main world in one page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 struct Key {
     target: String,
     frame: String,
@@ -102,8 +110,8 @@ fn key(page: &Page, frame: &str, context: ExecutionContextId) -> Key {
 
 /// Takes the registry of a frame's document out of the cache (`true`), or
 /// makes one (`false`). Give it back with [`give_back`] once its answers are
-/// read: a registry whose enumeration failed is not given back, since numbers
-/// it handed out may not have reached the caller.
+/// read. One whose document could not be enumerated is not given back: its
+/// handle may be gone with the document.
 pub(crate) async fn take(
     page: &Page,
     frame: &str,
@@ -124,13 +132,7 @@ pub(crate) async fn take(
     let object = reply.result.result.object_id.clone().ok_or_else(|| {
         PerceiveError::Enumerate("the frame's node registry could not be made".into())
     })?;
-    Ok((
-        Registry {
-            object,
-            ids: Vec::new(),
-        },
-        false,
-    ))
+    Ok((Registry::new(object), false))
 }
 
 /// Puts a registry back for the next perception of the same document.
@@ -150,10 +152,7 @@ mod tests {
 
     #[test]
     fn known_stops_at_the_first_number_not_learned() {
-        let mut r = Registry {
-            object: RemoteObjectId::new("registry"),
-            ids: Vec::new(),
-        };
+        let mut r = Registry::new(RemoteObjectId::new("registry"));
         assert_eq!(r.known(), 0);
         r.learn(0, 11);
         r.learn(1, 12);
@@ -172,10 +171,7 @@ mod tests {
 
     #[test]
     fn a_number_from_a_bent_page_allocates_nothing() {
-        let mut r = Registry {
-            object: RemoteObjectId::new("registry"),
-            ids: Vec::new(),
-        };
+        let mut r = Registry::new(RemoteObjectId::new("registry"));
         r.learn(usize::MAX, 7);
         r.learn(1 << 40, 7);
         assert_eq!(r.known(), 0);

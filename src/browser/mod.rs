@@ -2,6 +2,7 @@
 //! owns the page, and navigates. Nothing else in seamark talks to chromiumoxide's
 //! launch API.
 
+mod camera;
 mod find;
 mod viewport;
 
@@ -15,6 +16,7 @@ use chromiumoxide::Page;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
+pub use camera::screenshot;
 pub use find::find_chromium;
 pub use viewport::Viewport;
 
@@ -63,6 +65,9 @@ pub enum BrowserError {
     /// A protocol command failed.
     #[error("browser command failed: {0}")]
     Cdp(#[from] chromiumoxide::error::CdpError),
+    /// The screenshot could not be taken or decoded.
+    #[error("screenshot failed: {0}")]
+    Screenshot(String),
 }
 
 /// How to get a browser.
@@ -127,6 +132,17 @@ pub struct Session {
     /// The fresh profile of a launched browser; removed when the session ends.
     profile: Option<tempfile::TempDir>,
     viewport: Viewport,
+    command_timeout: Duration,
+    /// Screenshots' own connection to the page (see [`Session::screenshot`]).
+    camera: tokio::sync::Mutex<CameraSlot>,
+}
+
+/// The camera of the page seamark drives, or why there is none.
+#[derive(Default)]
+struct CameraSlot {
+    camera: Option<camera::Camera>,
+    /// The page target a camera could not be opened for: not tried again.
+    failed: Option<String>,
 }
 
 /// What a navigation found.
@@ -190,7 +206,7 @@ impl Session {
                     path: path.clone(),
                     reason: e.to_string(),
                 })?;
-        Self::finish(browser, handler, Some(profile), vp).await
+        Self::finish(browser, handler, Some(profile), vp, options.command_timeout).await
     }
 
     async fn attach(url: &str, options: &BrowserOptions) -> Result<Self, BrowserError> {
@@ -208,7 +224,14 @@ impl Session {
                 url: url.to_string(),
                 reason: e.to_string(),
             })?;
-        Self::finish(browser, handler, None, options.viewport).await
+        Self::finish(
+            browser,
+            handler,
+            None,
+            options.viewport,
+            options.command_timeout,
+        )
+        .await
     }
 
     async fn finish(
@@ -216,6 +239,7 @@ impl Session {
         mut handler: chromiumoxide::Handler,
         profile: Option<tempfile::TempDir>,
         viewport: Viewport,
+        command_timeout: Duration,
     ) -> Result<Self, BrowserError> {
         // The handler yields per-message errors; keep polling it, or every later
         // command times out (../shared/NOTES.md).
@@ -236,6 +260,8 @@ impl Session {
             handler,
             profile,
             viewport,
+            command_timeout,
+            camera: tokio::sync::Mutex::default(),
         })
     }
 
@@ -252,6 +278,62 @@ impl Session {
     /// The browser the page lives in (for tabs, downloads and browser-wide events).
     pub fn browser(&self) -> &Browser {
         &self.browser
+    }
+
+    /// A PNG of the viewport (fast compression), taken over the page's camera:
+    /// a DevTools connection of its own, so that the screenshot neither waits
+    /// for nor holds up the commands perception sends meanwhile. When no camera
+    /// can be opened (a browser behind a proxy that serves only its own
+    /// endpoint) or it fails, the page's own connection takes the screenshot.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, BrowserError> {
+        let target = self.page.target_id().inner().clone();
+        let mut slot = self.camera.lock().await;
+        let stale = slot.camera.as_ref().is_some_and(|c| c.target() != target);
+        if stale || (slot.camera.is_none() && slot.failed.as_ref() != Some(&target)) {
+            // A connection on the browser's own host opens in a millisecond.
+            let opened = tokio::time::timeout(
+                self.command_timeout.min(Duration::from_secs(5)),
+                camera::Camera::open(self.browser.websocket_address(), &target),
+            )
+            .await
+            .unwrap_or_else(|_| Err("timed out".into()));
+            match opened {
+                Ok(camera) => {
+                    *slot = CameraSlot {
+                        camera: Some(camera),
+                        failed: None,
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(
+                        "no camera for the page, screenshots go over its connection: {e}"
+                    );
+                    *slot = CameraSlot {
+                        camera: None,
+                        failed: Some(target),
+                    };
+                }
+            }
+        }
+        if let Some(camera) = slot.camera.as_mut() {
+            let shot = tokio::time::timeout(self.command_timeout, camera.shoot())
+                .await
+                .unwrap_or_else(|_| Err("timed out".into()));
+            match shot {
+                Ok(png) => return Ok(png),
+                // Closed with its page, or broken: the next screenshot opens a new one.
+                Err(e) => {
+                    tracing::debug!(
+                        "camera failed, the page's connection takes the screenshot: {e}"
+                    );
+                    slot.camera = None;
+                }
+            }
+        }
+        drop(slot);
+        camera::screenshot(&self.page)
+            .await
+            .map_err(BrowserError::Screenshot)
     }
 
     /// Makes `page` the one seamark drives (a tab an action opened), with the

@@ -13,7 +13,7 @@
 // number below `opts.known`; `nodes` holds the nodes numbered `meta.ids` (the
 // others reported), then the custom elements `meta.hosts` indexes, whose
 // closed shadow roots the caller learns from the deep serialization of `nodes`.
-(function (root, opts, reg) {
+(async function (root, opts, reg) {
   const MAX_NAME = opts.maxName || 80;
   const MAX_OPTIONS = opts.maxOptions || 20;
   const MAX_ELEMENTS = opts.maxElements || 5000;
@@ -26,6 +26,15 @@
   const dw = Math.max(se ? se.scrollWidth : 0, vw), dh = Math.max(se ? se.scrollHeight : 0, vh);
   const listeners = typeof reg.listeners === 'function' ? reg.listeners : null;
   const KNOWN = opts.known || 0;
+  // A screenshot taken meanwhile needs the main thread for a moment: every
+  // `YIELD_MS` the enumerator lets the event loop run (`reg.pause`).
+  const YIELD_MS = opts.yieldMs || 0;
+  let ranSince = performance.now();
+  const pause = async () => {
+    if (!YIELD_MS || typeof reg.pause !== 'function' || performance.now() - ranSince < YIELD_MS) return;
+    await reg.pause();
+    ranSince = performance.now();
+  };
   const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',
     'menuitemcheckbox', 'menuitemradio', 'option', 'combobox', 'listbox', 'slider', 'spinbutton',
     'textbox', 'searchbox', 'treeitem', 'gridcell', 'scrollbar', 'tree', 'menu', 'menubar',
@@ -243,6 +252,7 @@
   };
   const shadowRoots = [];
   visit(root, false, undefined);
+  await pause();
   // Each control's labels, from one pass over the labels. A control's own
   // `labels` list costs a walk of the whole document the first time it is
   // read after any change (47 ms for the 1,250 inputs of a dense form).
@@ -410,7 +420,11 @@
     return dx + dy;
   };
   const near = [], far = [];
-  const rects = candidates.map(({ el }) => el.getBoundingClientRect());
+  const rects = [];
+  for (let i = 0; i < candidates.length; i++) {
+    if ((i & 255) === 255) await pause();
+    rects.push(candidates[i].el.getBoundingClientRect());
+  }
   candidates.forEach((_, i) => {
     const r = rects[i];
     const d = r.width === 0 && r.height === 0 ? 0 : distance(r);
@@ -450,6 +464,7 @@
       }
     }
   };
+  await pause();
   if (analytic) {
     // Strong controls' styles are not read in the walk; only those in view
     // can cover a control in view.
@@ -480,8 +495,10 @@
     }
     return true;
   };
+  await pause();
   let offscreenSeen = 0, unexamined = 0;
   for (let k = 0; k < examine.length; k++) {
+    if ((k & 63) === 63) await pause();
     const [dist, ci] = examine[k];
     if (dist > 0 && offscreenSeen >= MAX_OFFSCREEN) { unexamined = examine.length - k; break; }
     const { el: orig, s } = candidates[ci];
@@ -543,6 +560,7 @@
     if (cover) e.cover = cover;
     els.push(e);
   }
+  await pause();
   const checkStep = Math.max(1, Math.floor(cleared.length / Math.max(1, SPOT_CHECKS)));
   let agree = true;
   for (let i = 0; SPOT_CHECKS > 0 && i < cleared.length && agree; i += checkStep) {
@@ -616,6 +634,7 @@
     if (i >= KNOWN && !sent.has(i)) { sent.add(i); ids.push(i); nodes.push(n); }
     return i;
   };
+  await pause();
   const kept = keep.map((i) => {
     const e = els[i];
     describe(e);
@@ -631,6 +650,7 @@
 
   // The page signature's text part: rendered text of the document, hashed here
   // so that a long page does not cross the wire.
+  await pause();
   let textHash = 0;
   if (root.nodeType === 9 && doc.body) {
     let t = doc.body.innerText || '';

@@ -33,6 +33,9 @@ pub(crate) struct EnumerateOptions {
     pub max_offscreen: usize,
     pub exact_occlusion: bool,
     pub spot_checks: usize,
+    /// Milliseconds the enumerator runs before it yields to the page's event
+    /// loop; 0 never.
+    pub yield_ms: f64,
 }
 
 /// What the enumerator reports for one root (document or closed shadow root).
@@ -336,6 +339,8 @@ async fn enumerate_root(
         },
     ]);
     params.silent = Some(true);
+    // The enumerator answers with a promise: it may yield on its way.
+    params.await_promise = Some(true);
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
     let reply = page.execute(params).await?;

@@ -13,10 +13,7 @@ mod table;
 
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams, CreateIsolatedWorldParams,
-};
+use chromiumoxide::cdp::browser_protocol::page::CreateIsolatedWorldParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, ExecutionContextId, ReleaseObjectGroupParams,
 };
@@ -42,6 +39,9 @@ pub enum PerceiveError {
     /// The screenshot could not be taken or decoded.
     #[error("screenshot failed: {0}")]
     Screenshot(String),
+    /// The browser layer failed (the screenshot over the session's camera).
+    #[error(transparent)]
+    Browser(#[from] crate::browser::BrowserError),
 }
 
 /// Limits of one perception.
@@ -67,6 +67,11 @@ pub struct PerceiveOptions {
     /// anyway, spread over the page, to check it; one disagreement and all of
     /// them are. 0 trusts the analysis.
     pub spot_checks: usize,
+    /// Milliseconds the enumerator runs before it lets the page's main thread
+    /// do other work, while the screenshot is being taken: the screenshot needs
+    /// that thread for a moment, and gets it between the enumerator's steps
+    /// instead of after them. 0 never yields.
+    pub yield_ms: f64,
 }
 
 impl Default for PerceiveOptions {
@@ -79,6 +84,7 @@ impl Default for PerceiveOptions {
             max_attempts: 3,
             exact_occlusion: false,
             spot_checks: 10,
+            yield_ms: 3.0,
         }
     }
 }
@@ -207,20 +213,13 @@ async fn mutation_count(page: &Page) -> Option<i64> {
     watch_eval(page, WATCH_JS).await?.as_i64()
 }
 
-/// Takes the viewport screenshot as PNG, fast compression.
+/// Takes the viewport screenshot as PNG, fast compression, over the page's own
+/// connection: the bare `Page.captureScreenshot` (perception takes it over the
+/// session's camera, see [`Session::screenshot`]).
 pub async fn screenshot(page: &Page) -> Result<Vec<u8>, PerceiveError> {
-    let reply = page
-        .execute(
-            CaptureScreenshotParams::builder()
-                .format(CaptureScreenshotFormat::Png)
-                .optimize_for_speed(true)
-                .build(),
-        )
-        .await?;
-    let data: &str = reply.result.data.as_ref();
-    base64::engine::general_purpose::STANDARD
-        .decode(data)
-        .map_err(|e| PerceiveError::Screenshot(format!("bad base64 from the browser: {e}")))
+    crate::browser::screenshot(page)
+        .await
+        .map_err(PerceiveError::Screenshot)
 }
 
 async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
@@ -234,17 +233,13 @@ pub async fn perceive(
     session: &Session,
     options: &PerceiveOptions,
 ) -> Result<Observation, PerceiveError> {
-    perceive_page(session.page(), session.viewport(), options).await
-}
-
-/// Perceives a page whose viewport is `viewport`.
-pub async fn perceive_page(
-    page: &Page,
-    viewport: Viewport,
-    options: &PerceiveOptions,
-) -> Result<Observation, PerceiveError> {
+    let page = session.page();
+    let viewport = session.viewport();
     let start = Instant::now();
-    let opts = enumerate_options(options);
+    let opts = frames::EnumerateOptions {
+        yield_ms: options.yield_ms,
+        ..enumerate_options(options)
+    };
     let view = view_rect(viewport);
     let attempts = options.max_attempts.max(1);
     let mut attempt = 0;
@@ -256,7 +251,7 @@ pub async fn perceive_page(
         let (before, (frames, enumerate_time), (shot, shot_time)) = futures::join!(
             mutation_count(page),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
-            timed(screenshot(page))
+            timed(session.screenshot())
         );
         // The handles go while the count is read: one round trip, not two.
         let (after, ()) = futures::join!(mutation_count(page), release_handles(page));
@@ -290,6 +285,8 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
         max_offscreen: options.max_offscreen,
         exact_occlusion: options.exact_occlusion,
         spot_checks: options.spot_checks,
+        // Without a screenshot alongside, yielding would only let the page run.
+        yield_ms: 0.0,
     }
 }
 

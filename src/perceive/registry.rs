@@ -34,6 +34,16 @@ const MAX_NUMBER: usize = 1 << 20;
 /// The enumerator.
 const ENUMERATE_JS: &str = include_str!("enumerate.js");
 
+/// How the enumerator yields to the page's event loop: a message to itself,
+/// over a channel only the registry holds (the page sees no event of ours).
+/// Measured against `scheduler.yield()`, whose continuation runs ahead of the
+/// screenshot's work: 55 against 66 ms per perception of old reddit.
+const PAUSE_JS: &str = "(() => { \
+    const c = new MessageChannel(), waiting = []; \
+    c.port1.onmessage = () => { const go = waiting.shift(); if (go) go(); }; \
+    return () => new Promise((go) => { waiting.push(go); c.port2.postMessage(0); }); \
+  })()";
+
 /// Makes a registry. `getEventListeners` exists only while an evaluation with
 /// the command line API runs; the function itself keeps working after it. The
 /// enumerator is compiled once per document and kept here, so the engine
@@ -42,7 +52,8 @@ const ENUMERATE_JS: &str = include_str!("enumerate.js");
 fn new_registry_js() -> String {
     format!(
         "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
-         listeners: typeof getEventListeners === 'function' ? getEventListeners : null }})"
+         listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
+         pause: {PAUSE_JS} }})"
     )
 }
 

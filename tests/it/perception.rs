@@ -533,3 +533,87 @@ async fn layers_that_paint_over_controls_are_found_without_hit_testing_every_con
         fx.close().await;
     }
 }
+
+#[tokio::test]
+async fn yielding_to_the_page_between_enumeration_steps_changes_nothing_in_the_table() {
+    let fx = Fixture::open("dense").await;
+    // The 2,500 controls of the dense page take several milliseconds to
+    // enumerate; a yield every microsecond splits the run at every step.
+    let table = |seen: &crate::support::Seen| {
+        seen.obs
+            .table
+            .elements
+            .iter()
+            .map(|e| {
+                let b = e.bbox;
+                format!(
+                    "{} {} {:?} {} {:?} {:.1},{:.1},{:.1},{:.1} {:?}",
+                    e.id,
+                    e.backend_node_id,
+                    e.name,
+                    e.role,
+                    e.state,
+                    b.x,
+                    b.y,
+                    b.w,
+                    b.h,
+                    e.click_point
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let whole = fx
+        .perceive_with(&PerceiveOptions {
+            yield_ms: 0.0,
+            ..PerceiveOptions::default()
+        })
+        .await;
+    let split = fx
+        .perceive_with(&PerceiveOptions {
+            yield_ms: 0.001,
+            ..PerceiveOptions::default()
+        })
+        .await;
+    assert!(whole.obs.table.len() > 700, "{}", whole.obs.table.len());
+    assert_eq!(table(&whole), table(&split));
+    assert_eq!(whole.obs.signature, split.obs.signature);
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn screenshots_show_the_page_seamark_drives_as_it_is_now() {
+    let fx = Fixture::open("form.html").await;
+    let corner = |png: &[u8]| {
+        let img = seamark::mark::decode(png).expect("a PNG");
+        *img.get_pixel(2, 2)
+    };
+    for (css, rgb) in [
+        ("rgb(255, 0, 0)", [255, 0, 0]),
+        ("rgb(0, 0, 255)", [0, 0, 255]),
+    ] {
+        fx.eval(&format!(
+            "document.documentElement.style.background = '{css}'; \
+             document.body.style.background = '{css}'"
+        ))
+        .await;
+        let png = fx.session.screenshot().await.expect("screenshot");
+        assert_eq!(corner(&png).0, rgb, "screenshot after painting {css}");
+        let seen = fx.perceive().await;
+        assert_eq!(
+            corner(&seen.obs.screenshot_png).0,
+            rgb,
+            "perception after {css}"
+        );
+    }
+    // Another tab takes over (a crashed page is replaced so): the screenshot
+    // follows it, a blank white page.
+    let mut fx = fx;
+    fx.session.replace_page().await.expect("fresh tab");
+    let png = fx
+        .session
+        .screenshot()
+        .await
+        .expect("screenshot of the new tab");
+    assert_eq!(corner(&png).0, [255, 255, 255]);
+    fx.close().await;
+}

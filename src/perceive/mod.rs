@@ -7,6 +7,7 @@
 
 mod frames;
 mod list;
+mod recent;
 mod registry;
 mod signature;
 mod table;
@@ -148,23 +149,9 @@ pub(crate) const WATCH_JS: &str = r#"(() => {
 /// The isolated world of each page's current document, by target id: one
 /// world (and one MutationObserver) per document, made on first use and again
 /// after a navigation replaced the document. A new world per call would leave
-/// an observer behind on every perception and every command.
-static WATCH_WORLDS: std::sync::Mutex<Vec<(String, ExecutionContextId)>> =
-    std::sync::Mutex::new(Vec::new());
-
-fn cached_world(target: &str) -> Option<ExecutionContextId> {
-    let worlds = WATCH_WORLDS.lock().ok()?;
-    worlds.iter().find(|(t, _)| t == target).map(|(_, c)| *c)
-}
-
-fn cache_world(target: &str, context: Option<ExecutionContextId>) {
-    if let Ok(mut worlds) = WATCH_WORLDS.lock() {
-        worlds.retain(|(t, _)| t != target);
-        if let Some(c) = context {
-            worlds.push((target.to_string(), c));
-        }
-    }
-}
+/// an observer behind on every perception and every command. Bounded: pages
+/// come and go (tabs, replaced crashed pages).
+static WATCH_WORLDS: recent::Recent<String, ExecutionContextId> = recent::Recent::new(32);
 
 async fn new_world(page: &Page) -> Option<ExecutionContextId> {
     let frame = page.mainframe().await.ok()??;
@@ -198,15 +185,18 @@ async fn eval_in(page: &Page, context: ExecutionContextId, expression: &str) -> 
 /// navigating or gone.
 pub(crate) async fn watch_eval(page: &Page, expression: &str) -> Option<Value> {
     let target = page.target_id().inner().clone();
-    if let Some(context) = cached_world(&target) {
+    if let Some(context) = WATCH_WORLDS.get(&target) {
         if let Some(v) = eval_in(page, context, expression).await {
             return Some(v);
         }
     }
     // The document changed (or this is the first look): a world for the new one.
-    let context = new_world(page).await;
-    cache_world(&target, context);
-    eval_in(page, context?, expression).await
+    let Some(context) = new_world(page).await else {
+        WATCH_WORLDS.take(&target);
+        return None;
+    };
+    WATCH_WORLDS.put(target, context);
+    eval_in(page, context, expression).await
 }
 
 async fn mutation_count(page: &Page) -> Option<i64> {

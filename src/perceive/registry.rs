@@ -10,13 +10,12 @@
 //! numbered at or past what the caller already knows, and the caller keeps
 //! number → backendNodeId here.
 
-use std::sync::Mutex;
-
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, ExecutionContextId, RemoteObjectId,
 };
 use chromiumoxide::Page;
 
+use super::recent::Recent;
 use super::PerceiveError;
 
 /// Object group of the registries: never released; a registry goes with its document.
@@ -109,7 +108,7 @@ struct Key {
     context: ExecutionContextId,
 }
 
-static REGISTRIES: Mutex<Vec<(Key, Registry)>> = Mutex::new(Vec::new());
+static REGISTRIES: Recent<Key, Registry> = Recent::new(MAX_DOCUMENTS);
 
 fn key(page: &Page, frame: &str, context: ExecutionContextId) -> Key {
     Key {
@@ -128,11 +127,8 @@ pub(crate) async fn take(
     frame: &str,
     context: ExecutionContextId,
 ) -> Result<(Registry, bool), PerceiveError> {
-    let k = key(page, frame, context);
-    if let Ok(mut cache) = REGISTRIES.lock() {
-        if let Some(i) = cache.iter().position(|(c, _)| *c == k) {
-            return Ok((cache.remove(i).1, true));
-        }
+    if let Some(registry) = REGISTRIES.take(&key(page, frame, context)) {
+        return Ok((registry, true));
     }
     let mut params = EvaluateParams::new(new_registry_js());
     params.context_id = Some(context);
@@ -148,13 +144,7 @@ pub(crate) async fn take(
 
 /// Puts a registry back for the next perception of the same document.
 pub(crate) fn give_back(page: &Page, frame: &str, context: ExecutionContextId, registry: Registry) {
-    if let Ok(mut cache) = REGISTRIES.lock() {
-        let k = key(page, frame, context);
-        cache.retain(|(c, _)| *c != k);
-        cache.push((k, registry));
-        let excess = cache.len().saturating_sub(MAX_DOCUMENTS);
-        cache.drain(..excess);
-    }
+    REGISTRIES.put(key(page, frame, context), registry);
 }
 
 #[cfg(test)]

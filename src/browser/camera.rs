@@ -24,6 +24,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::Page;
 use futures::StreamExt;
 
+use super::BrowserError;
+
 /// The screenshot seamark takes: the viewport, PNG with fast compression.
 fn screenshot_params() -> CaptureScreenshotParams {
     CaptureScreenshotParams::builder()
@@ -41,12 +43,9 @@ fn decode(data: &str) -> Result<Vec<u8>, String> {
 
 /// Takes a screenshot over the page's own connection (the one that drives it):
 /// the bare `Page.captureScreenshot`.
-pub async fn screenshot(page: &Page) -> Result<Vec<u8>, String> {
-    let reply = page
-        .execute(screenshot_params())
-        .await
-        .map_err(|e| e.to_string())?;
-    decode(reply.result.data.as_ref())
+pub async fn screenshot(page: &Page) -> Result<Vec<u8>, BrowserError> {
+    let reply = page.execute(screenshot_params()).await?;
+    decode(reply.result.data.as_ref()).map_err(BrowserError::Screenshot)
 }
 
 /// The DevTools endpoint of page target `target`, next to the browser's own

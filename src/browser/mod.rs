@@ -331,9 +331,7 @@ impl Session {
             }
         }
         drop(slot);
-        camera::screenshot(&self.page)
-            .await
-            .map_err(BrowserError::Screenshot)
+        camera::screenshot(&self.page).await
     }
 
     /// Makes `page` the one seamark drives (a tab an action opened), with the

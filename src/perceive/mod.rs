@@ -38,9 +38,6 @@ pub enum PerceiveError {
     #[error("element enumeration failed: {0}")]
     Enumerate(String),
     /// The screenshot could not be taken or decoded.
-    #[error("screenshot failed: {0}")]
-    Screenshot(String),
-    /// The browser layer failed (the screenshot over the session's camera).
     #[error(transparent)]
     Browser(#[from] crate::browser::BrowserError),
 }
@@ -207,9 +204,7 @@ async fn mutation_count(page: &Page) -> Option<i64> {
 /// connection: the bare `Page.captureScreenshot` (perception takes it over the
 /// session's camera, see [`Session::screenshot`]).
 pub async fn screenshot(page: &Page) -> Result<Vec<u8>, PerceiveError> {
-    crate::browser::screenshot(page)
-        .await
-        .map_err(PerceiveError::Screenshot)
+    Ok(crate::browser::screenshot(page).await?)
 }
 
 async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {

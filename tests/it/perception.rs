@@ -1,7 +1,11 @@
 //! Perception on the fixture pages: every expected element found with the right
 //! name and state, no decoy, nothing twice, and the page left untouched.
 
-use seamark::perceive::{Direction, ElementState, PerceiveOptions};
+use std::time::Duration;
+
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use seamark::browser::{BrowserOptions, Session};
+use seamark::perceive::{self, Direction, ElementState, PerceiveOptions};
 
 use crate::support::Fixture;
 
@@ -615,5 +619,87 @@ async fn screenshots_show_the_page_seamark_drives_as_it_is_now() {
         .await
         .expect("screenshot of the new tab");
     assert_eq!(corner(&png).0, [255, 255, 255]);
+    fx.close().await;
+}
+
+/// A browser reached through a proxy that serves only its browser endpoint
+/// (as some hosted browsers do): no camera can be opened, and screenshots go
+/// over the page's own connection.
+#[tokio::test]
+async fn without_a_camera_the_page_connection_takes_the_screenshots() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let fx = Fixture::open("form.html").await;
+    let browser_ws = url::Url::parse(fx.session.browser().websocket_address()).unwrap();
+    let upstream = format!(
+        "{}:{}",
+        browser_ws.host_str().unwrap(),
+        browser_ws.port().unwrap()
+    );
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_addr = proxy.local_addr().unwrap();
+    let refused = Arc::new(AtomicUsize::new(0));
+    let refusals = refused.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = proxy.accept().await {
+            let upstream = upstream.clone();
+            let refusals = refusals.clone();
+            tokio::spawn(async move {
+                // The request head, then either a refusal or a plain pipe.
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if client.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                if String::from_utf8_lossy(&head).contains(" /devtools/page/") {
+                    refusals.fetch_add(1, Ordering::SeqCst);
+                    let _ = client
+                        .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                        .await;
+                    return;
+                }
+                let Ok(mut server) = tokio::net::TcpStream::connect(&upstream).await else {
+                    return;
+                };
+                if server.write_all(&head).await.is_ok() {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    let attached = Session::start(&BrowserOptions {
+        cdp: Some(format!("ws://{proxy_addr}{}", browser_ws.path())),
+        ..BrowserOptions::default()
+    })
+    .await
+    .expect("attach through the proxy");
+    attached
+        .navigate(&fx.server.url("form.html"), Duration::from_secs(20))
+        .await
+        .expect("open the form");
+    let mut paint = EvaluateParams::new(
+        "document.documentElement.style.background = document.body.style.background = 'rgb(255, 0, 0)'",
+    );
+    paint.return_by_value = Some(true);
+    attached.page().execute(paint).await.expect("paint");
+    let corner = |png: &[u8]| seamark::mark::decode(png).expect("a PNG").get_pixel(2, 2).0;
+    let png = attached.screenshot().await.expect("screenshot");
+    assert_eq!(corner(&png), [255, 0, 0]);
+    let obs = perceive::perceive(&attached, &PerceiveOptions::default())
+        .await
+        .expect("perceive");
+    assert_eq!(corner(&obs.screenshot_png), [255, 0, 0]);
+    assert!(obs.table.len() >= 5, "{}", obs.table.len());
+    assert_eq!(
+        refused.load(Ordering::SeqCst),
+        1,
+        "the camera is asked for once per page, then not again"
+    );
+    attached.close().await;
     fx.close().await;
 }

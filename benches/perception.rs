@@ -163,20 +163,13 @@ fn after_load<T, F: std::future::Future<Output = T>>(
     iters: u64,
     look: impl Fn() -> F,
 ) -> Duration {
-    let mut total = Duration::ZERO;
-    for _ in 0..iters {
-        rt.block_on(async {
-            session
-                .navigate(url, Duration::from_secs(20))
-                .await
-                .expect("reload page");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        });
-        let start = Instant::now();
-        std::hint::black_box(rt.block_on(look()));
-        total += start.elapsed();
-    }
-    total
+    timed_after(rt, iters, look, || async {
+        session
+            .navigate(url, Duration::from_secs(20))
+            .await
+            .expect("reload page");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    })
 }
 
 /// The time `iters` runs of `look` take, each after a 70 ms pause (not counted).
@@ -185,9 +178,22 @@ fn after_pause<T, F: std::future::Future<Output = T>>(
     iters: u64,
     look: impl Fn() -> F,
 ) -> Duration {
+    // An async block: the sleep must be made inside the runtime.
+    timed_after(rt, iters, look, || async {
+        tokio::time::sleep(Duration::from_millis(70)).await
+    })
+}
+
+/// The time `iters` runs of `look` take, each after `prepare` (not counted).
+fn timed_after<T, F: std::future::Future<Output = T>, P: std::future::Future<Output = ()>>(
+    rt: &tokio::runtime::Runtime,
+    iters: u64,
+    look: impl Fn() -> F,
+    prepare: impl Fn() -> P,
+) -> Duration {
     let mut total = Duration::ZERO;
     for _ in 0..iters {
-        rt.block_on(async { tokio::time::sleep(Duration::from_millis(70)).await });
+        rt.block_on(prepare());
         let start = Instant::now();
         std::hint::black_box(rt.block_on(look()));
         total += start.elapsed();

@@ -140,9 +140,20 @@ pub struct Session {
 /// The camera of the page seamark drives, or why there is none.
 #[derive(Default)]
 struct CameraSlot {
+    /// The page target a camera was last opened for; one that could not be
+    /// opened is not tried again.
+    tried: Option<String>,
     camera: Option<camera::Camera>,
-    /// The page target a camera could not be opened for: not tried again.
-    failed: Option<String>,
+}
+
+/// `work`'s answer, or an error once `limit` has passed.
+async fn within<T>(
+    limit: Duration,
+    work: impl std::future::Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    tokio::time::timeout(limit, work)
+        .await
+        .unwrap_or_else(|_| Err("timed out".into()))
 }
 
 /// What a navigation found.
@@ -288,45 +299,31 @@ impl Session {
     pub async fn screenshot(&self) -> Result<Vec<u8>, BrowserError> {
         let target = self.page.target_id().inner().clone();
         let mut slot = self.camera.lock().await;
-        let stale = slot.camera.as_ref().is_some_and(|c| c.target() != target);
-        if stale || (slot.camera.is_none() && slot.failed.as_ref() != Some(&target)) {
+        if slot.tried.as_ref() != Some(&target) {
             // A connection on the browser's own host opens in a millisecond.
-            let opened = tokio::time::timeout(
+            let opened = within(
                 self.command_timeout.min(Duration::from_secs(5)),
                 camera::Camera::open(self.browser.websocket_address(), &target),
             )
-            .await
-            .unwrap_or_else(|_| Err("timed out".into()));
-            match opened {
-                Ok(camera) => {
-                    *slot = CameraSlot {
-                        camera: Some(camera),
-                        failed: None,
-                    }
-                }
-                Err(e) => {
+            .await;
+            slot.camera = opened
+                .map_err(|e| {
                     tracing::debug!(
                         "no camera for the page, screenshots go over its connection: {e}"
-                    );
-                    *slot = CameraSlot {
-                        camera: None,
-                        failed: Some(target),
-                    };
-                }
-            }
+                    )
+                })
+                .ok();
+            slot.tried = Some(target);
         }
         if let Some(camera) = slot.camera.as_mut() {
-            let shot = tokio::time::timeout(self.command_timeout, camera.shoot())
-                .await
-                .unwrap_or_else(|_| Err("timed out".into()));
-            match shot {
+            match within(self.command_timeout, camera.shoot()).await {
                 Ok(png) => return Ok(png),
                 // Closed with its page, or broken: the next screenshot opens a new one.
                 Err(e) => {
                     tracing::debug!(
                         "camera failed, the page's connection takes the screenshot: {e}"
                     );
-                    slot.camera = None;
+                    *slot = CameraSlot::default();
                 }
             }
         }

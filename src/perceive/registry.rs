@@ -37,7 +37,15 @@ const ENUMERATE_JS: &str = include_str!("enumerate.js");
 /// over a channel only the registry holds (the page sees no event of ours).
 /// Measured against `scheduler.yield()`, whose continuation runs ahead of the
 /// screenshot's work: 55 against 66 ms per perception of old reddit.
+///
+/// None (never yield) where the document may not run scripts, as in a frame
+/// sandboxed without `allow-scripts` (ad and comment embeds): there its tasks
+/// never run, and a yield would never come back. A listener of our own does
+/// not run there either, which tells.
 const PAUSE_JS: &str = "(() => { \
+    const t = new EventTarget(); let runs = false; \
+    t.addEventListener('x', () => { runs = true; }); t.dispatchEvent(new Event('x')); \
+    if (!runs) return null; \
     const c = new MessageChannel(), waiting = []; \
     c.port1.onmessage = () => { const go = waiting.shift(); if (go) go(); }; \
     return () => new Promise((go) => { waiting.push(go); c.port2.postMessage(0); }); \

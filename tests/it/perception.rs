@@ -703,3 +703,19 @@ async fn without_a_camera_the_page_connection_takes_the_screenshots() {
     attached.close().await;
     fx.close().await;
 }
+
+#[tokio::test]
+async fn a_frame_sandboxed_without_scripts_is_perceived_without_waiting_for_its_tasks() {
+    // Its tasks never run: the enumerator's yields waited there until the
+    // command timed out (30 s) and the frame was skipped.
+    let fx = Fixture::open("sandboxed.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Outside link").interactable();
+    seen.named("Sandboxed 0").role("button").interactable();
+    assert!(
+        !seen.obs.notes.iter().any(|n| n.contains("skipped")),
+        "{:?}",
+        seen.obs.notes
+    );
+    fx.close().await;
+}

@@ -202,16 +202,119 @@
   // strong control (a button in a link) stays.
   const holdsCandidate = new Set();
   const inStrong = new Set();
-  // `parentCursor` is the composed parent's cursor when the walk read it.
-  // Returns whether the subtree holds a candidate.
-  const visit = (parent, insideStrong, parentCursor) => {
+  // Far parts. On a long page most of the document lies screens away, and
+  // only the offscreen candidates nearest the viewport are kept: a subtree
+  // whose box lies more than FAR screens beyond every edge of the viewport is
+  // not walked (on a feed 64 screens long, nine in ten of the styles the walk
+  // would read). Only in a document's light tree, and only where its box bounds what
+  // it draws: not around an element that is fixed, absolutely positioned
+  // against an element outside it, in the top layer or anchored (`escapes`),
+  // nor where content overflows the box towards the viewport. A transform or
+  // relative offset that carries content more than FAR screens is not followed.
+  const FAR = opts.farScreens || 0;
+  const band = { top: -FAR * vh, bottom: (FAR + 1) * vh, left: -FAR * vw, right: (FAR + 1) * vw };
+  const beyond = (r, bottom, right) => bottom < band.top || r.top > band.bottom || right < band.left || r.left > band.right;
+  const withinBand = (r) => r.top >= band.top && r.bottom <= band.bottom && r.left >= band.left && r.right <= band.right;
+  const cullable = FAR > 0 && root.nodeType === 9 && !withinBand({ top: -sy, bottom: dh - sy, left: -sx, right: dw - sx });
+  // The elements a far box does not bound: every ancestor of a fixed element
+  // (or of one in the top layer: dialogs, popovers, the fullscreen element),
+  // and of an absolutely positioned one up to its containing block. Which
+  // elements may be positioned so comes from the style rules that say so (a
+  // pseudo-element's rule counts for its owner) and from inline styles; null
+  // (walk everything) when a stylesheet cannot be read (cross-origin) or a
+  // rule cannot be matched from the document (nested, scoped).
+  const PSEUDO_ELEMENT = /::?(?:before|after|first-line|first-letter)\b|::[\w-]+(?:\([^)]*\))?/gi;
+  const escapesOf = () => {
+    const fixed = [], absolute = [], owners = [];
+    let readable = true;
+    const nested = (r) => {
+      for (let a = r.parentRule; a; a = a.parentRule) {
+        if (a.selectorText !== undefined || (typeof CSSScopeRule !== 'undefined' && a instanceof CSSScopeRule)) return true;
+      }
+      return false;
+    };
+    const scan = (rules) => {
+      for (const r of rules) {
+        if (r.styleSheet) { try { scan(r.styleSheet.cssRules); } catch (e) { readable = false; } }
+        if (r.cssRules) scan(r.cssRules);
+        if (r.selectorText === undefined || !r.style) continue;
+        const pos = r.style.getPropertyValue('position');
+        if (!pos || pos === 'static' || pos === 'relative' || pos === 'sticky') continue;
+        if (nested(r)) { readable = false; continue; }
+        const sel = r.selectorText.replace(PSEUDO_ELEMENT, '');
+        // A pseudo-element or a shadow part is placed from inside its owner,
+        // which is kept walking too. Anchored or not plainly absolute: placed
+        // anywhere, like a fixed one.
+        if (sel !== r.selectorText) { owners.push(sel); fixed.push(sel); }
+        else (pos === 'absolute' && !r.style.cssText.includes('anchor') ? absolute : fixed).push(sel);
+      }
+    };
+    for (const sheet of [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])]) {
+      try { scan(sheet.cssRules); } catch (e) { readable = false; }
+    }
+    if (!readable) return null;
+    const match = (sels) => {
+      if (!sels.length) return [];
+      try { return [...doc.querySelectorAll(sels.join(','))]; } catch (e) { return null; }
+    };
+    const fixedEls = match(fixed), absoluteEls = match(absolute), ownerEls = match(owners);
+    if (!fixedEls || !absoluteEls || !ownerEls) return null;
+    for (const el of doc.querySelectorAll('[style*="position" i]')) {
+      if (el.style.position === 'fixed') fixedEls.push(el);
+      else if (el.style.position === 'absolute') absoluteEls.push(el);
+    }
+    fixedEls.push(...doc.querySelectorAll('dialog,[popover]'));
+    if (doc.fullscreenElement) fixedEls.push(doc.fullscreenElement);
+    const keep = new Set(ownerEls);
+    const mark = (el, until) => {
+      for (let a = parentOf(el); a && a !== until; a = parentOf(a)) keep.add(a);
+    };
+    for (const el of fixedEls) mark(el, null);
+    for (const el of absoluteEls) {
+      // Its containing block, or the nearest table cell: a table's part is
+      // not the containing block, and then the whole way up is kept.
+      const cb = el.offsetParent;
+      mark(el, cb && !/^(TD|TH|TABLE)$/.test(cb.tagName) ? cb : null);
+    }
+    return keep;
+  };
+  let escapes;
+  let farParts = 0;
+  const placeOf = (el) => {
+    const r = el.getBoundingClientRect();
+    // A box without area bounds nothing (display: contents, a wrapper of
+    // floats or of positioned children).
+    if (r.width === 0 || r.height === 0) return { wide: true };
+    // What overflows the box (towards the bottom and the right, where
+    // overflow can be scrolled to) counts as its own.
+    const bottom = r.top + Math.max(r.height, el.scrollHeight), right = r.left + Math.max(r.width, el.scrollWidth);
+    if (!beyond(r, bottom, right)) return { wide: !withinBand({ top: r.top, bottom, left: r.left, right }) };
+    if (escapes === undefined) escapes = escapesOf();
+    return { wide: true, cull: !!escapes && !escapes.has(el) };
+  };
+  // `parentCursor` is the composed parent's cursor when the walk read it;
+  // `wide`, whether the parent's box reaches beyond the band (or is unknown),
+  // so that its children's may lie beyond it. Returns whether the subtree
+  // holds a candidate.
+  const visit = (parent, insideStrong, parentCursor, wide) => {
     let holds = false;
     for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
       const tag = el.tagName;
       if (SKIP_SUBTREE.has(tag)) continue;
+      const place = wide && (el.firstElementChild || el.shadowRoot) ? placeOf(el) : { wide: false };
       const s0 = strength(el);
       let s = s0;
       let cursor, askListeners = false;
+      if (place.cull) {
+        // Far away: a strong control stays (it is examined by distance), a
+        // weak one may be the wrapper of what is not walked, and goes. What is
+        // not walked may hold candidates: a weak element around it is taken
+        // for a wrapper.
+        farParts++;
+        if (s0 === 2 && found.length < MAX_ELEMENTS) found.push({ el, s: 2 });
+        holds = true;
+        continue;
+      }
       if (found.length >= MAX_ELEMENTS) {
         capped = true;
         s = s0 === 2 && nearScreen(el) ? 2 : 0;
@@ -236,9 +339,9 @@
       let below = false;
       if (el.shadowRoot) {
         shadowRoots.push(el.shadowRoot);
-        below = visit(el.shadowRoot, inner, cursor);
+        below = visit(el.shadowRoot, inner, cursor, false);
       } else if (tag.includes('-')) hosts.push(el);
-      if (visit(el, inner, cursor)) below = true;
+      if (visit(el, inner, cursor, place.wide)) below = true;
       // Listeners make a candidate only of an element that holds none (the
       // others are wrappers, dropped anyway), so they are asked last.
       if (askListeners && !below && found.length < MAX_ELEMENTS && hasListener(el)) {
@@ -251,7 +354,7 @@
     return holds;
   };
   const shadowRoots = [];
-  visit(root, false, undefined);
+  visit(root, false, undefined, cullable);
   await pause();
   // Each control's labels, from one pass over the labels. A control's own
   // `labels` list costs a walk of the whole document the first time it is
@@ -425,10 +528,15 @@
     if ((i & 255) === 255) await pause();
     rects.push(candidates[i].el.getBoundingClientRect());
   }
+  // Once far parts were skipped, what was found beyond the band is only part
+  // of what lies there: none of it is kept, so that the offscreen ones kept
+  // are the nearest of all.
+  let beyondBand = 0;
   candidates.forEach((_, i) => {
     const r = rects[i];
     const d = r.width === 0 && r.height === 0 ? 0 : distance(r);
-    (d === 0 ? near : far).push([d, i]);
+    if (d > 0 && farParts > 0 && beyond(r, r.bottom, r.right)) beyondBand++;
+    else (d === 0 ? near : far).push([d, i]);
   });
   far.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   const examine = near.concat(far);
@@ -496,11 +604,11 @@
     return true;
   };
   await pause();
-  let offscreenSeen = 0, unexamined = 0;
+  let offscreenSeen = 0, unexamined = beyondBand;
   for (let k = 0; k < examine.length; k++) {
     if ((k & 63) === 63) await pause();
     const [dist, ci] = examine[k];
-    if (dist > 0 && offscreenSeen >= MAX_OFFSCREEN) { unexamined = examine.length - k; break; }
+    if (dist > 0 && offscreenSeen >= MAX_OFFSCREEN) { unexamined += examine.length - k; break; }
     const { el: orig, s } = candidates[ci];
     let el = orig;
     let proxy = null;
@@ -671,7 +779,7 @@
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
     vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),
-    truncated: capped, listeners: !!listeners,
+    truncated: capped, listeners: !!listeners, far: farParts,
   };
   return { meta: JSON.stringify(meta), nodes };
 })

@@ -36,6 +36,9 @@ pub(crate) struct EnumerateOptions {
     /// Milliseconds the enumerator runs before it yields to the page's event
     /// loop; 0 never.
     pub yield_ms: f64,
+    /// Screens beyond the viewport past which a subtree is not walked; 0 walks
+    /// everything.
+    pub far_screens: f64,
 }
 
 /// What the enumerator reports for one root (document or closed shadow root).
@@ -52,6 +55,9 @@ struct Meta {
     hosts: Vec<usize>,
     #[serde(default)]
     dropped: usize,
+    /// Subtrees not walked: far from the viewport.
+    #[serde(default)]
+    far: usize,
     text_hash: String,
     truncated: bool,
     listeners: bool,
@@ -137,6 +143,8 @@ pub(crate) struct FrameResult {
     pub listeners_seen: bool,
     /// Elements found but left out of the table (far offscreen, over the cap).
     pub dropped: usize,
+    /// Parts of the document not walked, for lying far from the viewport.
+    pub far_parts: usize,
 }
 
 /// A frame of the tree with where its content lies in the top-level viewport.
@@ -527,6 +535,7 @@ async fn enumerate_frame(
         truncated: meta.truncated,
         listeners_seen: meta.listeners,
         dropped: meta.dropped,
+        far_parts: meta.far,
     };
     place_elements(&meta, &registry, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)

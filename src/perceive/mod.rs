@@ -70,6 +70,12 @@ pub struct PerceiveOptions {
     /// that thread for a moment, and gets it between the enumerator's steps
     /// instead of after them. 0 never yields.
     pub yield_ms: f64,
+    /// Screens beyond each edge of the viewport past which a part of the page
+    /// is not walked, where its box bounds what it draws (see the README,
+    /// "What perception finds"). Only the offscreen elements nearest the
+    /// viewport are kept anyway; on a long feed this skips most of the page.
+    /// 0 walks every part.
+    pub far_screens: f64,
 }
 
 impl Default for PerceiveOptions {
@@ -83,6 +89,7 @@ impl Default for PerceiveOptions {
             exact_occlusion: false,
             spot_checks: 10,
             yield_ms: 3.0,
+            far_screens: 2.0,
         }
     }
 }
@@ -272,6 +279,7 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
         spot_checks: options.spot_checks,
         // Without a screenshot alongside, yielding would only let the page run.
         yield_ms: 0.0,
+        far_screens: options.far_screens,
     }
 }
 
@@ -362,9 +370,10 @@ fn assemble(
         );
     }
     let dropped: usize = frames.iter().map(|f| f.dropped).sum();
-    if dropped > 0 {
+    let far_parts: usize = frames.iter().map(|f| f.far_parts).sum();
+    if dropped > 0 || far_parts > 0 {
         notes.push(format!(
-            "up to {dropped} more elements far from the viewport are not in the table; scroll to reach them"
+            "elements far from the viewport are not in the table (up to {dropped} found and left out, {far_parts} distant parts of the page not looked at); scroll to reach them"
         ));
     }
     if frames.iter().any(|f| f.truncated) {

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
 use chromiumoxide::Page;
@@ -14,7 +14,7 @@ use seamark::perceive::{self, Element, ElementState, PerceiveOptions};
 
 use crate::golden::quality;
 use crate::server::corpus_dir;
-use crate::support::Fixture;
+use crate::support::{within_screens, Fixture};
 
 /// Interactable elements hit-tested per page.
 const SAMPLE: usize = 25;
@@ -112,6 +112,7 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
     let mut report = Vec::new();
     let mut failures = Vec::new();
     let mut compared = 0;
+    let mut far_compared = 0;
     for dir in &dirs {
         let url = fx.server.url(&format!("corpus/{dir}/index.html"));
         let start = Instant::now();
@@ -179,6 +180,62 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
                 }
             }
         }
+        // Skipping the far parts of the page changes nothing in view and
+        // misses nothing within two screens that walking every part finds.
+        let walked = perceive::perceive(
+            &fx.session,
+            &PerceiveOptions {
+                far_screens: 0.0,
+                ..PerceiveOptions::default()
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        let again = perceive::perceive(&fx.session, &PerceiveOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        if again.signature == obs.signature {
+            far_compared += 1;
+            let in_view = |t: &perceive::ElementTable| -> HashMap<i64, (String, Verdict)> {
+                t.elements
+                    .iter()
+                    .filter(|e| !matches!(e.state, ElementState::Offscreen { .. }))
+                    .map(|e| (e.backend_node_id, (e.name.clone(), Verdict::of(e))))
+                    .collect()
+            };
+            // Past the cap, the whole walk looks only for native controls
+            // (old reddit): skipping, which stays under it, may find more.
+            let (skipping, whole) = (in_view(&obs.table), in_view(&walked.table));
+            let capped = walked.notes.iter().any(|n| n.contains("(max_elements)"));
+            let agree = if capped {
+                whole.iter().all(|(node, v)| skipping.get(node) == Some(v))
+            } else {
+                skipping == whole
+            };
+            if !agree {
+                failures.push(format!(
+                    "{dir}: in view, skipping far parts:\n{}\nwalking every part:\n{}",
+                    perceive::element_list(&obs.table, usize::MAX),
+                    perceive::element_list(&walked.table, usize::MAX)
+                ));
+            }
+            let found: HashSet<i64> = obs
+                .table
+                .elements
+                .iter()
+                .map(|e| e.backend_node_id)
+                .collect();
+            for e in walked
+                .table
+                .elements
+                .iter()
+                .filter(|e| within_screens(e, 2.0))
+            {
+                if !found.contains(&e.backend_node_id) {
+                    failures.push(format!("{dir}: skipping far parts misses {e:?}"));
+                }
+            }
+        }
         let parents = parent_map(fx.session.page()).await;
         let step = (interactable.len() / SAMPLE).max(1);
         let mut checked = 0;
@@ -215,13 +272,18 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
     }
     println!("{}", report.join("\n"));
     println!(
-        "occlusion compared with hit tests on {compared} of {} pages",
+        "occlusion compared with hit tests on {compared} of {} pages, far parts on {far_compared}",
         dirs.len()
     );
     fx.close().await;
     assert!(
         compared * 4 >= dirs.len() * 3,
         "only {compared} of {} pages held still for the occlusion comparison",
+        dirs.len()
+    );
+    assert!(
+        far_compared * 4 >= dirs.len() * 3,
+        "only {far_compared} of {} pages held still for the far-parts comparison",
         dirs.len()
     );
     assert!(

@@ -7,7 +7,7 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive::{self, Direction, ElementState, PerceiveOptions};
 
-use crate::support::Fixture;
+use crate::support::{within_screens, Fixture};
 
 #[tokio::test]
 async fn form_controls_get_their_accessible_names_values_and_roles() {
@@ -490,14 +490,104 @@ async fn links_on_screen_at_the_bottom_of_a_feed_longer_than_the_cap_are_found()
     let fx = Fixture::open("links").await;
     fx.eval("window.scrollTo(0, document.body.scrollHeight)")
         .await;
-    let seen = fx.perceive().await;
-    seen.named("Item 5999").interactable();
-    seen.named("Item 5990").interactable();
-    assert!(
-        seen.obs.notes.iter().any(|n| n.contains("cap")),
-        "the cap is told: {:?}",
-        seen.obs.notes
-    );
+    // Walking every part of the page, the cap is reached; skipping the far
+    // parts, it is not.
+    let whole = PerceiveOptions {
+        far_screens: 0.0,
+        ..PerceiveOptions::default()
+    };
+    for (options, told) in [
+        (whole, "cap"),
+        (PerceiveOptions::default(), "distant parts"),
+    ] {
+        let seen = fx.perceive_with(&options).await;
+        seen.named("Item 5999").interactable();
+        seen.named("Item 5990").interactable();
+        assert!(
+            seen.obs.notes.iter().any(|n| n.contains(told)),
+            "{told} is told: {:?}",
+            seen.obs.notes
+        );
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn far_parts_of_a_long_page_are_not_walked_but_what_they_place_in_view_is_found() {
+    let fx = Fixture::open("long.html").await;
+    fx.eval("document.getElementById('pop').showPopover()")
+        .await;
+    let whole = PerceiveOptions {
+        far_screens: 0.0,
+        ..PerceiveOptions::default()
+    };
+    for y in [0, 4000, 8700] {
+        fx.eval(&format!("window.scrollTo(0, {y})")).await;
+        let skipping = fx.perceive().await;
+        let walked = fx.perceive_with(&whole).await;
+        assert!(
+            skipping
+                .obs
+                .notes
+                .iter()
+                .any(|n| n.contains("distant parts")),
+            "at {y}: {:?}",
+            skipping.obs.notes
+        );
+        // In view, the same elements, boxes, states and click points.
+        let in_view = |seen: &crate::support::Seen| {
+            seen.obs
+                .table
+                .elements
+                .iter()
+                .filter(|e| !matches!(e.state, ElementState::Offscreen { .. }))
+                .map(row)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(in_view(&skipping), in_view(&walked), "at {y}");
+        // Offscreen: only what the whole walk found too, and all it found
+        // within two screens.
+        let nodes = |seen: &crate::support::Seen| {
+            seen.obs
+                .table
+                .elements
+                .iter()
+                .map(|e| e.backend_node_id)
+                .collect::<std::collections::HashSet<_>>()
+        };
+        let (near, all) = (nodes(&skipping), nodes(&walked));
+        let extra: Vec<_> = skipping
+            .obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| !all.contains(&e.backend_node_id))
+            .map(row)
+            .collect();
+        assert!(extra.is_empty(), "at {y}: {extra:#?}");
+        for e in walked
+            .obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| within_screens(e, 2.0))
+        {
+            assert!(near.contains(&e.backend_node_id), "at {y}: {e:?} missing");
+        }
+        // Fixed in the footer, fixed by an inline style, in the top layer.
+        skipping.named("Chat with us").interactable();
+        skipping.named("Inline fixed vote").interactable();
+        skipping.named("Popover button").interactable();
+        if y == 0 {
+            // Absolutely positioned against the page from the 61st post.
+            skipping.named("Pinned vote").interactable();
+            skipping.named("Upvote 2").interactable();
+        }
+        if y == 8700 {
+            // Overflowing a 20 px box that lies far above.
+            skipping.named("Spilled vote").interactable();
+        }
+    }
     fx.close().await;
 }
 
@@ -548,22 +638,7 @@ async fn yielding_to_the_page_between_enumeration_steps_changes_nothing_in_the_t
             .table
             .elements
             .iter()
-            .map(|e| {
-                let b = e.bbox;
-                format!(
-                    "{} {} {:?} {} {:?} {:.1},{:.1},{:.1},{:.1} {:?}",
-                    e.id,
-                    e.backend_node_id,
-                    e.name,
-                    e.role,
-                    e.state,
-                    b.x,
-                    b.y,
-                    b.w,
-                    b.h,
-                    e.click_point
-                )
-            })
+            .map(|e| format!("{} {}", e.id, row(e)))
             .collect::<Vec<_>>()
     };
     let whole = fx
@@ -702,6 +777,16 @@ async fn without_a_camera_the_page_connection_takes_the_screenshots() {
     );
     attached.close().await;
     fx.close().await;
+}
+
+/// One element as two perceptions of the same page must agree on it: node,
+/// name, role, state, box and click point.
+fn row(e: &seamark::perceive::Element) -> String {
+    let b = e.bbox;
+    format!(
+        "{} {:?} {} {:?} {:.1},{:.1},{:.1},{:.1} {:?}",
+        e.backend_node_id, e.name, e.role, e.state, b.x, b.y, b.w, b.h, e.click_point
+    )
 }
 
 #[tokio::test]

@@ -18,6 +18,18 @@ const PAGE_STATE_JS: &str = "[scrollX, scrollY, document.activeElement ? \
      document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection()), \
      Reflect.ownKeys(window).map(String).join(',')]";
 
+/// Whether an element's box reaches within `screens` screens of the default
+/// 1280×800 viewport: where skipping far parts must find all the whole walk
+/// finds.
+pub fn within_screens(e: &Element, screens: f64) -> bool {
+    let (w, h) = (1280.0, 800.0);
+    let b = e.bbox;
+    b.y + b.h > -screens * h
+        && b.y < (screens + 1.0) * h
+        && b.x + b.w > -screens * w
+        && b.x < (screens + 1.0) * w
+}
+
 /// A fixture page open in its own browser.
 pub struct Fixture {
     pub server: Server,

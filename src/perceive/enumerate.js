@@ -224,9 +224,17 @@
   // (walk everything) when a stylesheet cannot be read (cross-origin) or a
   // rule cannot be matched from the document (nested, scoped).
   const PSEUDO_ELEMENT = /::?(?:before|after|first-line|first-letter)\b|::[\w-]+(?:\([^)]*\))?/gi;
-  const escapesOf = () => {
+  // The rules, read again only when the stylesheets change (one more sheet,
+  // one less, or a rule inserted or deleted at the top of one): reading a
+  // thousand rules costs a millisecond.
+  const positionRules = () => {
+    const sheets = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+    const sizes = sheets.map((sh) => { try { return sh.cssRules.length; } catch (e) { return -1; } });
+    const known = reg.rules;
+    if (known && known.sheets.length === sheets.length &&
+      known.sheets.every((sh, i) => sh === sheets[i] && known.sizes[i] === sizes[i])) return known;
     const fixed = [], absolute = [], owners = [];
-    let readable = true;
+    let readable = !sizes.includes(-1);
     const nested = (r) => {
       for (let a = r.parentRule; a; a = a.parentRule) {
         if (a.selectorText !== undefined || (typeof CSSScopeRule !== 'undefined' && a instanceof CSSScopeRule)) return true;
@@ -249,33 +257,36 @@
         else (pos === 'absolute' && !r.style.cssText.includes('anchor') ? absolute : fixed).push(sel);
       }
     };
-    for (const sheet of [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])]) {
-      try { scan(sheet.cssRules); } catch (e) { readable = false; }
-    }
-    if (!readable) return null;
-    const match = (sels) => {
-      if (!sels.length) return [];
-      try { return [...doc.querySelectorAll(sels.join(','))]; } catch (e) { return null; }
-    };
-    const fixedEls = match(fixed), absoluteEls = match(absolute), ownerEls = match(owners);
-    if (!fixedEls || !absoluteEls || !ownerEls) return null;
-    for (const el of doc.querySelectorAll('[style*="position" i]')) {
-      if (el.style.position === 'fixed') fixedEls.push(el);
-      else if (el.style.position === 'absolute') absoluteEls.push(el);
-    }
-    fixedEls.push(...doc.querySelectorAll('dialog,[popover]'));
-    if (doc.fullscreenElement) fixedEls.push(doc.fullscreenElement);
-    const keep = new Set(ownerEls);
+    if (readable) for (const sh of sheets) scan(sh.cssRules);
+    reg.rules = { sheets, sizes, readable, fixed: fixed.join(','), absolute: absolute.join(','), owners: owners.join(',') };
+    return reg.rules;
+  };
+  const escapesOf = () => {
+    const rules = positionRules();
+    if (!rules.readable) return null;
+    const TOP_LAYER = 'dialog,[popover]';
+    // One pass over the document for every kind; each element found is then
+    // told apart by its own few matches.
+    let all;
+    try {
+      all = doc.querySelectorAll([rules.fixed, rules.absolute, TOP_LAYER, '[style*="position" i]'].filter(Boolean).join(','));
+    } catch (e) { return null; }
+    const keep = new Set();
     const mark = (el, until) => {
       for (let a = parentOf(el); a && a !== until; a = parentOf(a)) keep.add(a);
     };
-    for (const el of fixedEls) mark(el, null);
-    for (const el of absoluteEls) {
-      // Its containing block, or the nearest table cell: a table's part is
-      // not the containing block, and then the whole way up is kept.
-      const cb = el.offsetParent;
-      mark(el, cb && !/^(TD|TH|TABLE)$/.test(cb.tagName) ? cb : null);
+    for (const el of all) {
+      const inline = el.style.position;
+      if (rules.owners && el.matches(rules.owners)) keep.add(el);
+      if (inline === 'fixed' || el.matches(TOP_LAYER) || (rules.fixed && el.matches(rules.fixed))) mark(el, null);
+      else if (inline === 'absolute' || (rules.absolute && el.matches(rules.absolute))) {
+        // Its containing block, or the nearest table cell: a table's part is
+        // not the containing block, and then the whole way up is kept.
+        const cb = el.offsetParent;
+        mark(el, cb && !/^(TD|TH|TABLE)$/.test(cb.tagName) ? cb : null);
+      }
     }
+    if (doc.fullscreenElement) mark(doc.fullscreenElement, null);
     return keep;
   };
   let escapes;

@@ -582,12 +582,21 @@ async fn far_parts_of_a_long_page_are_not_walked_but_what_they_place_in_view_is_
             // Absolutely positioned against the page from the 61st post.
             skipping.named("Pinned vote").interactable();
             skipping.named("Upvote 2").interactable();
+            // In the footer, twenty screens down.
+            skipping.absent("Late fixed vote");
         }
         if y == 8700 {
             // Overflowing a 20 px box that lies far above.
             skipping.named("Spilled vote").interactable();
         }
     }
+    // The rules are read again when a stylesheet changes.
+    fx.eval(
+        "window.scrollTo(0, 0); \
+         document.styleSheets[0].insertRule('.late{position:fixed;left:400px;top:8px}', 0)",
+    )
+    .await;
+    fx.perceive().await.named("Late fixed vote").interactable();
     fx.close().await;
 }
 

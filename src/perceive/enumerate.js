@@ -215,7 +215,10 @@
   const band = { top: -FAR * vh, bottom: (FAR + 1) * vh, left: -FAR * vw, right: (FAR + 1) * vw };
   const beyond = (r, bottom, right) => bottom < band.top || r.top > band.bottom || right < band.left || r.left > band.right;
   const withinBand = (r) => r.top >= band.top && r.bottom <= band.bottom && r.left >= band.left && r.right <= band.right;
-  const cullable = FAR > 0 && root.nodeType === 9 && !withinBand({ top: -sy, bottom: dh - sy, left: -sx, right: dw - sx });
+  // Checking where parts lie costs a few boxes per part: worth it only where
+  // the document reaches at least two more screens past the band.
+  const cullable = FAR > 0 && root.nodeType === 9 &&
+    (-sy < band.top - 2 * vh || dh - sy > band.bottom + 2 * vh || -sx < band.left - 2 * vw || dw - sx > band.right + 2 * vw);
   // The elements a far box does not bound: every ancestor of a fixed element
   // (or of one in the top layer: dialogs, popovers, the fullscreen element),
   // and of an absolutely positioned one up to its containing block. Which
@@ -297,9 +300,15 @@
     // floats or of positioned children).
     if (r.width === 0 || r.height === 0) return { wide: true };
     // What overflows the box (towards the bottom and the right, where
-    // overflow can be scrolled to) counts as its own.
-    const bottom = r.top + Math.max(r.height, el.scrollHeight), right = r.left + Math.max(r.width, el.scrollWidth);
-    if (!beyond(r, bottom, right)) return { wide: !withinBand({ top: r.top, bottom, left: r.left, right }) };
+    // overflow can be scrolled to) counts as its own; it is read only where
+    // it could change the answer (a box below or right of the band overflows
+    // away from it; one reaching out of the band is wide anyway).
+    const past = r.top > band.bottom || r.left > band.right;
+    if (!past) {
+      if (!beyond(r, r.bottom, r.right) && !withinBand(r)) return { wide: true };
+      const bottom = r.top + Math.max(r.height, el.scrollHeight), right = r.left + Math.max(r.width, el.scrollWidth);
+      if (!beyond(r, bottom, right)) return { wide: !withinBand({ top: r.top, bottom, left: r.left, right }) };
+    }
     if (escapes === undefined) escapes = escapesOf();
     return { wide: true, cull: !!escapes && !escapes.has(el) };
   };

@@ -14,7 +14,7 @@ use seamark::perceive::{self, Element, ElementState, PerceiveOptions};
 
 use crate::golden::quality;
 use crate::server::corpus_dir;
-use crate::support::{within_screens, Fixture};
+use crate::support::{walking_every_part, within_screens, Fixture};
 
 /// Interactable elements hit-tested per page.
 const SAMPLE: usize = 25;
@@ -182,15 +182,9 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         }
         // Skipping the far parts of the page changes nothing in view and
         // misses nothing within two screens that walking every part finds.
-        let walked = perceive::perceive(
-            &fx.session,
-            &PerceiveOptions {
-                far_screens: 0.0,
-                ..PerceiveOptions::default()
-            },
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        let walked = perceive::perceive(&fx.session, &walking_every_part())
+            .await
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
         let again = perceive::perceive(&fx.session, &PerceiveOptions::default())
             .await
             .unwrap_or_else(|e| panic!("{dir}: {e}"));

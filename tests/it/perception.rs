@@ -7,7 +7,7 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive::{self, Direction, ElementState, PerceiveOptions};
 
-use crate::support::{within_screens, Fixture};
+use crate::support::{walking_every_part, within_screens, Fixture};
 
 #[tokio::test]
 async fn form_controls_get_their_accessible_names_values_and_roles() {
@@ -492,12 +492,8 @@ async fn links_on_screen_at_the_bottom_of_a_feed_longer_than_the_cap_are_found()
         .await;
     // Walking every part of the page, the cap is reached; skipping the far
     // parts, it is not.
-    let whole = PerceiveOptions {
-        far_screens: 0.0,
-        ..PerceiveOptions::default()
-    };
     for (options, told) in [
-        (whole, "cap"),
+        (walking_every_part(), "cap"),
         (PerceiveOptions::default(), "distant parts"),
     ] {
         let seen = fx.perceive_with(&options).await;
@@ -517,14 +513,10 @@ async fn far_parts_of_a_long_page_are_not_walked_but_what_they_place_in_view_is_
     let fx = Fixture::open("long.html").await;
     fx.eval("document.getElementById('pop').showPopover()")
         .await;
-    let whole = PerceiveOptions {
-        far_screens: 0.0,
-        ..PerceiveOptions::default()
-    };
     for y in [0, 4000, 8700] {
         fx.eval(&format!("window.scrollTo(0, {y})")).await;
         let skipping = fx.perceive().await;
-        let walked = fx.perceive_with(&whole).await;
+        let walked = fx.perceive_with(&walking_every_part()).await;
         assert!(
             skipping
                 .obs

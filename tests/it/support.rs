@@ -18,6 +18,15 @@ const PAGE_STATE_JS: &str = "[scrollX, scrollY, document.activeElement ? \
      document.activeElement.outerHTML.slice(0, 80) : '', String(getSelection()), \
      Reflect.ownKeys(window).map(String).join(',')]";
 
+/// Perception that walks every part of the page, far ones too: what skipping
+/// them is checked against.
+pub fn walking_every_part() -> PerceiveOptions {
+    PerceiveOptions {
+        far_screens: 0.0,
+        ..PerceiveOptions::default()
+    }
+}
+
 /// Whether an element's box reaches within `screens` screens of the default
 /// 1280×800 viewport: where skipping far parts must find all the whole walk
 /// finds.

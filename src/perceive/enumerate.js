@@ -6,7 +6,10 @@
 // `reg` is the document's node registry, an object only seamark holds a handle
 // to (the page cannot reach it): `map` numbers every node ever reported, for
 // the document's life; `next` is the next number; `listeners` is the DevTools
-// command line API's `getEventListeners`, captured when the registry was made.
+// command line API's `getEventListeners`, captured when the registry was made;
+// `pause` lets the page's event loop run (null where it never would); `rules`
+// is kept here by the enumerator: the position rules of the stylesheets it
+// last read (see `positionRules`).
 //
 // Returns { meta: JSON string, nodes: [Node] }. `meta.els[k].n` (and `proxy`,
 // `cover.n`) are registry numbers. The caller knows the backendNodeId of every
@@ -206,11 +209,12 @@
   // only the offscreen candidates nearest the viewport are kept: a subtree
   // whose box lies more than FAR screens beyond every edge of the viewport is
   // not walked (on a feed 64 screens long, nine in ten of the styles the walk
-  // would read). Only in a document's light tree, and only where its box bounds what
-  // it draws: not around an element that is fixed, absolutely positioned
-  // against an element outside it, in the top layer or anchored (`escapes`),
-  // nor where content overflows the box towards the viewport. A transform or
-  // relative offset that carries content more than FAR screens is not followed.
+  // would read). Only in a document's light tree, and only where its box
+  // bounds what it draws: not around an element that is fixed, absolutely
+  // positioned against an element outside it, in the top layer or anchored
+  // (`escapes`), nor where content overflows the box towards the viewport. A
+  // transform, relative offset or negative margin that carries content more
+  // than FAR screens is not followed.
   const FAR = opts.farScreens || 0;
   const band = { top: -FAR * vh, bottom: (FAR + 1) * vh, left: -FAR * vw, right: (FAR + 1) * vw };
   const beyond = (r, bottom, right) => bottom < band.top || r.top > band.bottom || right < band.left || r.left > band.right;

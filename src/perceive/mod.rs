@@ -371,9 +371,15 @@ fn assemble(
     }
     let dropped: usize = frames.iter().map(|f| f.dropped).sum();
     let far_parts: usize = frames.iter().map(|f| f.far_parts).sum();
-    if dropped > 0 || far_parts > 0 {
+    let far = [
+        (dropped > 0).then(|| format!("up to {dropped} found and left out")),
+        (far_parts > 0).then(|| format!("{far_parts} distant parts of the page not looked at")),
+    ];
+    let far: Vec<String> = far.into_iter().flatten().collect();
+    if !far.is_empty() {
         notes.push(format!(
-            "elements far from the viewport are not in the table (up to {dropped} found and left out, {far_parts} distant parts of the page not looked at); scroll to reach them"
+            "elements far from the viewport are not in the table ({}); scroll to reach them",
+            far.join(", ")
         ));
     }
     if frames.iter().any(|f| f.truncated) {

@@ -7,20 +7,25 @@
 // to (the page cannot reach it): `map` numbers every node ever reported, for
 // the document's life; `next` is the next number; `listeners` is the DevTools
 // command line API's `getEventListeners`, captured when the registry was made;
-// `pause` lets the page's event loop run (null where it never would); `rules`
-// is kept here by the enumerator: the position rules of the stylesheets it
-// last read (see `positionRules`).
+// `pause` lets the page's event loop run (null where it never would);
+// `sheets` maps the URL of a stylesheet the page may not read (cross-origin)
+// to its rules, parsed from the text seamark fetched for it (null when that
+// failed); `rules` is kept here by the enumerator: the position rules of the
+// stylesheets it last read (see `positionRules`).
 //
 // Returns { meta: JSON string, nodes: [Node] }. `meta.els[k].n` (and `proxy`,
 // `cover.n`) are registry numbers. The caller knows the backendNodeId of every
 // number below `opts.known`; `nodes` holds the nodes numbered `meta.ids` (the
 // others reported), then the custom elements `meta.hosts` indexes, whose
 // closed shadow roots the caller learns from the deep serialization of `nodes`.
+// `meta.unread` lists the stylesheets it could not read and has no text for.
 (async function (root, opts, reg) {
   const MAX_NAME = opts.maxName || 80;
   const MAX_OPTIONS = opts.maxOptions || 20;
   const MAX_ELEMENTS = opts.maxElements || 5000;
   const MAX_OFFSCREEN = opts.maxOffscreen === undefined ? 100 : opts.maxOffscreen;
+  // Most unreadable stylesheets reported per call, and per document.
+  const MAX_UNREAD = 16, MAX_SHEETS = 256;
   const win = (root.ownerDocument || root).defaultView || window;
   const doc = root.ownerDocument || root;
   const vw = win.innerWidth, vh = win.innerHeight;
@@ -228,15 +233,25 @@
   // and of an absolutely positioned one up to its containing block. Which
   // elements may be positioned so comes from the style rules that say so (a
   // pseudo-element's rule counts for its owner) and from inline styles; null
-  // (walk everything) when a stylesheet cannot be read (cross-origin) or a
-  // rule cannot be matched from the document (nested, scoped).
+  // (walk everything) when a stylesheet cannot be read (cross-origin, and
+  // seamark has not got its text yet) or a rule cannot be matched from the
+  // document (nested, scoped).
   const PSEUDO_ELEMENT = /::?(?:before|after|first-line|first-letter)\b|::[\w-]+(?:\([^)]*\))?/gi;
   // The rules, read again only when the stylesheets change (one more sheet,
   // one less, or a rule inserted or deleted at the top of one): reading a
   // thousand rules costs a millisecond.
+  // A cross-origin sheet's rules come from its text, which seamark fetches
+  // when told of it (`meta.unread`); until then it cannot be read.
+  const unread = new Set();
+  const rulesOf = (sh) => {
+    try { return sh.cssRules; } catch (e) { /* cross-origin */ }
+    const given = reg.sheets instanceof Map && sh.href ? reg.sheets.get(sh.href) : undefined;
+    if (given === undefined && sh.href && unread.size < MAX_UNREAD && reg.sheets.size < MAX_SHEETS) unread.add(String(sh.href));
+    return given || null;
+  };
   const positionRules = () => {
     const sheets = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
-    const sizes = sheets.map((sh) => { try { return sh.cssRules.length; } catch (e) { return -1; } });
+    const sizes = sheets.map((sh) => { const r = rulesOf(sh); return r ? r.length : -1; });
     const known = reg.rules;
     if (known && known.sheets.length === sheets.length &&
       known.sheets.every((sh, i) => sh === sheets[i] && known.sizes[i] === sizes[i])) return known;
@@ -250,7 +265,7 @@
     };
     const scan = (rules) => {
       for (const r of rules) {
-        if (r.styleSheet) { try { scan(r.styleSheet.cssRules); } catch (e) { readable = false; } }
+        if (r.styleSheet) { const inner = rulesOf(r.styleSheet); if (inner) scan(inner); else readable = false; }
         if (r.cssRules) scan(r.cssRules);
         if (r.selectorText === undefined || !r.style) continue;
         const pos = r.style.getPropertyValue('position');
@@ -264,7 +279,7 @@
         else (pos === 'absolute' && !r.style.cssText.includes('anchor') ? absolute : fixed).push(sel);
       }
     };
-    if (readable) for (const sh of sheets) scan(sh.cssRules);
+    if (readable) for (const sh of sheets) scan(rulesOf(sh));
     reg.rules = { sheets, sizes, readable, fixed: fixed.join(','), absolute: absolute.join(','), owners: owners.join(',') };
     return reg.rules;
   };
@@ -803,7 +818,7 @@
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
     vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),
-    truncated: capped, listeners: !!listeners, far: farParts,
+    truncated: capped, listeners: !!listeners, far: farParts, unread: [...unread],
   };
   return { meta: JSON.stringify(meta), nodes };
 })

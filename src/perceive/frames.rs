@@ -14,6 +14,7 @@ use chromiumoxide::Page;
 use serde::Deserialize;
 
 use super::registry::{self, Registry};
+use super::sheets;
 use super::table::{Direction, Element, ElementState, Point, Rect};
 use super::PerceiveError;
 
@@ -58,6 +59,9 @@ struct Meta {
     /// Subtrees not walked: far from the viewport.
     #[serde(default)]
     far: usize,
+    /// Stylesheets the enumerator could not read, and has no text for.
+    #[serde(default)]
+    unread: Vec<String>,
     text_hash: String,
     truncated: bool,
     listeners: bool,
@@ -525,6 +529,9 @@ async fn enumerate_frame(
         other => other,
     };
     let (meta, nodes) = first?;
+    if !meta.unread.is_empty() {
+        sheets::give_unread(page, &place.id, &registry, &meta.unread).await;
+    }
     let mut result = FrameResult {
         frame_id: frame.clone(),
         url: meta.url.clone(),

@@ -9,6 +9,7 @@ mod frames;
 mod list;
 mod recent;
 mod registry;
+mod sheets;
 mod signature;
 mod table;
 

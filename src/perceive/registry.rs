@@ -60,7 +60,7 @@ fn new_registry_js() -> String {
     format!(
         "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
-         pause: {PAUSE_JS} }})"
+         pause: {PAUSE_JS}, sheets: new Map() }})"
     )
 }
 

@@ -5,7 +5,10 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams,
     GetNodeForLocationParams, ResolveNodeParams,
 };
+use std::collections::HashSet;
+
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
+use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, ExecutionContextId, RemoteObject, RemoteObjectId,
     SerializationOptions, SerializationOptionsSerialization,
@@ -603,6 +606,63 @@ pub(crate) async fn enumerate_page(
         }
     }
     Ok(out)
+}
+
+/// Most frame URLs a note names.
+const MAX_NAMED_FRAMES: usize = 3;
+
+/// A note on the child frames the page's own connection cannot reach, if any:
+/// cross-site frames that a browser isolating sites runs in processes of their
+/// own. The browser seamark launches keeps every frame in the page's process;
+/// one it attached to (`--cdp`) usually does not.
+pub(crate) async fn frames_out_of_reach(page: &Page) -> Option<String> {
+    let frames = page.frames().await.ok()?;
+    let targets = page.execute(GetTargetsParams::default()).await.ok()?;
+    let mut ours: HashSet<&str> = frames.iter().map(|f| f.inner().as_str()).collect();
+    let iframes: Vec<_> = targets
+        .result
+        .target_infos
+        .iter()
+        .filter(|t| t.r#type == "iframe")
+        .collect();
+    let mut out: Vec<&str> = Vec::new();
+    // A frame out of reach may hold more: until no frame is added.
+    loop {
+        let before = out.len();
+        for t in &iframes {
+            let id = t.target_id.inner().as_str();
+            let parent = t.parent_frame_id.as_ref().map(|p| p.inner().as_str());
+            if !ours.contains(id) && parent.is_some_and(|p| ours.contains(p)) {
+                ours.insert(id);
+                out.push(&t.url);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    if out.is_empty() {
+        return None;
+    }
+    // Origins only: a frame's path and query are the page's words, and the
+    // note reaches the model.
+    let mut named: Vec<String> = out
+        .iter()
+        .take(MAX_NAMED_FRAMES)
+        .map(|u| {
+            url::Url::parse(u)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|_| "a frame".into())
+        })
+        .collect();
+    if out.len() > MAX_NAMED_FRAMES {
+        named.push(format!("{} more", out.len() - MAX_NAMED_FRAMES));
+    }
+    Some(format!(
+        "{} cross-site frame(s) run in a process of their own, which seamark cannot reach in a browser it did not launch: their elements are not in the table ({})",
+        out.len(),
+        named.join(", ")
+    ))
 }
 
 /// A child frame's element may be covered by something in a parent frame, which

@@ -241,11 +241,13 @@ pub async fn perceive(
         let mut notes = Vec::new();
         // Pipelined: the renderer runs commands in the order they arrive, so the
         // first count is taken before the enumerator runs without waiting for it.
-        let (before, (frames, enumerate_time), (shot, shot_time)) = futures::join!(
+        let (before, (frames, enumerate_time), (shot, shot_time), unreached) = futures::join!(
             mutation_count(page),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
-            timed(session.screenshot())
+            timed(session.screenshot()),
+            frames::frames_out_of_reach(page)
         );
+        notes.extend(unreached);
         // The handles go while the count is read: one round trip, not two.
         let (after, ()) = futures::join!(mutation_count(page), release_handles(page));
         let stable = before.is_some() && before == after;

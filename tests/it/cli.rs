@@ -313,41 +313,7 @@ async fn ctrl_c_removes_the_profile_and_exits_130() {
 #[tokio::test]
 async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
     let server = Server::start(None).await;
-    let chrome = seamark::browser::find_chromium(None).expect("Chromium");
-    let profile = tempfile::tempdir().unwrap();
-    let mut browser = tokio::process::Command::new(chrome)
-        .args([
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    // Chromium prints "DevTools listening on ws://..." on stderr.
-    let mut stderr = tokio::io::BufReader::new(browser.stderr.take().unwrap());
-    let mut ws = String::new();
-    let mut line = String::new();
-    use tokio::io::AsyncBufReadExt;
-    while tokio::time::timeout(Duration::from_secs(20), stderr.read_line(&mut line))
-        .await
-        .unwrap()
-        .unwrap()
-        > 0
-    {
-        if let Some(at) = line.find("ws://") {
-            ws = line[at..].trim().to_string();
-            break;
-        }
-        line.clear();
-    }
-    assert!(ws.starts_with("ws://"), "no DevTools URL from Chromium");
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
     let run = seamark(&["mark", &server.url("disabled.html"), "--cdp", &ws]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(

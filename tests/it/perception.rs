@@ -801,6 +801,62 @@ fn row(e: &seamark::perceive::Element) -> String {
 }
 
 #[tokio::test]
+async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() {
+    // Launched with site isolation off, every frame is in the page's process.
+    let fx = Fixture::open("frames-site.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Top button").interactable();
+    seen.named("Button in site frame").interactable();
+    assert!(
+        !seen.obs.notes.iter().any(|n| n.contains("cross-site")),
+        "{:?}",
+        seen.obs.notes
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_frame_another_site_runs_in_its_own_process_is_named_in_a_note_when_attached() {
+    // A browser started without seamark's flags isolates sites: the frame
+    // from localhost is in another process than the page from 127.0.0.1, out
+    // of the page connection's reach. It used to be left out without a word.
+    let fx = Fixture::open("form.html").await;
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
+    let attached = Session::start(&BrowserOptions {
+        cdp: Some(ws),
+        ..BrowserOptions::default()
+    })
+    .await
+    .expect("attach");
+    attached
+        .navigate(&fx.server.url("frames-site.html"), Duration::from_secs(20))
+        .await
+        .expect("open the page");
+    let obs = perceive::perceive(&attached, &PerceiveOptions::default())
+        .await
+        .expect("perceive");
+    let names: Vec<&str> = obs.table.elements.iter().map(|e| e.name.as_str()).collect();
+    assert!(names.contains(&"Top button"), "{names:?}");
+    let origin = fx.other.base.replace("127.0.0.1", "localhost");
+    assert!(
+        obs.notes
+            .iter()
+            .any(|n| n.starts_with("1 cross-site frame(s)") && n.contains(&origin)),
+        "{:?}",
+        obs.notes
+    );
+    // Only the origin is named: the frame's path and query are the page's words.
+    assert!(
+        !obs.notes.iter().any(|n| n.contains("who=site")),
+        "{:?}",
+        obs.notes
+    );
+    attached.close().await;
+    browser.kill().await.expect("stop Chromium");
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_frame_sandboxed_without_scripts_is_perceived_without_waiting_for_its_tasks() {
     // Its tasks never run: the enumerator's yields waited there until the
     // command timed out (30 s) and the frame was skipped.

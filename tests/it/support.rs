@@ -39,6 +39,45 @@ pub fn within_screens(e: &Element, screens: f64) -> bool {
         && b.x < (screens + 1.0) * w
 }
 
+/// A headless Chromium started as a person would start one (site isolation
+/// on, no seamark flags), for seamark to attach to: the process, its DevTools
+/// URL and its profile (removed when dropped).
+pub async fn running_chromium() -> (tokio::process::Child, String, tempfile::TempDir) {
+    use tokio::io::AsyncBufReadExt;
+    let chrome = seamark::browser::find_chromium(None).expect("Chromium");
+    let profile = tempfile::tempdir().expect("profile directory");
+    let mut browser = tokio::process::Command::new(chrome)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start Chromium");
+    // Chromium prints "DevTools listening on ws://..." on stderr.
+    let mut stderr = tokio::io::BufReader::new(browser.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    while tokio::time::timeout(Duration::from_secs(20), stderr.read_line(&mut line))
+        .await
+        .expect("Chromium says where it listens within 20 s")
+        .expect("read Chromium's stderr")
+        > 0
+    {
+        if let Some(at) = line.find("ws://") {
+            return (browser, line[at..].trim().to_string(), profile);
+        }
+        line.clear();
+    }
+    panic!("no DevTools URL from Chromium");
+}
+
 /// A fixture page open in its own browser.
 pub struct Fixture {
     pub server: Server,

@@ -546,6 +546,14 @@
   };
 
   const viewport = { x: 0, y: 0, w: vw, h: vh };
+  // A point on a whole CSS pixel, where the span from `a`, `w` long, has one:
+  // the protocol's hit test takes whole pixels, and a middle half a pixel
+  // above a cover's edge was clear here and covered there (phys.org's share
+  // bar under its breadcrumb).
+  const onPixel = (a, w, f) => {
+    const v = Math.floor(a + w * f);
+    return v >= a ? v : Math.ceil(a) < a + w ? Math.ceil(a) : a + w * f;
+  };
   const SPOT_CHECKS = opts.spotChecks === undefined ? 10 : opts.spotChecks;
   const cleared = [];
   const nodes = [];
@@ -678,15 +686,16 @@
         // (the middle of their union can fall between the lines), then the
         // middle and quarter points of the visible box.
         const pts = [];
+        const at = (b, fx, fy) => [onPixel(b.x, b.w, fx), onPixel(b.y, b.h, fy)];
         const rects = el.getClientRects();
         if (rects.length > 1) {
           for (const r of [...rects].slice(0, 4)) {
             const v = inter({ x: r.left, y: r.top, w: r.width, h: r.height }, vis);
-            if (v && v.w >= 1 && v.h >= 1) pts.push([v.x + v.w / 2, v.y + v.h / 2]);
+            if (v && v.w >= 1 && v.h >= 1) pts.push(at(v, 0.5, 0.5));
           }
         }
         for (const [fx, fy] of [[0.5, 0.5], [0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]]) {
-          pts.push([vis.x + vis.w * fx, vis.y + vis.h * fy]);
+          pts.push(at(vis, fx, fy));
         }
         if (analytic && !proxy && clearAt(orig, pts[0][0], pts[0][1])) {
           px = pts[0][0]; py = pts[0][1]; clearPts = pts;

@@ -801,6 +801,43 @@ fn row(e: &seamark::perceive::Element) -> String {
 }
 
 #[tokio::test]
+async fn a_click_point_half_a_pixel_above_a_cover_is_taken_on_a_whole_pixel() {
+    // The link's middle, y = 179.5, is clear; the protocol's hit test (and a
+    // click there) lands on pixel row 180, where the breadcrumb paints over
+    // it. Perception called it interactable at 179.5 (phys.org's share bar).
+    use chromiumoxide::cdp::browser_protocol::dom::GetNodeForLocationParams;
+    // The analysis alone (spot checks would catch it here, but on a page with
+    // many controls they sample), and as perception runs it.
+    let fx = Fixture::open("halfpixel.html").await;
+    let trusted = PerceiveOptions {
+        spot_checks: 0,
+        ..PerceiveOptions::default()
+    };
+    for seen in [fx.perceive_with(&trusted).await, fx.perceive().await] {
+        for name in ["Email", "Biology"] {
+            let e = seen.named(name).interactable().element();
+            let p = e.click_point.expect("a click point");
+            assert_eq!((p.x.fract(), p.y.fract()), (0.0, 0.0), "{name} at {p:?}");
+            let hit = fx
+                .session
+                .page()
+                .execute(GetNodeForLocationParams::new(
+                    p.x.round() as i64,
+                    p.y.round() as i64,
+                ))
+                .await
+                .expect("hit test");
+            assert_eq!(
+                fx.node_text(*hit.result.backend_node_id.inner()).await,
+                name,
+                "{name} at {p:?}"
+            );
+        }
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() {
     // Launched with site isolation off, every frame is in the page's process.
     let fx = Fixture::open("frames-site.html").await;

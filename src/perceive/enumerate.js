@@ -47,6 +47,15 @@
     'menuitemcheckbox', 'menuitemradio', 'option', 'combobox', 'listbox', 'slider', 'spinbutton',
     'textbox', 'searchbox', 'treeitem', 'gridcell', 'scrollbar', 'tree', 'menu', 'menubar',
     'radiogroup', 'tablist']);
+  // Composite widgets that group controls: where the controls inside are
+  // listed, the group is not one more (an unlabelled menubar is named by all
+  // its items' text). A listbox stays: SELECT picks its options.
+  const CONTAINER_ROLES = new Set(['menubar', 'menu', 'tablist', 'radiogroup', 'tree']);
+  // Roles a click acts on. Drawn around one link or button of the same name
+  // (a menu item or a tab made of an <li> around an <a>), they are one
+  // control: listed once, as the inner element with the outer's role and states.
+  const CLICK_ROLES = new Set(['menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option',
+    'treeitem', 'button', 'link', 'gridcell', 'switch', 'checkbox', 'radio']);
   const NATIVE = 'a[href],area[href],button,input:not([type=hidden]),select,textarea,summary,' +
     '[contenteditable]:not([contenteditable=false]),[role],[tabindex],[onclick],[onmousedown],' +
     '[onpointerdown],iframe,frame';
@@ -210,6 +219,10 @@
   // strong control (a button in a link) stays.
   const holdsCandidate = new Set();
   const inStrong = new Set();
+  // Groups (CONTAINER_ROLES) that hold a strong candidate, and how many
+  // strong candidates were found so far (to tell).
+  const groups = new Set();
+  let strongFound = 0;
   // Far parts. On a long page most of the document lies screens away, and
   // only the offscreen candidates nearest the viewport are kept: a subtree
   // whose box lies more than FAR screens beyond every edge of the viewport is
@@ -350,7 +363,7 @@
         // not walked may hold candidates: a weak element around it is taken
         // for a wrapper.
         farParts++;
-        if (s0 === 2 && found.length < MAX_ELEMENTS) found.push({ el, s: 2 });
+        if (s0 === 2 && found.length < MAX_ELEMENTS) { found.push({ el, s: 2 }); strongFound++; }
         holds = true;
         continue;
       }
@@ -372,9 +385,11 @@
       }
       if (s > 0) {
         found.push({ el, s });
+        if (s === 2) strongFound++;
         if (insideStrong) inStrong.add(el);
       }
       const inner = insideStrong || s === 2;
+      const strongBefore = strongFound;
       let below = false;
       if (el.shadowRoot) {
         shadowRoots.push(el.shadowRoot);
@@ -388,6 +403,7 @@
         found.push({ el, s });
       }
       if (s > 0 && below) holdsCandidate.add(el);
+      if (s === 2 && strongFound > strongBefore && CONTAINER_ROLES.has(roleOf(el))) groups.add(el);
       holds = holds || below || s > 0;
     }
     return holds;
@@ -558,7 +574,7 @@
   const cleared = [];
   const nodes = [];
   const els = [];
-  const candidates = found.filter(({ el, s }) => s === 2 || (!holdsCandidate.has(el) && !inStrong.has(el)));
+  const candidates = found.filter(({ el, s }) => s === 2 ? !groups.has(el) : !holdsCandidate.has(el) && !inStrong.has(el));
   // Examine the candidates nearest the viewport first: every one whose box
   // touches it (or has no box: a hidden control its label draws), then the
   // offscreen ones by distance, until MAX_OFFSCREEN offscreen ones are kept.
@@ -791,9 +807,22 @@
     return i;
   };
   await pause();
-  const kept = keep.map((i) => {
-    const e = els[i];
-    describe(e);
+  const described = keep.map((i) => { const e = els[i], orig = e.orig; describe(e); return [e, orig]; });
+  const byOrig = new Map(described.map(([e, orig]) => [orig, e]));
+  const folded = new Set();
+  for (const [e, orig] of described) {
+    if (orig.tagName !== 'A' && orig.tagName !== 'BUTTON') continue;
+    // The nearest kept element up to three levels up.
+    let outer = null;
+    for (let a = parentOf(orig), k = 0; a && k < 3 && !outer; a = parentOf(a), k++) outer = byOrig.get(a) || null;
+    if (!outer || outer.tag === 'a' || outer.tag === 'button' || !CLICK_ROLES.has(outer.role) ||
+      outer.name !== e.name || folded.has(outer)) continue;
+    e.role = outer.role;
+    for (const k of ['checked', 'selected', 'expanded']) if (e[k] === undefined && outer[k] !== undefined) e[k] = outer[k];
+    if (outer.state === 'disabled') e.state = 'disabled';
+    folded.add(outer);
+  }
+  const kept = described.filter(([e]) => !folded.has(e)).map(([e]) => {
     e.n = numberOf(e.node); delete e.node;
     if (e.proxy) e.proxy = numberOf(e.proxy);
     if (e.cover) e.cover = { n: numberOf(e.cover.el), text: e.cover.text };

@@ -801,6 +801,53 @@ fn row(e: &seamark::perceive::Element) -> String {
 }
 
 #[tokio::test]
+async fn a_menu_item_or_tab_drawn_around_a_link_is_listed_once_and_groups_are_not_controls() {
+    // An <li role=menuitem> around an <a> of the same name was listed twice,
+    // and the menubar around them once more, named by all its items' text.
+    let fx = Fixture::open("menus.html").await;
+    let seen = fx.perceive().await;
+    seen.no_duplicates();
+    for (name, role) in [
+        ("Used cars", "menuitem"),
+        ("Overview", "tab"),
+        ("Specs", "tab"),
+    ] {
+        let hits: Vec<_> = seen
+            .obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name == name)
+            .collect();
+        assert_eq!(hits.len(), 1, "{name}: {}", seen.list());
+        // The link itself (the click must reach it), with the item's role.
+        assert_eq!(
+            (hits[0].tag.as_str(), hits[0].role.as_str()),
+            ("a", role),
+            "{name}"
+        );
+    }
+    seen.named("Overview").interactable();
+    assert_eq!(seen.named("Overview").element().selected, Some(true));
+    assert_eq!(seen.named("Specs").element().selected, Some(false));
+    // Two links in one item: both, and the item too (it is neither).
+    seen.named("Docs").role("link");
+    seen.named("API").role("link");
+    seen.named("Docs API").role("menuitem");
+    seen.named("Small").role("radio").checked(true);
+    seen.named("Large").role("radio");
+    for group in ["menubar", "tablist", "radiogroup"] {
+        assert!(
+            !seen.obs.table.elements.iter().any(|e| e.role == group),
+            "{group}: {}",
+            seen.list()
+        );
+    }
+    seen.named("Empty tree").role("tree").interactable();
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_click_point_half_a_pixel_above_a_cover_is_taken_on_a_whole_pixel() {
     // The link's middle, y = 179.5, is clear; the protocol's hit test (and a
     // click there) lands on pixel row 180, where the breadcrumb paints over

@@ -14,6 +14,9 @@ const OPTIONS_SHOWN: usize = 8;
 /// Longest value shown in a line.
 const VALUE_SHOWN: usize = 60;
 
+/// Longest link target shown for a link without a name.
+const TARGET_SHOWN: usize = 60;
+
 /// Input types whose kind the model needs to know (text is the default).
 const TELLING_TYPES: &[&str] = &[
     "email",
@@ -90,11 +93,28 @@ fn shorten(s: &str, n: usize) -> String {
     }
 }
 
+/// Where a link goes, as a person would say it: without the scheme of a web
+/// address or a lone trailing slash. None for a script.
+fn link_target(href: &str) -> Option<String> {
+    let lower = href.to_ascii_lowercase();
+    if lower.starts_with("javascript:") || href.trim().is_empty() {
+        return None;
+    }
+    let bare = ["https://", "http://"]
+        .iter()
+        .find(|p| lower.starts_with(*p))
+        .map_or(href, |p| &href[p.len()..]);
+    Some(bare.strip_suffix('/').unwrap_or(bare).to_string())
+}
+
 /// One line of the list.
 pub fn line(e: &Element) -> String {
     let mut s = format!("[{}] {}", e.id, e.role);
     if !e.name.is_empty() {
         let _ = write!(s, " {}", quoted(&e.name));
+    } else if let Some(target) = e.href.as_deref().and_then(link_target) {
+        // An icon link (a social network's logo) has nothing else to tell it by.
+        let _ = write!(s, " to {}", quoted(&shorten(&target, TARGET_SHOWN)));
     }
     if let Some(t) = e
         .input_type
@@ -191,6 +211,28 @@ mod tests {
             },
         );
         assert_eq!(line(&below), "[12] link \"Pricing\" offscreen below");
+    }
+
+    #[test]
+    fn a_link_without_a_name_says_where_it_goes() {
+        let mut e = el(28, "link", "", ElementState::Interactable);
+        e.href = Some("https://www.facebook.com/heyriddleriddle/".into());
+        assert_eq!(
+            line(&e),
+            "[28] link to \"www.facebook.com/heyriddleriddle\""
+        );
+        e.href = Some("mailto:help@example.com".into());
+        assert_eq!(line(&e), "[28] link to \"mailto:help@example.com\"");
+        e.href = Some("JavaScript:void(0)".into());
+        assert_eq!(line(&e), "[28] link");
+        e.href = Some(format!("http://example.com/{}", "a".repeat(100)));
+        assert_eq!(
+            line(&e).chars().count(),
+            "[28] link to \"\"".len() + TARGET_SHOWN
+        );
+        // A named link is told by its name.
+        e.name = "Instagram".into();
+        assert_eq!(line(&e), "[28] link \"Instagram\"");
     }
 
     #[test]

@@ -88,6 +88,15 @@
       if (n.nodeType === 3) { out += n.data; return; }
       if (n.nodeType !== 1) return;
       if (SKIP_TEXT.has(n.tagName) || n.hidden || n.getAttribute('aria-hidden') === 'true') return;
+      // What is not rendered is not part of the name (reddit's "Leave", shown
+      // only on hover, made "JoinedLeave"), and a box of its own is a word of
+      // its own ("average" and "Read more" ran together).
+      let apart = n.tagName === 'BR';
+      if (n !== node) {
+        const st = style(n);
+        if (st.display === 'none' || st.visibility === 'hidden') return;
+        if (!st.display.startsWith('inline') && st.display !== 'contents') { apart = true; out += ' '; }
+      }
       if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
       if (n.tagName === 'INPUT') { if (['submit', 'button', 'reset'].includes(n.type)) out += ' ' + n.value + ' '; return; }
       const al = n !== node && n.getAttribute('aria-label');
@@ -99,7 +108,7 @@
       }
       const kids = n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes;
       for (const c of kids) walk(c);
-      if (/^(P|DIV|LI|TD|TH|BR|H[1-6])$/.test(n.tagName)) out += ' ';
+      if (apart) out += ' ';
     };
     walk(node);
     return clean(out);

@@ -885,6 +885,24 @@ async fn a_click_point_half_a_pixel_above_a_cover_is_taken_on_a_whole_pixel() {
 }
 
 #[tokio::test]
+async fn a_name_leaves_out_what_is_not_rendered_and_keeps_boxes_apart() {
+    // Reddit's join button read "JoinedLeave" (its "Leave" shows only on
+    // hover), and autotrader's "Close to market averageRead more…".
+    let fx = Fixture::open("names.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Joined").role("button");
+    seen.absent("Leave");
+    seen.named("Close to market average Read more")
+        .role("button");
+    seen.named("4.9(29 reviews)").role("link");
+    seen.named("Shown").role("button");
+    seen.absent("Secret");
+    // Text hidden for the eye but not for a screen reader is the name.
+    seen.named("Close dialog ×").role("button");
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() {
     // Launched with site isolation off, every frame is in the page's process.
     let fx = Fixture::open("frames-site.html").await;

@@ -533,7 +533,15 @@ async fn enumerate_frame(
     };
     let (meta, nodes) = first?;
     if !meta.unread.is_empty() {
-        sheets::give_unread(page, &place.id, &registry, &meta.unread).await;
+        let object = registry.object.clone();
+        registry
+            .later(sheets::give_unread(
+                page.clone(),
+                place.id.clone(),
+                object,
+                meta.unread.clone(),
+            ))
+            .await;
     }
     let mut result = FrameResult {
         frame_id: frame.clone(),

@@ -10,6 +10,8 @@
 //! numbered at or past what the caller already knows, and the caller keeps
 //! number → backendNodeId here.
 
+use std::future::Future;
+
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, ExecutionContextId, RemoteObjectId,
 };
@@ -71,6 +73,9 @@ pub(crate) struct Registry {
     pub object: RemoteObjectId,
     /// backendNodeId of each registry number; 0 where not learned.
     ids: Vec<i64>,
+    /// Work for the document left running after a perception (stylesheet
+    /// texts on their way to the page), which the next one waits for.
+    pending: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Registry {
@@ -79,6 +84,27 @@ impl Registry {
         Self {
             object,
             ids: Vec::new(),
+            pending: None,
+        }
+    }
+
+    /// Runs `work` for this document off the perception's path: spawned, and
+    /// waited for when the registry is next taken (without a tokio runtime to
+    /// spawn on, now). One at a time: an earlier one is waited for first.
+    pub async fn later(&mut self, work: impl Future<Output = ()> + Send + 'static) {
+        self.settle().await;
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => self.pending = Some(runtime.spawn(work)),
+            Err(_) => work.await,
+        }
+    }
+
+    /// Waits for the work [`Registry::later`] left running.
+    async fn settle(&mut self) {
+        if let Some(work) = self.pending.take() {
+            if let Err(e) = work.await {
+                tracing::debug!("work left for the next perception failed: {e}");
+            }
         }
     }
 
@@ -135,7 +161,8 @@ pub(crate) async fn take(
     frame: &str,
     context: ExecutionContextId,
 ) -> Result<(Registry, bool), PerceiveError> {
-    if let Some(registry) = REGISTRIES.take(&key(page, frame, context)) {
+    if let Some(mut registry) = REGISTRIES.take(&key(page, frame, context)) {
+        registry.settle().await;
         return Ok((registry, true));
     }
     let mut params = EvaluateParams::new(new_registry_js());

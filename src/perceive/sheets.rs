@@ -6,15 +6,16 @@
 //! their CSS from a CDN, cannot be read from the page: the enumerator reports
 //! it, seamark takes its text from the browser's own copy
 //! (`Page.getResourceContent`: no new request), and the document's registry
-//! parses it into a stylesheet of its own that nothing adopts. From the next
-//! perception on, its rules count.
+//! parses it into a stylesheet of its own that nothing adopts. This runs
+//! after the perception that found the sheet, off its path; from the next
+//! perception on (which waits for it), its rules count.
 
 use base64::Engine as _;
 use chromiumoxide::cdp::browser_protocol::page::{FrameId, GetResourceContentParams};
-use chromiumoxide::cdp::js_protocol::runtime::{CallArgument, CallFunctionOnParams};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    CallArgument, CallFunctionOnParams, RemoteObjectId,
+};
 use chromiumoxide::Page;
-
-use super::registry::Registry;
 
 /// Longest stylesheet text read; a longer one stays unread.
 const MAX_SHEET_BYTES: usize = 4 << 20;
@@ -214,20 +215,20 @@ fn string_end(css: &[u8], i: usize, to: usize) -> usize {
 /// that cannot be had is given as none, so it is not asked for again: that
 /// document is then walked whole.
 pub(crate) async fn give_unread(
-    page: &Page,
-    frame: &FrameId,
-    registry: &Registry,
-    urls: &[String],
+    page: Page,
+    frame: FrameId,
+    registry: RemoteObjectId,
+    urls: Vec<String>,
 ) {
     let texts =
-        futures::future::join_all(urls.iter().map(|url| sheet_text(page, frame, url))).await;
+        futures::future::join_all(urls.iter().map(|url| sheet_text(&page, &frame, url))).await;
     let given: Vec<serde_json::Value> = urls
         .iter()
         .zip(texts)
         .map(|(url, text)| serde_json::json!([url, text]))
         .collect();
     let mut params = CallFunctionOnParams::new(GIVE_JS);
-    params.object_id = Some(registry.object.clone());
+    params.object_id = Some(registry);
     params.arguments = Some(vec![CallArgument {
         value: Some(given.into()),
         unserializable_value: None,

@@ -1,12 +1,12 @@
 //! Running the enumerator in every frame (and in closed shadow roots), and
 //! turning its answers into elements in top-level viewport coordinates.
 
+use std::collections::HashSet;
+
 use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams,
     GetNodeForLocationParams, ResolveNodeParams,
 };
-use std::collections::HashSet;
-
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
@@ -666,9 +666,12 @@ pub(crate) async fn frames_out_of_reach(page: &Page) -> Option<String> {
     if out.len() > MAX_NAMED_FRAMES {
         named.push(format!("{} more", out.len() - MAX_NAMED_FRAMES));
     }
+    let what = match out.len() {
+        1 => "a frame of another site runs in a process of its own".to_string(),
+        n => format!("{n} frames of other sites run in processes of their own"),
+    };
     Some(format!(
-        "{} cross-site frame(s) run in a process of their own, which seamark cannot reach in a browser it did not launch: their elements are not in the table ({})",
-        out.len(),
+        "{what}, which seamark cannot reach in a browser it did not launch: their elements are not in the table ({})",
         named.join(", ")
     ))
 }

@@ -910,7 +910,7 @@ async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() 
     seen.named("Top button").interactable();
     seen.named("Button in site frame").interactable();
     assert!(
-        !seen.obs.notes.iter().any(|n| n.contains("cross-site")),
+        !seen.obs.notes.iter().any(|n| n.contains("another site")),
         "{:?}",
         seen.obs.notes
     );
@@ -943,7 +943,7 @@ async fn a_frame_another_site_runs_in_its_own_process_is_named_in_a_note_when_at
     assert!(
         obs.notes
             .iter()
-            .any(|n| n.starts_with("1 cross-site frame(s)") && n.contains(&origin)),
+            .any(|n| n.starts_with("a frame of another site runs") && n.contains(&origin)),
         "{:?}",
         obs.notes
     );

@@ -760,6 +760,40 @@
   // Back in document order, which breaks ties in the reading order.
   els.sort((a, b) => a.ci - b.ci);
   for (const e of els) delete e.ci;
+  // An element without a name (an icon) is told by the words of a small
+  // vocabulary in its id and classes, its descendants' and the symbols its
+  // SVG draws ("rebelbar__menu-toggle hambg-btn": "menu toggle"). Only these
+  // words pass: the rest of a class is the page's, and the model reads this.
+  const HINT_WORDS = new Set(['menu', 'toggle', 'hamburger', 'burger', 'nav', 'close', 'dismiss',
+    'search', 'cart', 'basket', 'bag', 'user', 'account', 'profile', 'avatar', 'login', 'logout',
+    'signin', 'share', 'like', 'heart', 'star', 'favorite', 'favourite', 'bookmark', 'save', 'play',
+    'pause', 'stop', 'mute', 'volume', 'next', 'prev', 'previous', 'back', 'forward', 'home',
+    'settings', 'gear', 'filter', 'sort', 'expand', 'collapse', 'more', 'dropdown', 'notification',
+    'notifications', 'bell', 'help', 'info', 'edit', 'delete', 'trash', 'add', 'plus', 'minus',
+    'remove', 'download', 'upload', 'copy', 'print', 'zoom', 'fullscreen', 'chat', 'message', 'mail',
+    'email', 'phone', 'calendar', 'top', 'left', 'right', 'up', 'down', 'arrow', 'chevron', 'caret',
+    'facebook', 'twitter', 'instagram', 'linkedin', 'youtube', 'tiktok', 'pinterest', 'reddit',
+    'github', 'whatsapp', 'switch', 'checkbox', 'radio', 'slider', 'tab', 'option', 'language',
+    'translate', 'location', 'map', 'refresh', 'reload', 'undo', 'redo', 'send', 'submit', 'cancel',
+    'ok', 'yes', 'no', 'accept', 'reject', 'cookie', 'cookies', 'theme', 'dark', 'light']);
+  const hintOf = (el) => {
+    const words = [];
+    const add = (text) => {
+      const parts = String(text || '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z]+/);
+      for (const w of parts) if (words.length < 3 && HINT_WORDS.has(w) && !words.includes(w)) words.push(w);
+    };
+    const from = (n) => {
+      add(n.id); add(n.getAttribute('class'));
+      if (n.tagName.toLowerCase() === 'use') add(n.getAttribute('href') || n.getAttribute('xlink:href'));
+    };
+    from(el);
+    let seen = 0;
+    for (const n of el.querySelectorAll('*')) {
+      if (words.length >= 3 || ++seen > 20) break;
+      from(n);
+    }
+    return words.join(' ');
+  };
   // Names, values and ARIA states, for the kept elements only.
   const describe = (e) => {
     const orig = e.orig;
@@ -767,6 +801,7 @@
     const role = roleOf(orig) || 'clickable';
     const tag = orig.tagName.toLowerCase();
     e.tag = tag; e.role = role; e.name = cut(nameOf(orig, role), MAX_NAME);
+    if (!e.name) { const hint = hintOf(orig); if (hint) e.hint = hint; }
     if (tag === 'input') e.type = orig.type;
     if (tag === 'input' || tag === 'textarea') {
       if (orig.type === 'password') e.has_value = orig.value.length > 0;

@@ -115,6 +115,8 @@ pub fn line(e: &Element) -> String {
     } else if let Some(target) = e.href.as_deref().and_then(link_target) {
         // An icon link (a social network's logo) has nothing else to tell it by.
         let _ = write!(s, " to {}", quoted(&shorten(&target, TARGET_SHOWN)));
+    } else if let Some(hint) = e.hint.as_deref().filter(|h| !h.is_empty()) {
+        let _ = write!(s, " hint {}", quoted(hint));
     }
     if let Some(t) = e
         .input_type
@@ -230,6 +232,10 @@ mod tests {
             line(&e).chars().count(),
             "[28] link to \"\"".len() + TARGET_SHOWN
         );
+        // Without a target, the words its code gives it.
+        e.href = None;
+        e.hint = Some("menu toggle".into());
+        assert_eq!(line(&e), "[28] link hint \"menu toggle\"");
         // A named link is told by its name.
         e.name = "Instagram".into();
         assert_eq!(line(&e), "[28] link \"Instagram\"");

@@ -135,6 +135,11 @@ pub struct Element {
     pub role: String,
     /// Accessible name, whitespace-normalised and bounded.
     pub name: String,
+    /// For an element without a name (an icon): the words of a small
+    /// vocabulary (`menu`, `close`, `search`, …) found in its id and classes,
+    /// its icons' classes and the symbols its SVG draws, e.g. `menu toggle`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub hint: Option<String>,
     /// `type` of an input.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub input_type: Option<String>,
@@ -188,6 +193,7 @@ impl Element {
             tag: String::new(),
             role: role.to_string(),
             name: name.to_string(),
+            hint: None,
             input_type: None,
             value: None,
             has_value: None,

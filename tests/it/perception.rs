@@ -903,6 +903,42 @@ async fn a_name_leaves_out_what_is_not_rendered_and_keeps_boxes_apart() {
 }
 
 #[tokio::test]
+async fn an_icon_without_a_name_is_hinted_by_the_words_its_code_gives_it() {
+    // A hamburger drawn by a div, and an SVG close button, were a bare
+    // "clickable" and "button" (spectrum.ieee.org's menu toggle).
+    let fx = Fixture::open("names.html").await;
+    let seen = fx.perceive().await;
+    // A hint from the vocabulary words in their classes and
+    // in the symbol their SVG draws; none from words outside it.
+    let hint_of = |id: &str| {
+        let tag = if id == "x" {
+            "button"
+        } else if id == "burger" {
+            "div"
+        } else {
+            "span"
+        };
+        seen.obs
+            .table
+            .elements
+            .iter()
+            .find(|e| e.name.is_empty() && e.tag == tag)
+            .unwrap_or_else(|| panic!("{id} not found: {}", seen.list()))
+            .hint
+            .clone()
+    };
+    assert_eq!(hint_of("burger").as_deref(), Some("menu toggle"));
+    assert_eq!(hint_of("x").as_deref(), Some("close"));
+    assert_eq!(hint_of("plain"), None);
+    assert!(
+        seen.list().contains("clickable hint \"menu toggle\""),
+        "{}",
+        seen.list()
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() {
     // Launched with site isolation off, every frame is in the page's process.
     let fx = Fixture::open("frames-site.html").await;

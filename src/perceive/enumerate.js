@@ -866,6 +866,19 @@
     if (outer.state === 'disabled') e.state = 'disabled';
     folded.add(outer);
   }
+  // Links of the same name to the same address (an author's avatar and name,
+  // a product's picture and title) are one way to go: listed once, where it
+  // can be clicked now if one can. Not where the address is a fragment or a
+  // script: those links may each do something else.
+  const byTarget = new Map();
+  const rankOf = (e) => RANK[e.state] + (e.vis ? 0 : 0.5);
+  for (const [e] of described) {
+    if (folded.has(e) || e.tag !== 'a' || !e.href || e.href.includes('#') || !/^https?:/i.test(e.href)) continue;
+    const key = e.href + '\n' + e.name;
+    const first = byTarget.get(key);
+    if (!first) { byTarget.set(key, e); continue; }
+    if (rankOf(e) < rankOf(first)) { folded.add(first); byTarget.set(key, e); } else folded.add(e);
+  }
   const kept = described.filter(([e]) => !folded.has(e)).map(([e]) => {
     e.n = numberOf(e.node); delete e.node;
     if (e.proxy) e.proxy = numberOf(e.proxy);

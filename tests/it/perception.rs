@@ -903,6 +903,31 @@ async fn a_name_leaves_out_what_is_not_rendered_and_keeps_boxes_apart() {
 }
 
 #[tokio::test]
+async fn links_of_one_name_to_one_address_are_listed_once() {
+    // An author's avatar and name, both linking the author's page, were two
+    // lines and two marks for one way to go (vice.com, engadget.com).
+    let fx = Fixture::open("names.html").await;
+    let seen = fx.perceive().await;
+    let count = |name: &str, href_end: &str| {
+        seen.obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.name == name && e.href.as_deref().is_some_and(|h| h.ends_with(href_end)))
+            .count()
+    };
+    assert_eq!(count("Chloe Xiang", "/author/chloe"), 1, "{}", seen.list());
+    assert_eq!(
+        count("Chloe Xiang", "/author/chloe-x"),
+        1,
+        "{}",
+        seen.list()
+    );
+    assert_eq!(count("Reply", "#"), 2, "{}", seen.list());
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn an_icon_without_a_name_is_hinted_by_the_words_its_code_gives_it() {
     // A hamburger drawn by a div, and an SVG close button, were a bare
     // "clickable" and "button" (spectrum.ieee.org's menu toggle).

@@ -764,18 +764,19 @@
   // vocabulary in its id and classes, its descendants' and the symbols its
   // SVG draws ("rebelbar__menu-toggle hambg-btn": "menu toggle"). Only these
   // words pass: the rest of a class is the page's, and the model reads this.
+  // Layout words (left, top, dark) are not among them: utility classes are
+  // full of them.
   const HINT_WORDS = new Set(['menu', 'toggle', 'hamburger', 'burger', 'nav', 'close', 'dismiss',
-    'search', 'cart', 'basket', 'bag', 'user', 'account', 'profile', 'avatar', 'login', 'logout',
-    'signin', 'share', 'like', 'heart', 'star', 'favorite', 'favourite', 'bookmark', 'save', 'play',
-    'pause', 'stop', 'mute', 'volume', 'next', 'prev', 'previous', 'back', 'forward', 'home',
-    'settings', 'gear', 'filter', 'sort', 'expand', 'collapse', 'more', 'dropdown', 'notification',
-    'notifications', 'bell', 'help', 'info', 'edit', 'delete', 'trash', 'add', 'plus', 'minus',
-    'remove', 'download', 'upload', 'copy', 'print', 'zoom', 'fullscreen', 'chat', 'message', 'mail',
-    'email', 'phone', 'calendar', 'top', 'left', 'right', 'up', 'down', 'arrow', 'chevron', 'caret',
-    'facebook', 'twitter', 'instagram', 'linkedin', 'youtube', 'tiktok', 'pinterest', 'reddit',
-    'github', 'whatsapp', 'switch', 'checkbox', 'radio', 'slider', 'tab', 'option', 'language',
-    'translate', 'location', 'map', 'refresh', 'reload', 'undo', 'redo', 'send', 'submit', 'cancel',
-    'ok', 'yes', 'no', 'accept', 'reject', 'cookie', 'cookies', 'theme', 'dark', 'light']);
+    'search', 'cart', 'basket', 'user', 'account', 'profile', 'avatar', 'login', 'logout', 'signin',
+    'share', 'like', 'heart', 'star', 'favorite', 'favourite', 'bookmark', 'save', 'play', 'pause',
+    'mute', 'volume', 'next', 'prev', 'previous', 'back', 'forward', 'home', 'settings', 'gear',
+    'filter', 'sort', 'expand', 'collapse', 'more', 'dropdown', 'notification', 'notifications',
+    'bell', 'help', 'info', 'edit', 'delete', 'trash', 'add', 'plus', 'minus', 'remove', 'download',
+    'upload', 'copy', 'print', 'zoom', 'fullscreen', 'chat', 'message', 'mail', 'email', 'phone',
+    'calendar', 'arrow', 'chevron', 'caret', 'facebook', 'twitter', 'instagram', 'linkedin',
+    'youtube', 'tiktok', 'pinterest', 'reddit', 'github', 'whatsapp', 'language', 'translate',
+    'location', 'refresh', 'reload', 'undo', 'redo', 'send', 'submit', 'cancel', 'accept', 'reject',
+    'cookie', 'cookies']);
   const hintOf = (el) => {
     const words = [];
     const add = (text) => {

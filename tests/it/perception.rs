@@ -812,20 +812,10 @@ async fn a_menu_item_or_tab_drawn_around_a_link_is_listed_once_and_groups_are_no
         ("Overview", "tab"),
         ("Specs", "tab"),
     ] {
-        let hits: Vec<_> = seen
-            .obs
-            .table
-            .elements
-            .iter()
-            .filter(|e| e.name == name)
-            .collect();
-        assert_eq!(hits.len(), 1, "{name}: {}", seen.list());
-        // The link itself (the click must reach it), with the item's role.
-        assert_eq!(
-            (hits[0].tag.as_str(), hits[0].role.as_str()),
-            ("a", role),
-            "{name}"
-        );
+        // Listed once: the link itself (the click must reach it), with the
+        // item's role.
+        let e = seen.named(name).element();
+        assert_eq!((e.tag.as_str(), e.role.as_str()), ("a", role), "{name}");
     }
     seen.named("Overview").interactable();
     assert_eq!(seen.named("Overview").element().selected, Some(true));
@@ -933,28 +923,22 @@ async fn an_icon_without_a_name_is_hinted_by_the_words_its_code_gives_it() {
     // "clickable" and "button" (spectrum.ieee.org's menu toggle).
     let fx = Fixture::open("names.html").await;
     let seen = fx.perceive().await;
-    // A hint from the vocabulary words in their classes and
-    // in the symbol their SVG draws; none from words outside it.
-    let hint_of = |id: &str| {
-        let tag = if id == "x" {
-            "button"
-        } else if id == "burger" {
-            "div"
-        } else {
-            "span"
-        };
+    // A hint from the vocabulary words in their classes and in the symbol
+    // their SVG draws; none from words outside it. The three are the page's
+    // only nameless elements, one of each tag.
+    let hint_of = |tag: &str| {
         seen.obs
             .table
             .elements
             .iter()
             .find(|e| e.name.is_empty() && e.tag == tag)
-            .unwrap_or_else(|| panic!("{id} not found: {}", seen.list()))
+            .unwrap_or_else(|| panic!("no nameless {tag}: {}", seen.list()))
             .hint
             .clone()
     };
-    assert_eq!(hint_of("burger").as_deref(), Some("menu toggle"));
-    assert_eq!(hint_of("x").as_deref(), Some("close"));
-    assert_eq!(hint_of("plain"), None);
+    assert_eq!(hint_of("div").as_deref(), Some("menu toggle"));
+    assert_eq!(hint_of("button").as_deref(), Some("close"));
+    assert_eq!(hint_of("span"), None);
     assert!(
         seen.list().contains("clickable hint \"menu toggle\""),
         "{}",

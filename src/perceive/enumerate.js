@@ -761,8 +761,8 @@
   els.sort((a, b) => a.ci - b.ci);
   for (const e of els) delete e.ci;
   // An element without a name (an icon) is told by the words of a small
-  // vocabulary in its id and classes, its descendants' and the symbols its
-  // SVG draws ("rebelbar__menu-toggle hambg-btn": "menu toggle"). Only these
+  // vocabulary in its id and classes, its descendants' classes and the
+  // symbols its SVG draws ("rebelbar__menu-toggle hambg-btn": "menu toggle"). Only these
   // words pass: the rest of a class is the page's, and the model reads this.
   // Layout words (left, top, dark) are not among them: utility classes are
   // full of them.
@@ -783,10 +783,13 @@
       const parts = String(text || '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z]+/);
       for (const w of parts) if (words.length < 3 && HINT_WORDS.has(w) && !words.includes(w)) words.push(w);
     };
+    // Descendants' ids are left out: icons exported from a design tool carry
+    // their artboard's ("992---Search---Open-filters" in a hamburger).
     const from = (n) => {
-      add(n.id); add(n.getAttribute('class'));
+      add(n.getAttribute('class'));
       if (n.tagName.toLowerCase() === 'use') add(n.getAttribute('href') || n.getAttribute('xlink:href'));
     };
+    add(el.id);
     from(el);
     let seen = 0;
     for (const n of el.querySelectorAll('*')) {

@@ -924,7 +924,8 @@ async fn an_icon_without_a_name_is_hinted_by_the_words_its_code_gives_it() {
     let fx = Fixture::open("names.html").await;
     let seen = fx.perceive().await;
     // A hint from the vocabulary words in their classes and in the symbol
-    // their SVG draws; none from words outside it. The three are the page's
+    // their SVG draws (not from the ids of its drawing's parts, which a
+    // design tool names); none from words outside it. The three are the page's
     // only nameless elements, one of each tag.
     let hint_of = |tag: &str| {
         seen.obs

@@ -45,7 +45,7 @@
   };
   const WIDGET_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem',
     'menuitemcheckbox', 'menuitemradio', 'option', 'combobox', 'listbox', 'slider', 'spinbutton',
-    'textbox', 'searchbox', 'treeitem', 'gridcell', 'scrollbar', 'tree', 'menu', 'menubar',
+    'textbox', 'searchbox', 'treeitem', 'scrollbar', 'tree', 'menu', 'menubar',
     'radiogroup', 'tablist']);
   // Composite widgets that group controls: where the controls inside are
   // listed, the group is not one more (an unlabelled menubar is named by all
@@ -55,7 +55,10 @@
   // (a menu item or a tab made of an <li> around an <a>), they are one
   // control: listed once, as the inner element with the outer's role and states.
   const CLICK_ROLES = new Set(['menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab', 'option',
-    'treeitem', 'button', 'link', 'gridcell', 'switch', 'checkbox', 'radio']);
+    'treeitem', 'button', 'link', 'switch', 'checkbox', 'radio']);
+  // A grid cell is not among them: a data grid's cells (github's file list)
+  // are a table's, and only one that takes focus or clicks itself is a
+  // control (a day in a date picker), as for any element.
   const NATIVE = 'a[href],area[href],button,input:not([type=hidden]),select,textarea,summary,' +
     '[contenteditable]:not([contenteditable=false]),[role],[tabindex],[onclick],[onmousedown],' +
     '[onpointerdown],iframe,frame';

@@ -838,6 +838,31 @@ async fn a_menu_item_or_tab_drawn_around_a_link_is_listed_once_and_groups_are_no
 }
 
 #[tokio::test]
+async fn a_data_grids_cells_are_not_controls_but_a_date_pickers_days_are() {
+    // Every cell of github's file list was listed (79 "gridcell" lines,
+    // some nameless), beside the links they hold.
+    let fx = Fixture::open("grids.html").await;
+    let seen = fx.perceive().await;
+    seen.named("src").role("link").interactable();
+    seen.named("#186").role("link");
+    seen.absent("days ago");
+    seen.named("1").role("gridcell").interactable();
+    seen.named("2").role("gridcell").interactable();
+    assert_eq!(
+        seen.obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.role == "gridcell")
+            .count(),
+        2,
+        "{}",
+        seen.list()
+    );
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_click_point_half_a_pixel_above_a_cover_is_taken_on_a_whole_pixel() {
     // The link's middle, y = 179.5, is clear; the protocol's hit test (and a
     // click there) lands on pixel row 180, where the breadcrumb paints over

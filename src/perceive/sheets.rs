@@ -43,15 +43,15 @@ async fn sheet_text(page: &Page, frame: &FrameId, url: &str) -> Option<String> {
     let reply = page
         .execute(GetResourceContentParams::new(frame.clone(), url))
         .await
-        .ok()?;
-    let content = &reply.result.content;
-    let text = if reply.result.base64_encoded {
+        .ok()?
+        .result;
+    let text = if reply.base64_encoded {
         let bytes = base64::engine::general_purpose::STANDARD
-            .decode(content)
+            .decode(&reply.content)
             .ok()?;
         String::from_utf8_lossy(&bytes).into_owned()
     } else {
-        content.clone()
+        reply.content
     };
     (text.len() <= MAX_SHEET_BYTES).then(|| position_rules(&text))
 }

@@ -291,6 +291,12 @@ impl Session {
         &self.browser
     }
 
+    /// Whether seamark launched the browser (with its flags: every frame in
+    /// the page's process) rather than attaching to a running one (`--cdp`).
+    pub fn launched(&self) -> bool {
+        self.profile.is_some()
+    }
+
     /// A PNG of the viewport (fast compression), taken over the page's camera:
     /// a DevTools connection of its own, so that the screenshot neither waits
     /// for nor holds up the commands perception sends meanwhile. When no camera

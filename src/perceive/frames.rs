@@ -623,8 +623,8 @@ const MAX_NAMED_FRAMES: usize = 3;
 
 /// A note on the child frames the page's own connection cannot reach, if any:
 /// cross-site frames that a browser isolating sites runs in processes of their
-/// own. The browser seamark launches keeps every frame in the page's process;
-/// one it attached to (`--cdp`) usually does not.
+/// own. The browser seamark launches keeps every frame in the page's process
+/// (perception does not ask there); one it attached to (`--cdp`) usually does not.
 pub(crate) async fn frames_out_of_reach(page: &Page) -> Option<String> {
     let frames = page.frames().await.ok()?;
     let targets = page.execute(GetTargetsParams::default()).await.ok()?;

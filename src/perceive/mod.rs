@@ -245,7 +245,14 @@ pub async fn perceive(
             mutation_count(page),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
             timed(session.screenshot()),
-            frames::frames_out_of_reach(page)
+            // Only a browser seamark attached to runs frames out of reach.
+            async {
+                if session.launched() {
+                    None
+                } else {
+                    frames::frames_out_of_reach(page).await
+                }
+            }
         );
         notes.extend(unreached);
         // The handles go while the count is read: one round trip, not two.

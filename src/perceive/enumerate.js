@@ -844,7 +844,9 @@
     const dx = e.x + e.w < 0 ? -(e.x + e.w) : e.x > vw ? e.x - vw : 0;
     return dx + dy;
   };
-  const order = els.map((e, i) => [RANK[e.state] + (e.state === 'disabled' && !e.vis ? 1 : 0), away(e), i]);
+  // A disabled control not in view ranks with the offscreen ones.
+  const rankOf = (e) => RANK[e.state] + (e.state === 'disabled' && !e.vis ? 1 : 0);
+  const order = els.map((e, i) => [rankOf(e), away(e), i]);
   order.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
   const inView = order.filter((o) => o[0] < 3).length;
   const keep = order.slice(0, inView + MAX_OFFSCREEN).map((o) => o[2]).sort((a, b) => a - b);
@@ -878,7 +880,6 @@
   // can be clicked now if one can. Not where the address is a fragment or a
   // script: those links may each do something else.
   const byTarget = new Map();
-  const rankOf = (e) => RANK[e.state] + (e.vis ? 0 : 0.5);
   for (const [e] of described) {
     if (folded.has(e) || e.tag !== 'a' || !e.href || e.href.includes('#') || !/^https?:/i.test(e.href)) continue;
     const key = e.href + '\n' + e.name;

@@ -875,6 +875,19 @@
     if (outer.state === 'disabled') e.state = 'disabled';
     folded.add(outer);
   }
+  // A nameless element that acts only through a listener or its cursor, laid
+  // over a control of its own parent's (a Material button's "touch target",
+  // which widens the hit area of the button beside it) is that control: it is
+  // no line of its own. Only where the two boxes nearly agree: a card's
+  // click area around a small button does something else.
+  const area = (r) => (r ? r.w * r.h : 0);
+  for (const [e, orig] of described) {
+    if (e.role !== 'clickable' || e.name || !parentOf(orig)) continue;
+    const near = parentOf(parentOf(orig)) || parentOf(orig);
+    const twin = described.some(([c, co]) => c !== e && c.role !== 'clickable' && !folded.has(c) &&
+      area(c) > 0 && area(e) <= 2 * area(c) && area(inter(e, c)) >= 0.9 * area(c) && containsComposed(near, co));
+    if (twin) folded.add(e);
+  }
   // Links of the same name to the same address (an author's avatar and name,
   // a product's picture and title) are one way to go: listed once, where it
   // can be clicked now if one can. Not where the address is a fragment or a

@@ -1044,3 +1044,29 @@ async fn a_frame_sandboxed_without_scripts_is_perceived_without_waiting_for_its_
     );
     fx.close().await;
 }
+
+#[tokio::test]
+async fn a_touch_target_beside_a_button_is_not_a_line_of_its_own() {
+    // support.google.com: every Material button has a nameless, pointer-cursor
+    // "touch target" sibling a little larger than it, listed as `clickable`
+    // (occluded by the button's label when in view).
+    let fx = Fixture::open("touch.html").await;
+    let seen = fx.perceive().await;
+    seen.named("Back").role("button").interactable();
+    seen.named("Action items").role("button").interactable();
+    seen.named("Same question")
+        .role("button")
+        .offscreen(Direction::Below);
+    // The card's click area is far larger than its button: it does something else.
+    seen.named("Like").role("button").interactable();
+    let nameless: Vec<_> = seen
+        .obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| e.role == "clickable")
+        .collect();
+    assert_eq!(nameless.len(), 1, "{}", seen.list());
+    assert!(nameless[0].bbox.w >= 399.0, "{}", seen.list());
+    fx.close().await;
+}

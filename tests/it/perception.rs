@@ -274,13 +274,7 @@ async fn a_grid_of_sixteen_checkboxes_is_listed_in_reading_order() {
     let fx = Fixture::open("checkboxes.html").await;
     let seen = fx.perceive().await;
     seen.no_duplicates();
-    let boxes: Vec<_> = seen
-        .obs
-        .table
-        .elements
-        .iter()
-        .filter(|e| e.role == "checkbox")
-        .collect();
+    let boxes = seen.with_role("checkbox");
     assert_eq!(boxes.len(), 16, "{}", seen.list());
     for (i, e) in boxes.iter().enumerate() {
         assert_eq!(
@@ -848,17 +842,7 @@ async fn a_data_grids_cells_are_not_controls_but_a_date_pickers_days_are() {
     seen.absent("days ago");
     seen.named("1").role("gridcell").interactable();
     seen.named("2").role("gridcell").interactable();
-    assert_eq!(
-        seen.obs
-            .table
-            .elements
-            .iter()
-            .filter(|e| e.role == "gridcell")
-            .count(),
-        2,
-        "{}",
-        seen.list()
-    );
+    assert_eq!(seen.with_role("gridcell").len(), 2, "{}", seen.list());
     fx.close().await;
 }
 
@@ -1059,13 +1043,7 @@ async fn a_touch_target_beside_a_button_is_not_a_line_of_its_own() {
         .offscreen(Direction::Below);
     // The card's click area is far larger than its button: it does something else.
     seen.named("Like").role("button").interactable();
-    let nameless: Vec<_> = seen
-        .obs
-        .table
-        .elements
-        .iter()
-        .filter(|e| e.role == "clickable")
-        .collect();
+    let nameless = seen.with_role("clickable");
     assert_eq!(nameless.len(), 1, "{}", seen.list());
     assert!(nameless[0].bbox.w >= 399.0, "{}", seen.list());
     fx.close().await;

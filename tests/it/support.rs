@@ -225,6 +225,16 @@ impl Seen {
         Check(found[0], self)
     }
 
+    /// The elements of this role, in mark-id order.
+    pub fn with_role(&self, role: &str) -> Vec<&Element> {
+        self.obs
+            .table
+            .elements
+            .iter()
+            .filter(|e| e.role == role)
+            .collect()
+    }
+
     /// No element's name contains `needle`.
     pub fn absent(&self, needle: &str) -> &Self {
         let hit = self

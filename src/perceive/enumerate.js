@@ -526,6 +526,20 @@
     return null;
   };
 
+  // The first dialog shown in a document or shadow root, looked for once per
+  // root: every control behind a backdrop asks (a search of the whole
+  // document, a millisecond on a big page).
+  const shownDialogs = new Map();
+  const shownDialogOf = (r) => {
+    if (!shownDialogs.has(r)) {
+      let shown = null;
+      for (const d of r.querySelectorAll('dialog[open],[aria-modal=true],[role=dialog],[role=alertdialog]')) {
+        if (isVisible(d)) { shown = d; break; }
+      }
+      shownDialogs.set(r, shown);
+    }
+    return shownDialogs.get(r);
+  };
   // Describe what covers a point: the nearest dialog-like or fixed ancestor.
   const coverOf = (h) => {
     let pick = null;
@@ -540,10 +554,8 @@
     if (!pick) pick = { el: h, role: roleOf(h) || h.tagName.toLowerCase() };
     // A nameless backdrop stands for the dialog it belongs to.
     if (pick.role === 'overlay' && !textOf(pick.el, 20)) {
-      const root = h.getRootNode();
-      for (const d of root.querySelectorAll('dialog[open],[aria-modal=true],[role=dialog],[role=alertdialog]')) {
-        if (isVisible(d)) { pick = { el: d, role: 'dialog' }; break; }
-      }
+      const d = shownDialogOf(h.getRootNode());
+      if (d) pick = { el: d, role: 'dialog' };
     }
     const el = pick.el;
     let name = clean(el.getAttribute('aria-label'));
@@ -582,6 +594,7 @@
     const v = Math.floor(a + w * f);
     return v >= a ? v : Math.ceil(a) < a + w ? Math.ceil(a) : a + w * f;
   };
+  const ATOMIC = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'IMG', 'IFRAME', 'FRAME', 'VIDEO', 'CANVAS']);
   const SPOT_CHECKS = opts.spotChecks === undefined ? 10 : opts.spotChecks;
   const cleared = [];
   const nodes = [];
@@ -727,7 +740,9 @@
         // middle and quarter points of the visible box.
         const pts = [];
         const at = (b, fx, fy) => [onPixel(b.x, b.w, fx), onPixel(b.y, b.h, fy)];
-        const rects = el.getClientRects();
+        // A form control or an image is one box however it is laid out: its
+        // line boxes are not asked for (2 µs each).
+        const rects = ATOMIC.has(el.tagName) ? [] : el.getClientRects();
         if (rects.length > 1) {
           for (const r of [...rects].slice(0, 4)) {
             const v = inter({ x: r.left, y: r.top, w: r.width, h: r.height }, vis);

@@ -179,6 +179,9 @@
   // or weak (tabindex, listener, cursor:pointer); weak ones yield to what they contain.
   // An editing host has the attribute, unless the whole document is editable.
   const designMode = doc.designMode === 'on';
+  // The editing hosts the walk met (for the page text, which leaves out what
+  // is typed into them).
+  const editingHosts = [];
   const strength = (el) => {
     const tag = el.tagName;
     if (tag === 'A' || tag === 'AREA') return el.hasAttribute('href') ? 2 : 0;
@@ -190,7 +193,10 @@
     const role = el.getAttribute('role');
     if (role !== null && WIDGET_ROLES.has(role.trim().split(/\s+/)[0])) return 2;
     if ((designMode || el.hasAttribute('contenteditable')) && el.isContentEditable &&
-      !(parentOf(el) && parentOf(el).isContentEditable)) return 2;
+      !(parentOf(el) && parentOf(el).isContentEditable)) {
+      if (el.hasAttribute('contenteditable')) editingHosts.push(el);
+      return 2;
+    }
     const ti = el.getAttribute('tabindex');
     if (ti !== null && parseInt(ti, 10) >= 0) return 1;
     if (el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown')) return 1;
@@ -945,10 +951,12 @@
   if (root.nodeType === 9 && doc.body) {
     let t = doc.body.innerText || '';
     // What is typed into an editable area is a field's value, not page text:
-    // typing must not look like a new page.
-    for (const ed of doc.querySelectorAll('[contenteditable]:not([contenteditable=false])')) {
+    // typing must not look like a new page. The hosts are those the walk met
+    // (searching the document for them cost a millisecond on a big page): one
+    // in a far part is typed into only once it is near.
+    for (const ed of editingHosts) {
       const own = ed.innerText;
-      if (own && ed.isContentEditable && !(ed.parentElement && ed.parentElement.isContentEditable)) t = t.replace(own, '');
+      if (own) t = t.replace(own, '');
     }
     let h1 = 0x811c9dc5, h2 = 0x01000193;
     for (let i = 0; i < t.length; i++) {

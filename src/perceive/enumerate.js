@@ -649,8 +649,14 @@
   const analytic = !opts.exactOcclusion && root.nodeType === 9 && !capped && !doc.fullscreenElement &&
     !doc.querySelector('[inert]') && !layers.some(isModal);
   const layerBoxes = [];
+  // A layer paints its overflow beside its box, unless it clips it (a
+  // visually hidden heading, 1×1 with its text clipped, covered the links
+  // beside it).
   const addLayer = (el, r, pseudo) => {
-    const b = { el, pseudo, x: r.left, y: r.top, w: Math.max(r.width, pseudo ? 0 : el.scrollWidth), h: Math.max(r.height, pseudo ? 0 : el.scrollHeight) };
+    const st = pseudo ? null : style(el);
+    const w = st && st.overflowX === 'visible' ? Math.max(r.width, el.scrollWidth) : r.width;
+    const h = st && st.overflowY === 'visible' ? Math.max(r.height, el.scrollHeight) : r.height;
+    const b = { el, pseudo, x: r.left, y: r.top, w, h };
     if (b.w > 0 && b.h > 0 && inter(b, viewport)) layerBoxes.push(b);
   };
   const FULL = { left: -1e9, top: -1e9, width: 2e9, height: 2e9 };

@@ -10,15 +10,18 @@
 // `pause` lets the page's event loop run (null where it never would);
 // `sheets` maps the URL of a stylesheet the page may not read (cross-origin)
 // to its rules, parsed from the text seamark fetched for it (null when that
-// failed); `rules` is kept here by the enumerator: the position rules of the
-// stylesheets it last read (see `positionRules`).
+// failed); `changes` counts what happens on the page (registry.rs); `rules`
+// and `memo` are kept here by the enumerator: the position rules of the
+// stylesheets it last read (see `positionRules`), and the work on the whole
+// document it may keep while nothing happens.
 //
 // Returns { meta: JSON string, nodes: [Node] }. `meta.els[k].n` (and `proxy`,
 // `cover.n`) are registry numbers. The caller knows the backendNodeId of every
 // number below `opts.known`; `nodes` holds the nodes numbered `meta.ids` (the
 // others reported), then the custom elements `meta.hosts` indexes, whose
 // closed shadow roots the caller learns from the deep serialization of `nodes`.
-// `meta.unread` lists the stylesheets it could not read and has no text for.
+// `meta.unread` lists the stylesheets it could not read and has no text for;
+// `meta.reused`, how many parts of the work it kept from its last look.
 (async function (root, opts, reg) {
   const MAX_NAME = opts.maxName || 80;
   const MAX_OPTIONS = opts.maxOptions || 20;
@@ -359,7 +362,11 @@
       const bottom = r.top + Math.max(r.height, el.scrollHeight), right = r.left + Math.max(r.width, el.scrollWidth);
       if (!beyond(r, bottom, right)) return { wide: !withinBand({ top: r.top, bottom, left: r.left, right }) };
     }
-    if (escapes === undefined) escapes = escapesOf();
+    if (escapes === undefined && memo && memo.escapes !== undefined) { escapes = memo.escapes; reused++; }
+    if (escapes === undefined) {
+      escapes = escapesOf();
+      if (memo) memo.escapes = escapes;
+    }
     return { wide: true, cull: !!escapes && !escapes.has(el) };
   };
   // `parentCursor` is the composed parent's cursor when the walk read it;
@@ -426,8 +433,29 @@
     }
     return holds;
   };
+  // Work on the whole document kept from the last look while nothing could
+  // have changed it: no mutation and no event that `reg.changes` counted, the
+  // same stylesheets (as `positionRules` compares them), viewport, document
+  // size and fullscreen element, and no animation running. Kept: the page
+  // text and the elements that escape their ancestors' boxes (on old reddit,
+  // a third of a look). A closed shadow root's own look keeps nothing.
+  const changes = typeof reg.pause === 'function' && reg.changes ? reg.changes : null;
+  let memo = null;
+  if (changes && root.nodeType === 9) {
+    const seen = { n: changes.count(), vw, vh, dw, dh, rules: positionRules(), fs: doc.fullscreenElement };
+    const last = reg.memo;
+    const quiet = !!last && Object.keys(seen).every((k) => last.seen[k] === seen[k]) &&
+      !doc.getAnimations().some((a) => a.playState === 'running' || a.pending);
+    memo = quiet ? last : { seen };
+    reg.memo = memo;
+  }
+  let reused = 0;
   const shadowRoots = [];
   visit(root, false, undefined, cullable);
+  // Shadow roots are watched from the look that first meets them on: what
+  // changed in one before cannot be told, and the text is read again.
+  let newRoots = false;
+  if (changes) for (const r of root.nodeType === 11 ? [root, ...shadowRoots] : shadowRoots) if (changes.watch(r)) newRoots = true;
   await pause();
   // Each control's labels, from one pass over the labels. A control's own
   // `labels` list costs a walk of the whole document the first time it is
@@ -954,7 +982,10 @@
   // so that a long page does not cross the wire.
   await pause();
   let textHash = 0;
-  if (root.nodeType === 9 && doc.body) {
+  if (root.nodeType === 9 && doc.body && memo && memo.text !== undefined && !newRoots) {
+    textHash = memo.text;
+    reused++;
+  } else if (root.nodeType === 9 && doc.body) {
     let t = doc.body.innerText || '';
     // What is typed into an editable area is a field's value, not page text:
     // typing must not look like a new page. The hosts are those the walk met
@@ -971,11 +1002,12 @@
       h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
     }
     textHash = h1.toString(16) + h2.toString(16);
+    if (memo) memo.text = textHash;
   }
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
     vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),
-    truncated: capped, listeners: !!listeners, far: farParts, unread: [...unread],
+    truncated: capped, listeners: !!listeners, far: farParts, unread: [...unread], reused,
   };
   return { meta: JSON.stringify(meta), nodes };
 })

@@ -65,6 +65,9 @@ struct Meta {
     /// Stylesheets the enumerator could not read, and has no text for.
     #[serde(default)]
     unread: Vec<String>,
+    /// Parts of the work on the whole document kept from the last look.
+    #[serde(default)]
+    reused: usize,
     text_hash: String,
     truncated: bool,
     listeners: bool,
@@ -153,6 +156,8 @@ pub(crate) struct FrameResult {
     pub dropped: usize,
     /// Parts of the document not walked, for lying far from the viewport.
     pub far_parts: usize,
+    /// Parts of the work on the whole document kept from the last look.
+    pub reused: usize,
 }
 
 /// A frame of the tree with where its content lies in the top-level viewport.
@@ -556,6 +561,7 @@ async fn enumerate_frame(
         listeners_seen: meta.listeners,
         dropped: meta.dropped,
         far_parts: meta.far,
+        reused: meta.reused,
     };
     place_elements(&meta, &registry, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)

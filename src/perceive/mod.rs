@@ -106,6 +106,10 @@ pub struct PerceiveTimings {
     pub total_ms: f64,
     /// How many attempts it took to get one consistent moment.
     pub attempts: usize,
+    /// Parts of the work on a whole document (its text, the parts that escape
+    /// their ancestors' boxes) kept from the last look, summed over frames:
+    /// nothing on the page changed since (see the README, "The page signature").
+    pub reused: usize,
 }
 
 /// What the page looked like at one moment.
@@ -274,6 +278,7 @@ pub async fn perceive(
             screenshot_ms: shot_time.as_secs_f64() * 1e3,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             attempts: attempt,
+            reused: obs.timings.reused,
         };
         return Ok(obs);
     }
@@ -381,6 +386,7 @@ fn assemble(
     }
     let dropped: usize = frames.iter().map(|f| f.dropped).sum();
     let far_parts: usize = frames.iter().map(|f| f.far_parts).sum();
+    let reused: usize = frames.iter().map(|f| f.reused).sum();
     let far = [
         (dropped > 0).then(|| format!("up to {dropped} found and left out")),
         (far_parts > 0).then(|| format!("{far_parts} distant parts of the page not looked at")),
@@ -429,7 +435,10 @@ fn assemble(
         signature,
         stable,
         notes,
-        timings: PerceiveTimings::default(),
+        timings: PerceiveTimings {
+            reused,
+            ..PerceiveTimings::default()
+        },
     }
 }
 

@@ -53,6 +53,34 @@ const PAUSE_JS: &str = "(() => { \
     return () => new Promise((go) => { waiting.push(go); c.port2.postMessage(0); }); \
   })()";
 
+/// What tells the enumerator that nothing happened on the page since its last
+/// look, so that work on the whole document can be kept (see enumerate.js,
+/// `memo`). It counts every DOM mutation, style attributes included, in the
+/// document and in the shadow roots it is given (`watch`), and every event
+/// after which styles may match otherwise without one: pointer and keys
+/// (hover, focus, active), form input (checked, values), toggles (popovers,
+/// details), the address's fragment (`:target`), loads (images and fonts that
+/// change the layout), resizes, transitions and animations starting and ending.
+/// Its listeners are passive and capture on the window, where every event
+/// passes first. Where the document runs no scripts (`pause` is null) they
+/// would never run, and the enumerator keeps nothing.
+const CHANGES_JS: &str = "(() => { \
+    let n = 0; const bump = () => { n++; }; \
+    const o = new MutationObserver(bump); \
+    const all = { subtree: true, childList: true, attributes: true, characterData: true }; \
+    o.observe(document, all); \
+    for (const t of ['pointerover', 'pointerout', 'pointerdown', 'pointerup', 'click', 'keydown', \
+      'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', \
+      'resize', 'fullscreenchange', 'transitionstart', 'transitionend', 'transitioncancel', 'animationstart', \
+      'animationend', 'animationcancel']) window.addEventListener(t, bump, { capture: true, passive: true }); \
+    if (document.fonts) document.fonts.addEventListener('loadingdone', bump); \
+    const roots = new WeakSet(); \
+    return { \
+      count: () => { if (o.takeRecords().length) n++; return n; }, \
+      watch: (r) => { if (roots.has(r)) return false; roots.add(r); o.observe(r, all); return true; }, \
+    }; \
+  })()";
+
 /// Makes a registry. `getEventListeners` exists only while an evaluation with
 /// the command line API runs; the function itself keeps working after it. The
 /// enumerator is compiled once per document and kept here, so the engine
@@ -62,7 +90,7 @@ fn new_registry_js() -> String {
     format!(
         "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
-         pause: {PAUSE_JS}, sheets: new Map() }})"
+         pause: {PAUSE_JS}, changes: {CHANGES_JS}, sheets: new Map() }})"
     )
 }
 

@@ -336,6 +336,92 @@ async fn the_signature_ignores_scrolling_and_repaints_but_not_new_text() {
 }
 
 #[tokio::test]
+async fn a_quiet_page_keeps_its_text_from_the_last_look() {
+    let fx = Fixture::open("quiet.html").await;
+    let page = fx.session.page();
+    // As the executor glances after a command and the agent perceives at the
+    // next step, with nothing happening in between.
+    let glance = perceive::glance(page, fx.session.viewport(), &PerceiveOptions::default())
+        .await
+        .unwrap();
+    let look = fx.perceive().await;
+    assert!(
+        look.obs.timings.reused >= 1,
+        "the page text was read again on a page where nothing happened"
+    );
+    assert_eq!(glance.signature, look.obs.signature);
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn text_shown_without_a_dom_mutation_is_still_a_change() {
+    let fx = Fixture::open("quiet.html").await;
+    let mut last = fx.perceive().await;
+    // Each change shows or hides text and nothing else: only the page text
+    // tells it, so a text kept from the look before would miss it.
+    let changes = [
+        ("a hover", "MOUSE #trigger"),
+        ("a focus", "document.getElementById('name').focus()"),
+        ("a popover", "document.getElementById('pop').showPopover()"),
+        (
+            "a new stylesheet rule",
+            "document.styleSheets[0].insertRule('#styled{display:none}', document.styleSheets[0].cssRules.length)",
+        ),
+        (
+            "a style attribute",
+            "document.getElementById('inline').style.display = 'none'",
+        ),
+    ];
+    for (what, how) in changes {
+        let quiet = fx.perceive().await;
+        assert!(
+            quiet.obs.timings.reused >= 1,
+            "before {what}: nothing was kept"
+        );
+        assert_eq!(quiet.obs.signature, last.obs.signature);
+        if let Some(selector) = how.strip_prefix("MOUSE ") {
+            let at = fx
+                .eval(&format!(
+                    "(() => {{ const r = document.querySelector('{selector}').getBoundingClientRect(); \
+                     return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+                ))
+                .await;
+            let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+            page_mouse_move(&fx, x, y).await;
+        } else {
+            fx.eval(how).await;
+        }
+        let after = fx.perceive().await;
+        assert_eq!(
+            after.obs.timings.reused, 0,
+            "after {what}: the old text was kept"
+        );
+        assert_ne!(
+            after.obs.signature, quiet.obs.signature,
+            "{what} changed the text and not the signature"
+        );
+        last = after;
+    }
+    fx.close().await;
+}
+
+/// Moves the mouse as a person would: a real input event.
+async fn page_mouse_move(fx: &Fixture, x: f64, y: f64) {
+    use chromiumoxide::cdp::browser_protocol::input::{
+        DispatchMouseEventParams, DispatchMouseEventType,
+    };
+    fx.session
+        .page()
+        .execute(DispatchMouseEventParams::new(
+            DispatchMouseEventType::MouseMoved,
+            x,
+            y,
+        ))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn hidden_decoys_are_never_listed() {
     let fx = Fixture::open("decoys.html").await;
     let seen = fx.perceive().await;

@@ -868,6 +868,29 @@
     }
     return words.join(' ');
   };
+  // A field nobody labelled is told by the text a person reads beside it:
+  // just before it (a table cell's "Full name:", old reddit's "shortlink:"),
+  // or just after a checkbox, radio or switch ("Remember me"). Only in the
+  // field's parent or the one above it, with no other control in between, and
+  // short: a paragraph is not a label.
+  const FIELD_ROLES = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton', 'listbox', 'slider',
+    'checkbox', 'radio', 'switch']);
+  const CONTROLS = 'input:not([type=hidden]),select,textarea,button,a[href],[contenteditable]';
+  const besideOf = (el, role) => {
+    const after = role === 'checkbox' || role === 'radio' || role === 'switch';
+    for (let n = el, up = 0; n && up < 2; n = n.parentElement, up++) {
+      for (let c = after ? n.nextSibling : n.previousSibling; c; c = after ? c.nextSibling : c.previousSibling) {
+        if (c.nodeType === 1) {
+          if (c.matches(CONTROLS) || c.querySelector(CONTROLS)) return '';
+          const st = style(c);
+          if (st.display === 'none' || st.visibility === 'hidden') continue;
+        }
+        const text = c.nodeType === 3 ? clean(c.data) : c.nodeType === 1 ? textOf(c, 100) : '';
+        if (text) return text.length <= 60 ? text : '';
+      }
+    }
+    return '';
+  };
   // Names, values and ARIA states, for the kept elements only.
   const describe = (e) => {
     const orig = e.orig;
@@ -875,7 +898,10 @@
     const role = roleOf(orig) || 'clickable';
     const tag = orig.tagName.toLowerCase();
     e.tag = tag; e.role = role; e.name = cut(nameOf(orig, role), MAX_NAME);
-    if (!e.name) { const hint = hintOf(orig); if (hint) e.hint = hint; }
+    if (!e.name) {
+      const hint = (FIELD_ROLES.has(role) && besideOf(orig, role)) || hintOf(orig);
+      if (hint) e.hint = hint;
+    }
     if (tag === 'input') e.type = orig.type;
     if (tag === 'input' || tag === 'textarea') {
       if (orig.type === 'password') e.has_value = orig.value.length > 0;

@@ -422,6 +422,32 @@ async fn page_mouse_move(fx: &Fixture, x: f64, y: f64) {
 }
 
 #[tokio::test]
+async fn a_field_without_a_label_is_told_by_the_text_beside_it() {
+    let fx = Fixture::open("unlabelled.html").await;
+    let seen = fx.perceive().await;
+    for (line, id) in [
+        ("textbox hint \"Full name:\"", "full"),
+        ("combobox hint \"City\"", "city"),
+        ("textbox hint \"shortlink:\"", "short"),
+        ("checkbox hint \"Remember me\"", "remember"),
+    ] {
+        let e = seen.with_id(&fx, id).await;
+        assert!(e.name.is_empty(), "{id} has no name of its own");
+        assert!(
+            perceive::line(e).contains(line),
+            "{id}: {}",
+            perceive::line(e)
+        );
+    }
+    // Not a paragraph, not across another control, not hidden words.
+    for id in ["long", "past-button", "past-hidden"] {
+        let e = seen.with_id(&fx, id).await;
+        assert_eq!(e.hint, None, "{id}: {}", perceive::line(e));
+    }
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn hidden_decoys_are_never_listed() {
     let fx = Fixture::open("decoys.html").await;
     let seen = fx.perceive().await;

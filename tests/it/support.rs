@@ -134,6 +134,11 @@ impl Fixture {
 
     /// The text of a node, found by its backendNodeId alone.
     pub async fn node_text(&self, backend_node_id: i64) -> String {
+        self.node_read(backend_node_id, "textContent").await
+    }
+
+    /// A string property of a node, found by its backendNodeId alone.
+    pub async fn node_read(&self, backend_node_id: i64, property: &str) -> String {
         use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, ResolveNodeParams};
         use chromiumoxide::cdp::js_protocol::runtime::CallFunctionOnParams;
         let page = self.session.page();
@@ -145,7 +150,8 @@ impl Fixture {
             )
             .await
             .expect("resolve node");
-        let mut call = CallFunctionOnParams::new("function () { return this.textContent; }");
+        let mut call =
+            CallFunctionOnParams::new(format!("function () {{ return String(this.{property}); }}"));
         call.object_id = node.result.object.object_id.clone();
         call.return_by_value = Some(true);
         let reply = page.execute(call).await.expect("read node");
@@ -223,6 +229,16 @@ impl Seen {
             self.list()
         );
         Check(found[0], self)
+    }
+
+    /// The one element whose node has this DOM id.
+    pub async fn with_id(&self, fx: &Fixture, id: &str) -> &Element {
+        for e in &self.obs.table.elements {
+            if fx.node_read(e.backend_node_id, "id").await == id {
+                return e;
+            }
+        }
+        panic!("no element with id {id:?} listed:\n{}", self.list())
     }
 
     /// The elements of this role, in mark-id order.

@@ -438,14 +438,19 @@
   // same stylesheets (as `positionRules` compares them), viewport, document
   // size and fullscreen element, and no animation running. Kept: the page
   // text and the elements that escape their ancestors' boxes (on old reddit,
-  // a third of a look). A closed shadow root's own look keeps nothing.
+  // half of a look). A closed shadow root's own look keeps nothing.
   const changes = typeof reg.pause === 'function' && reg.changes ? reg.changes : null;
   let memo = null;
   if (changes && root.nodeType === 9) {
     const seen = { n: changes.count(), vw, vh, dw, dh, rules: positionRules(), fs: doc.fullscreenElement };
     const last = reg.memo;
-    const quiet = !!last && Object.keys(seen).every((k) => last.seen[k] === seen[k]) &&
-      !doc.getAnimations().some((a) => a.playState === 'running' || a.pending);
+    // The page can bend what reads its animations: what cannot be read counts
+    // as running, rather than failing the look (a failed look costs the
+    // document its registry).
+    const animating = () => {
+      try { return doc.getAnimations().some((a) => a.playState === 'running' || a.pending); } catch (e) { return true; }
+    };
+    const quiet = !!last && Object.keys(seen).every((k) => last.seen[k] === seen[k]) && !animating();
     memo = quiet ? last : { seen };
     reg.memo = memo;
   }

@@ -891,7 +891,9 @@
           if (st.display === 'none' || st.visibility === 'hidden') continue;
         }
         const text = c.nodeType === 3 ? clean(c.data) : c.nodeType === 1 ? textOf(c, 100) : '';
-        if (text) return text.length <= 60 ? text : '';
+        // Beside the field's parent, a sentence is what the page says above
+        // the form, not a label (MiniWoB's instructions above its task).
+        if (text) return text.length <= 60 && !(up > 0 && /[.!?]$/.test(text)) ? text : '';
       }
     }
     return '';

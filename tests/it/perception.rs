@@ -439,8 +439,9 @@ async fn a_field_without_a_label_is_told_by_the_text_beside_it() {
             perceive::line(e)
         );
     }
-    // Not a paragraph, not across another control, not hidden words.
-    for id in ["long", "past-button", "past-hidden"] {
+    // Not a paragraph, not across another control, not hidden words, not the
+    // sentence above the field's box.
+    for id in ["long", "past-button", "past-hidden", "below-sentence"] {
         let e = seen.with_id(&fx, id).await;
         assert_eq!(e.hint, None, "{id}: {}", perceive::line(e));
     }

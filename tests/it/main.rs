@@ -10,5 +10,6 @@ mod agent;
 mod cli;
 mod corpus;
 mod golden;
+mod miniwob;
 mod perception;
 mod safety;

@@ -1,6 +1,6 @@
-//! An in-process HTTP server for the tests and benchmarks: serves `tests/sites/`
-//! and `../shared/corpus/pages/` on 127.0.0.1, plus a few generated pages, and
-//! keeps an access log. Start two for two origins.
+//! An in-process HTTP server for the tests and benchmarks: serves `tests/sites/`,
+//! `../shared/corpus/pages/` and `../shared/miniwob/html/` on 127.0.0.1, plus a
+//! few generated pages, and keeps an access log. Start two for two origins.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -32,6 +32,11 @@ pub fn sites_dir() -> PathBuf {
 /// Where the saved real pages are (`../shared/corpus/pages`).
 pub fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/pages")
+}
+
+/// Where the MiniWoB++ task pages and their scripts are (`../shared/miniwob/html`).
+pub fn miniwob_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miniwob/html")
 }
 
 impl Server {
@@ -142,9 +147,12 @@ async fn serve(
             b"<!doctype html><title>Not found</title><h1>404 Not Found</h1><a href=\"/\">Home</a>"
                 .to_vec(),
         ),
-        p if p.starts_with("/corpus/") => {
-            let rel = p.trim_start_matches("/corpus/");
-            match safe_join(corpus_dir(), rel).and_then(|f| std::fs::read(f).ok()) {
+        p if p.starts_with("/corpus/") || p.starts_with("/miniwob/") => {
+            let (dir, rel) = match p.strip_prefix("/corpus/") {
+                Some(rel) => (corpus_dir(), rel),
+                None => (miniwob_dir(), p.trim_start_matches("/miniwob/")),
+            };
+            match safe_join(dir, rel).and_then(|f| std::fs::read(f).ok()) {
                 Some(b) => (200, mime_of(rel), b),
                 None => (404, "text/plain", b"not found".to_vec()),
             }

@@ -35,6 +35,12 @@ impl Episode {
         }
     }
 
+    /// What the instruction says between `before` (at its start) and `after`.
+    fn between(&self, before: &str, after: &str) -> String {
+        let rest = self.instruction.strip_prefix(before).unwrap_or_default();
+        rest.split(after).next().unwrap_or_default().to_string()
+    }
+
     /// The words the instruction puts in double quotes.
     fn quoted(&self) -> Vec<&str> {
         self.instruction.split('"').skip(1).step_by(2).collect()
@@ -115,13 +121,7 @@ async fn click_button_the_named_button_among_others() {
 async fn click_checkboxes_each_named_box_then_submit() {
     let mut ep = Episode::start("click-checkboxes").await;
     // "Select kWD, 29hX, WMa, ff and click Submit." (or "Select nothing and …").
-    let names = ep
-        .instruction
-        .trim_start_matches("Select ")
-        .split(" and click Submit")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let names = ep.between("Select ", " and click Submit");
     for name in names.split(", ").filter(|n| *n != "nothing") {
         ep.click("checkbox", name).await;
     }
@@ -132,11 +132,7 @@ async fn click_checkboxes_each_named_box_then_submit() {
 #[tokio::test]
 async fn click_option_a_radio_named_by_its_label_then_submit() {
     let mut ep = Episode::start("click-option").await;
-    let name = ep
-        .instruction
-        .trim_start_matches("Select ")
-        .trim_end_matches(" and click Submit.")
-        .to_string();
+    let name = ep.between("Select ", " and click Submit");
     ep.click("radio", &name).await;
     ep.click("button", "Submit").await;
     ep.solved().await;
@@ -156,11 +152,7 @@ async fn enter_text_typed_into_the_only_field_then_submit() {
 async fn click_tab_tabs_are_listed_as_tabs() {
     let mut ep = Episode::start("click-tab").await;
     // "Click on Tab #3."
-    let name = ep
-        .instruction
-        .trim_start_matches("Click on ")
-        .trim_end_matches('.')
-        .to_string();
+    let name = ep.between("Click on ", ".");
     ep.click("tab", &name).await;
     ep.solved().await;
 }
@@ -200,13 +192,7 @@ async fn login_user_fields_told_by_the_labels_beside_them() {
 async fn choose_list_an_option_of_a_select() {
     let mut ep = Episode::start("choose-list").await;
     // "Select Nicaragua from the list and click Submit."
-    let option = ep
-        .instruction
-        .trim_start_matches("Select ")
-        .split(" from the list")
-        .next()
-        .unwrap_or_default()
-        .to_string();
+    let option = ep.between("Select ", " from the list");
     let list = ep.find("combobox", "").await;
     ep.run(&format!("SELECT:{list}:{option}")).await;
     ep.click("button", "Submit").await;

@@ -435,14 +435,15 @@
   };
   // Work on the whole document kept from the last look while nothing could
   // have changed it: no mutation and no event that `reg.changes` counted, the
-  // same stylesheets (as `positionRules` compares them), viewport, document
-  // size and fullscreen element, and no animation running. Kept: the page
-  // text and the elements that escape their ancestors' boxes (on old reddit,
-  // half of a look). A closed shadow root's own look keeps nothing.
+  // same stylesheets (as `positionRules` compares them), viewport, scroll,
+  // document size and fullscreen element, and no animation running. Kept: the
+  // page text, the elements that escape their ancestors' boxes (on old
+  // reddit, half of a look) and the verdict of the spot checks. A closed
+  // shadow root's own look keeps nothing.
   const changes = typeof reg.pause === 'function' && reg.changes ? reg.changes : null;
   let memo = null;
   if (changes && root.nodeType === 9) {
-    const seen = { n: changes.count(), vw, vh, dw, dh, rules: positionRules(), fs: doc.fullscreenElement };
+    const seen = { n: changes.count(), vw, vh, sx, sy, dw, dh, rules: positionRules(), fs: doc.fullscreenElement };
     const last = reg.memo;
     // The page can bend what reads its animations: what cannot be read counts
     // as running, rather than failing the look (a failed look costs the
@@ -817,11 +818,20 @@
     els.push(e);
   }
   await pause();
-  const checkStep = Math.max(1, Math.floor(cleared.length / Math.max(1, SPOT_CHECKS)));
+  // Where nothing happened since the last look, the spot checks would hit
+  // what they hit then (the same boxes and layers, the same scroll): their
+  // verdict is kept.
   let agree = true;
-  for (let i = 0; SPOT_CHECKS > 0 && i < cleared.length && agree; i += checkStep) {
-    const { e, orig } = cleared[i];
-    agree = hitSelf(orig, null, e.px, e.py).ok;
+  if (memo && memo.agree !== undefined && memo.checks === SPOT_CHECKS) {
+    agree = memo.agree;
+    reused++;
+  } else {
+    const checkStep = Math.max(1, Math.floor(cleared.length / Math.max(1, SPOT_CHECKS)));
+    for (let i = 0; SPOT_CHECKS > 0 && i < cleared.length && agree; i += checkStep) {
+      const { e, orig } = cleared[i];
+      agree = hitSelf(orig, null, e.px, e.py).ok;
+    }
+    if (memo && cleared.length > 0) { memo.agree = agree; memo.checks = SPOT_CHECKS; }
   }
   if (!agree) {
     for (const { e, orig, pts } of cleared) {

@@ -60,7 +60,8 @@ const PAUSE_JS: &str = "(() => { \
 /// after which styles may match otherwise without one: pointer and keys
 /// (hover, focus, active), form input (checked, values), toggles (popovers,
 /// details), the address's fragment (`:target`), loads (images and fonts that
-/// change the layout), resizes, transitions and animations starting and ending.
+/// change the layout), scrolls (of any element), resizes, transitions and
+/// animations starting and ending.
 /// Its listeners are passive and capture on the window, where every event
 /// passes first. Where the document runs no scripts (`pause` is null) they
 /// would never run, and the enumerator keeps nothing.
@@ -70,7 +71,7 @@ const CHANGES_JS: &str = "(() => { \
     const all = { subtree: true, childList: true, attributes: true, characterData: true }; \
     o.observe(document, all); \
     for (const t of ['pointerover', 'pointerout', 'pointerdown', 'pointerup', 'click', 'keydown', \
-      'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', \
+      'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', 'scroll', \
       'resize', 'fullscreenchange', 'transitionstart', 'transitionend', 'transitioncancel', 'animationstart', \
       'animationend', 'animationcancel']) window.addEventListener(t, bump, { capture: true, passive: true }); \
     if (document.fonts) document.fonts.addEventListener('loadingdone', bump); \

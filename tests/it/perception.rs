@@ -350,6 +350,13 @@ async fn a_quiet_page_keeps_its_text_from_the_last_look() {
         "the page text was read again on a page where nothing happened"
     );
     assert_eq!(glance.signature, look.obs.signature);
+    // A scroll moves every box: nothing is kept, though the page is the same.
+    fx.eval("window.scrollTo(0, 300)").await;
+    let scrolled = fx.perceive().await;
+    assert_eq!(scrolled.obs.timings.reused, 0, "kept across a scroll");
+    assert_eq!(scrolled.obs.signature, look.obs.signature);
+    let again = fx.perceive().await;
+    assert!(again.obs.timings.reused >= 1);
     fx.close().await;
 }
 

@@ -639,7 +639,37 @@
   const cleared = [];
   const nodes = [];
   const els = [];
-  const candidates = found.filter(({ el, s }) => s === 2 ? !groups.has(el) : !holdsCandidate.has(el) && !inStrong.has(el));
+  // A weak element around other candidates is a wrapper of the control
+  // inside, or a container that delegates to them: the controls are listed,
+  // not it. Except a card: a clickable row or tile (an e-mail in an inbox,
+  // around its star and trash icons) with words of its own that no control
+  // inside it holds, when the controls inside have no words (icons) and it
+  // is no bigger than a quarter of the viewport and at least four times the
+  // controls it holds. It does something of its own (opens the e-mail) that
+  // nothing else in the table does.
+  const foundEls = new Set(found.map((f) => f.el));
+  const ownWords = (el, inner) => {
+    let words = false;
+    for (let c = el.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3 && c.data.trim()) words = true;
+      if (c.nodeType !== 1 || SKIP_TEXT.has(c.tagName)) continue;
+      if (foundEls.has(c)) { inner.push(c); continue; }
+      // Not cached: what the walk did not read is no layer (see `layers`).
+      const st = styleCache.get(c) || win.getComputedStyle(c);
+      if (st.display !== 'none' && st.visibility !== 'hidden' && ownWords(c, inner)) words = true;
+    }
+    return words;
+  };
+  const isCard = (el) => {
+    const area = (r) => r.width * r.height;
+    const r = el.getBoundingClientRect();
+    if (area(r) === 0 || area(r) > vw * vh / 4) return false;
+    const inner = [];
+    return ownWords(el, inner) && inner.every((c) => !c.textContent.trim()) &&
+      area(r) >= 4 * inner.reduce((sum, c) => sum + area(c.getBoundingClientRect()), 0);
+  };
+  const candidates = found.filter(({ el, s }) => s === 2 ? !groups.has(el) :
+    (!holdsCandidate.has(el) || isCard(el)) && !inStrong.has(el));
   // Examine the candidates nearest the viewport first: every one whose box
   // touches it (or has no box: a hidden control its label draws), then the
   // offscreen ones by distance, until MAX_OFFSCREEN offscreen ones are kept.

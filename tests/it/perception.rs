@@ -456,6 +456,42 @@ async fn a_field_without_a_label_is_told_by_the_text_beside_it() {
 }
 
 #[tokio::test]
+async fn a_clickable_row_around_icons_is_a_control_but_a_wrapper_is_not() {
+    let fx = Fixture::open("cards.html").await;
+    let seen = fx.perceive().await;
+    // The rows open their e-mail: nothing else in the table does.
+    seen.named("Jeanne Lunch on Friday?")
+        .role("clickable")
+        .interactable();
+    seen.named("Rebe Quarterly report")
+        .role("clickable")
+        .interactable();
+    let icons: Vec<_> = seen
+        .with_role("clickable")
+        .into_iter()
+        .filter_map(|e| e.hint.as_deref())
+        .collect();
+    assert_eq!(
+        icons.iter().filter(|h| **h == "star").count(),
+        2,
+        "{icons:?}"
+    );
+    assert_eq!(
+        icons.iter().filter(|h| **h == "trash").count(),
+        2,
+        "{icons:?}"
+    );
+    // Around a link with words: the link is the control. Barely bigger than
+    // the icon it holds, or half the screen: no card either.
+    seen.named("Read the story").role("link");
+    seen.absent("and more words")
+        .absent("A big clickable panel")
+        .absent("x");
+    seen.no_duplicates();
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn hidden_decoys_are_never_listed() {
     let fx = Fixture::open("decoys.html").await;
     let seen = fx.perceive().await;

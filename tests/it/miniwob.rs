@@ -198,3 +198,34 @@ async fn choose_list_an_option_of_a_select() {
     ep.click("button", "Submit").await;
     ep.solved().await;
 }
+
+#[tokio::test]
+async fn email_inbox_forward_an_email_opened_by_its_row() {
+    let mut ep = Episode::start("email-inbox-forward").await;
+    // "Find the email by Jeanne and forward that email to Norah."
+    let sender = ep.between("Find the email by ", " and forward");
+    let to = ep.between(
+        &format!("Find the email by {sender} and forward that email to "),
+        ".",
+    );
+    let row = ep
+        .find_where(&format!("the row of {sender}'s e-mail"), |e| {
+            e.role == "clickable" && e.name.starts_with(&format!("{sender} "))
+        })
+        .await;
+    ep.run(&format!("CLICK:{row}")).await;
+    ep.click("clickable", "Forward").await;
+    let field = ep
+        .find_where("the field beside \"to:\"", |e| {
+            e.role == "textbox" && e.hint.as_deref() == Some("to:")
+        })
+        .await;
+    ep.run(&format!("TYPE:{field}:{to}")).await;
+    let send = ep
+        .find_where("the send icon", |e| {
+            e.hint.as_deref() == Some("send forward")
+        })
+        .await;
+    ep.run(&format!("CLICK:{send}")).await;
+    ep.solved().await;
+}

@@ -362,11 +362,7 @@
       const bottom = r.top + Math.max(r.height, el.scrollHeight), right = r.left + Math.max(r.width, el.scrollWidth);
       if (!beyond(r, bottom, right)) return { wide: !withinBand({ top: r.top, bottom, left: r.left, right }) };
     }
-    if (escapes === undefined && memo && memo.escapes !== undefined) { escapes = memo.escapes; reused++; }
-    if (escapes === undefined) {
-      escapes = escapesOf();
-      if (memo) memo.escapes = escapes;
-    }
+    if (escapes === undefined) escapes = memoized('escapes', escapesOf);
     return { wide: true, cull: !!escapes && !escapes.has(el) };
   };
   // `parentCursor` is the composed parent's cursor when the walk read it;
@@ -455,7 +451,15 @@
     memo = quiet ? last : { seen };
     reg.memo = memo;
   }
+  // A part of that work: the one kept, unless `stale`, or `compute`d now and
+  // kept for the next look.
   let reused = 0;
+  const memoized = (part, compute, stale = false) => {
+    if (memo && memo[part] !== undefined && !stale) { reused++; return memo[part]; }
+    const value = compute();
+    if (memo) memo[part] = value;
+    return value;
+  };
   const shadowRoots = [];
   visit(root, false, undefined, cullable);
   // Shadow roots are watched from the look that first meets them on: what
@@ -851,18 +855,15 @@
   // Where nothing happened since the last look, the spot checks would hit
   // what they hit then (the same boxes and layers, the same scroll): their
   // verdict is kept.
-  let agree = true;
-  if (memo && memo.agree !== undefined && memo.checks === SPOT_CHECKS) {
-    agree = memo.agree;
-    reused++;
-  } else {
+  const spotCheck = () => {
     const checkStep = Math.max(1, Math.floor(cleared.length / Math.max(1, SPOT_CHECKS)));
-    for (let i = 0; SPOT_CHECKS > 0 && i < cleared.length && agree; i += checkStep) {
+    for (let i = 0; SPOT_CHECKS > 0 && i < cleared.length; i += checkStep) {
       const { e, orig } = cleared[i];
-      agree = hitSelf(orig, null, e.px, e.py).ok;
+      if (!hitSelf(orig, null, e.px, e.py).ok) return false;
     }
-    if (memo && cleared.length > 0) { memo.agree = agree; memo.checks = SPOT_CHECKS; }
-  }
+    return true;
+  };
+  const agree = cleared.length === 0 || memoized('agree' + SPOT_CHECKS, spotCheck);
   if (!agree) {
     for (const { e, orig, pts } of cleared) {
       const r = probe(orig, null, pts);
@@ -1054,11 +1055,7 @@
   // The page signature's text part: rendered text of the document, hashed here
   // so that a long page does not cross the wire.
   await pause();
-  let textHash = 0;
-  if (root.nodeType === 9 && doc.body && memo && memo.text !== undefined && !newRoots) {
-    textHash = memo.text;
-    reused++;
-  } else if (root.nodeType === 9 && doc.body) {
+  const textHashOf = () => {
     let t = doc.body.innerText || '';
     // What is typed into an editable area is a field's value, not page text:
     // typing must not look like a new page. The hosts are those the walk met
@@ -1074,9 +1071,9 @@
       h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
       h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
     }
-    textHash = h1.toString(16) + h2.toString(16);
-    if (memo) memo.text = textHash;
-  }
+    return h1.toString(16) + h2.toString(16);
+  };
+  const textHash = root.nodeType === 9 && doc.body ? memoized('text', textHashOf, newRoots) : 0;
   const meta = {
     url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
     vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),

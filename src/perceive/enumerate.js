@@ -283,7 +283,11 @@
     if (given === undefined && sh.href && unread.size < MAX_UNREAD && reg.sheets.size < MAX_SHEETS) unread.add(String(sh.href));
     return given || null;
   };
-  const positionRules = () => {
+  // Compared with the stylesheets once per look: the memo's key, the far
+  // parts and the pseudo-element layers all ask.
+  let lookRules;
+  const positionRules = () => lookRules || (lookRules = readPositionRules());
+  const readPositionRules = () => {
     const sheets = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
     const sizes = sheets.map((sh) => { const r = rulesOf(sh); return r ? r.length : -1; });
     const known = reg.rules;

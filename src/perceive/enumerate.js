@@ -72,6 +72,8 @@
     if (!s) { s = win.getComputedStyle(el); styleCache.set(el, s); }
     return s;
   };
+  // Not shown: not laid out, or laid out and not painted.
+  const unseen = (st) => st.display === 'none' || st.visibility === 'hidden';
   // The composed-tree parent: crosses shadow boundaries to the host.
   const parentOf = (el) => {
     if (el.parentElement) return el.parentElement;
@@ -100,7 +102,7 @@
       let apart = n.tagName === 'BR';
       if (n !== node) {
         const st = style(n);
-        if (st.display === 'none' || st.visibility === 'hidden') return;
+        if (unseen(st)) return;
         if (!st.display.startsWith('inline') && st.display !== 'contents') { apart = true; out += ' '; }
       }
       if (n.tagName === 'IMG' || (n.tagName === 'INPUT' && n.type === 'image')) { out += ' ' + (n.getAttribute('alt') || '') + ' '; return; }
@@ -558,7 +560,7 @@
   const isVisible = (el) => {
     if (el.checkVisibility) return el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true });
     const st = style(el);
-    return st.visibility !== 'hidden' && st.display !== 'none' && parseFloat(st.opacity) > 0;
+    return !unseen(st) && parseFloat(st.opacity) > 0;
   };
   const direction = (b, area) => {
     if (b.y + b.h <= area.y) return 'above';
@@ -664,7 +666,7 @@
       if (foundEls.has(c)) { inner.push(c); continue; }
       // Not cached: what the walk did not read is no layer (see `layers`).
       const st = styleCache.get(c) || win.getComputedStyle(c);
-      if (st.display !== 'none' && st.visibility !== 'hidden' && ownWords(c, inner)) words = true;
+      if (!unseen(st) && ownWords(c, inner)) words = true;
     }
     return words;
   };
@@ -932,8 +934,7 @@
       for (let c = after ? n.nextSibling : n.previousSibling; c; c = after ? c.nextSibling : c.previousSibling) {
         if (c.nodeType === 1) {
           if (c.matches(CONTROLS) || c.querySelector(CONTROLS)) return '';
-          const st = style(c);
-          if (st.display === 'none' || st.visibility === 'hidden') continue;
+          if (unseen(style(c))) continue;
         }
         const text = c.nodeType === 3 ? clean(c.data) : c.nodeType === 1 ? textOf(c, 100) : '';
         // Beside the field's parent, a sentence is what the page says above

@@ -107,7 +107,8 @@ pub struct PerceiveTimings {
     /// How many attempts it took to get one consistent moment.
     pub attempts: usize,
     /// Parts of the work on a whole document (its text, the parts that escape
-    /// their ancestors' boxes) kept from the last look, summed over frames:
+    /// their ancestors' boxes, the verdict of the occlusion spot checks) kept
+    /// from the last look, summed over frames:
     /// nothing on the page changed since (see the README, "The page signature").
     pub reused: usize,
 }

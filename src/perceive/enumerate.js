@@ -435,13 +435,59 @@
     }
     return holds;
   };
+  // What a control holds now: its value, checked, selected, expanded and
+  // focus. A script can set a value or a checked state without a DOM
+  // mutation or an event, so these are read on every look, also when the
+  // rest of the table is kept (`role` is the element's own, before folding).
+  const LIVE = ['value', 'has_value', 'checked', 'selected', 'expanded', 'focused'];
+  const live = (e, orig, role) => {
+    for (const k of LIVE) delete e[k];
+    const tag = e.tag;
+    if (tag === 'input' || tag === 'textarea') {
+      if (orig.type === 'password') e.has_value = orig.value.length > 0;
+      else if (!['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image'].includes(orig.type)) e.value = cut(orig.value, 200);
+    } else if (tag === 'select') {
+      e.value = cut([...orig.selectedOptions].map((o) => clean(o.text)).join(', '), 200);
+    } else if (orig.isContentEditable && role === 'textbox') {
+      e.value = cut(textOf(orig, 200), 200);
+    }
+    const ac = orig.getAttribute('aria-checked');
+    if (orig.type === 'checkbox' || orig.type === 'radio') e.checked = !!orig.checked;
+    else if (ac === 'true' || ac === 'false' || ac === 'mixed') e.checked = ac === 'true';
+    const as = orig.getAttribute('aria-selected');
+    if (as === 'true' || as === 'false') e.selected = as === 'true';
+    const ae = orig.getAttribute('aria-expanded');
+    if (ae === 'true' || ae === 'false') e.expanded = ae === 'true';
+    else if (tag === 'summary' && orig.parentElement && orig.parentElement.tagName === 'DETAILS') e.expanded = orig.parentElement.open;
+    if (orig.getRootNode().activeElement === orig) e.focused = true;
+  };
+
+  // Only the nodes the caller does not know yet go on the wire.
+  const nodes = [];
+  const ids = [], sent = new Set();
+  const numberOf = (n) => {
+    let i = reg.map.get(n);
+    if (i === undefined) { i = reg.next++; reg.map.set(n, i); }
+    if (i >= KNOWN && !sent.has(i)) { sent.add(i); ids.push(i); nodes.push(n); }
+    return i;
+  };
+  // The answer: the kept elements, and the custom elements that may hide a
+  // closed shadow root (their indexes in `nodes`).
+  const answer = (kept, hostEls, look) => {
+    const hostIdx = hostEls.map((h) => { const i = nodes.length; nodes.push(h); return i; });
+    const meta = {
+      url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
+      vw, vh, sx, sy, dw, dh, els: kept, ids, hosts: hostIdx, listeners: !!listeners, ...look,
+    };
+    return { meta: JSON.stringify(meta), nodes };
+  };
   // Work on the whole document kept from the last look while nothing could
   // have changed it: no mutation and no event that `reg.changes` counted, the
   // same stylesheets (as `positionRules` compares them), viewport, scroll,
   // document size and fullscreen element, and no animation running. Kept: the
   // page text, the elements that escape their ancestors' boxes (on old
-  // reddit, half of a look) and the verdict of the spot checks. A closed
-  // shadow root's own look keeps nothing.
+  // reddit, half of a look), the verdict of the spot checks and the table
+  // itself (see below). A closed shadow root's own look keeps nothing.
   const changes = typeof reg.pause === 'function' && reg.changes ? reg.changes : null;
   let memo = null;
   if (changes && root.nodeType === 9) {
@@ -466,6 +512,39 @@
     if (memo) memo[part] = value;
     return value;
   };
+  // The table of the last look is this one's when nothing happened since and
+  // every element it listed is still in the document, with the same box: then
+  // only each control's value, checks and focus are read again (`live`). One
+  // box that moved (a rule edited through the CSSOM, an image loaded) and the
+  // page is looked at anew. What this cannot see: an element that became a
+  // control with neither a mutation nor an event (a click listener added by a
+  // timer) is listed from the next change on.
+  const tableKey = [MAX_NAME, MAX_OPTIONS, MAX_ELEMENTS, MAX_OFFSCREEN, !!opts.exactOcclusion, opts.spotChecks, opts.farScreens].join();
+  const same = ({ e, node, orig }) => {
+    if (!node.isConnected || !orig.isConnected) return false;
+    const b = node.getBoundingClientRect();
+    return b.left === e.x && b.top === e.y && b.width === e.w && b.height === e.h;
+  };
+  const lastTable = memo && memo.table;
+  if (lastTable && lastTable.key === tableKey && memo.text !== undefined && lastTable.rows.every(same)) {
+    const kept = lastTable.rows.map(({ e, node, orig, role, cover, outer }) => {
+      numberOf(node);
+      if (node !== orig) numberOf(orig);
+      if (cover) numberOf(cover);
+      const k = { ...e };
+      live(k, orig, role);
+      if (outer) {
+        const o = { tag: outer.e.tag };
+        live(o, outer.orig, outer.e.role);
+        for (const f of ['checked', 'selected', 'expanded']) if (k[f] === undefined && o[f] !== undefined) k[f] = o[f];
+      }
+      return k;
+    });
+    return answer(kept, lastTable.hosts, {
+      dropped: lastTable.dropped, text_hash: String(memo.text), truncated: lastTable.truncated, far: lastTable.far,
+      unread: [], reused: Object.keys(memo).length - 1, kept: true,
+    });
+  }
   const shadowRoots = [];
   visit(root, false, undefined, cullable);
   // Shadow roots are watched from the look that first meets them on: what
@@ -647,7 +726,6 @@
   const ATOMIC = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'IMG', 'IFRAME', 'FRAME', 'VIDEO', 'CANVAS']);
   const SPOT_CHECKS = opts.spotChecks === undefined ? 10 : opts.spotChecks;
   const cleared = [];
-  const nodes = [];
   const els = [];
   // A weak element around other candidates is a wrapper of the control
   // inside, or a container that delegates to them: the controls are listed,
@@ -944,7 +1022,7 @@
     }
     return '';
   };
-  // Names, values and ARIA states, for the kept elements only.
+  // Names and fixed states, for the kept elements only.
   const describe = (e) => {
     const orig = e.orig;
     delete e.orig;
@@ -956,27 +1034,12 @@
       if (hint) e.hint = hint;
     }
     if (tag === 'input') e.type = orig.type;
-    if (tag === 'input' || tag === 'textarea') {
-      if (orig.type === 'password') e.has_value = orig.value.length > 0;
-      else if (!['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image'].includes(orig.type)) e.value = cut(orig.value, 200);
-    } else if (tag === 'select') {
-      const sel = [...orig.selectedOptions].map((o) => clean(o.text)).join(', ');
-      e.value = cut(sel, 200);
+    if (tag === 'select') {
       e.options = [...orig.options].slice(0, MAX_OPTIONS).map((o) => cut(clean(o.text), 60));
       e.option_count = orig.options.length;
-    } else if (orig.isContentEditable && role === 'textbox') {
-      e.value = cut(textOf(orig, 200), 200);
     }
     if (orig.href && (tag === 'a' || tag === 'area')) e.href = String(orig.href).slice(0, 500);
-    const ac = orig.getAttribute('aria-checked');
-    if (orig.type === 'checkbox' || orig.type === 'radio') e.checked = !!orig.checked;
-    else if (ac === 'true' || ac === 'false' || ac === 'mixed') e.checked = ac === 'true';
-    const as = orig.getAttribute('aria-selected');
-    if (as === 'true' || as === 'false') e.selected = as === 'true';
-    const ae = orig.getAttribute('aria-expanded');
-    if (ae === 'true' || ae === 'false') e.expanded = ae === 'true';
-    else if (tag === 'summary' && orig.parentElement && orig.parentElement.tagName === 'DETAILS') e.expanded = orig.parentElement.open;
-    if (orig.getRootNode().activeElement === orig) e.focused = true;
+    live(e, orig, role);
     if (e.node !== orig) e.proxy = orig;
   };
 
@@ -997,18 +1060,12 @@
   const inView = order.filter((o) => o[0] < 3).length;
   const keep = order.slice(0, inView + MAX_OFFSCREEN).map((o) => o[2]).sort((a, b) => a - b);
   const dropped = els.length - keep.length + unexamined;
-  // Only the nodes the caller does not know yet go on the wire.
-  const ids = [], sent = new Set();
-  const numberOf = (n) => {
-    let i = reg.map.get(n);
-    if (i === undefined) { i = reg.next++; reg.map.set(n, i); }
-    if (i >= KNOWN && !sent.has(i)) { sent.add(i); ids.push(i); nodes.push(n); }
-    return i;
-  };
   await pause();
-  const described = keep.map((i) => { const e = els[i], orig = e.orig; describe(e); return [e, orig]; });
+  const described = keep.map((i) => { const e = els[i], orig = e.orig; describe(e); return [e, orig, e.role]; });
   const byOrig = new Map(described.map(([e, orig]) => [orig, e]));
+  const origOf = new Map(described.map(([e, orig]) => [e, orig]));
   const folded = new Set();
+  const foldedInto = new Map();
   for (const [e, orig] of described) {
     if (orig.tagName !== 'A' && orig.tagName !== 'BUTTON') continue;
     // The nearest kept element up to three levels up.
@@ -1020,6 +1077,7 @@
     for (const k of ['checked', 'selected', 'expanded']) if (e[k] === undefined && outer[k] !== undefined) e[k] = outer[k];
     if (outer.state === 'disabled') e.state = 'disabled';
     folded.add(outer);
+    foldedInto.set(e, { e: outer, orig: origOf.get(outer) });
   }
   // A nameless element that acts only through a listener or its cursor, laid
   // over a control of its own parent's (a Material button's "touch target",
@@ -1046,16 +1104,19 @@
     if (!first) { byTarget.set(key, e); continue; }
     if (rankOf(e) < rankOf(first)) { folded.add(first); byTarget.set(key, e); } else folded.add(e);
   }
-  const kept = described.filter(([e]) => !folded.has(e)).map(([e]) => {
-    e.n = numberOf(e.node); delete e.node;
+  const rows = [];
+  const kept = described.filter(([e]) => !folded.has(e)).map(([e, orig, role]) => {
+    const node = e.node, cover = e.cover && e.cover.el;
+    e.n = numberOf(node); delete e.node;
     if (e.proxy) e.proxy = numberOf(e.proxy);
-    if (e.cover) e.cover = { n: numberOf(e.cover.el), text: e.cover.text };
+    if (e.cover) e.cover = { n: numberOf(cover), text: e.cover.text };
+    rows.push({ e, node, orig, role, cover, outer: foldedInto.get(e) });
     return e;
   });
   // Custom elements that may hide a closed shadow root: only those that show
   // within a screen of the viewport are worth a probe (each costs a node
   // identity on the wire, and most custom elements have no shadow root).
-  const hostIdx = hosts.filter(nearScreen).slice(0, 200).map((h) => { const i = nodes.length; nodes.push(h); return i; });
+  const hostEls = hosts.filter(nearScreen).slice(0, 200);
 
   // The page signature's text part: rendered text of the document, hashed here
   // so that a long page does not cross the wire.
@@ -1079,10 +1140,8 @@
     return h1.toString(16) + h2.toString(16);
   };
   const textHash = root.nodeType === 9 && doc.body ? memoized('text', textHashOf, newRoots) : 0;
-  const meta = {
-    url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
-    vw, vh, sx, sy, dw, dh, els: kept, ids, dropped, hosts: hostIdx, text_hash: String(textHash),
-    truncated: capped, listeners: !!listeners, far: farParts, unread: [...unread], reused,
-  };
-  return { meta: JSON.stringify(meta), nodes };
+  if (memo) memo.table = { key: tableKey, rows, hosts: hostEls, dropped, truncated: capped, far: farParts };
+  return answer(kept, hostEls, {
+    dropped, text_hash: String(textHash), truncated: capped, far: farParts, unread: [...unread], reused,
+  });
 })

@@ -68,6 +68,9 @@ struct Meta {
     /// Parts of the work on the whole document kept from the last look.
     #[serde(default)]
     reused: usize,
+    /// The whole table was the last look's, with values read again.
+    #[serde(default)]
+    kept: bool,
     text_hash: String,
     truncated: bool,
     listeners: bool,
@@ -158,6 +161,8 @@ pub(crate) struct FrameResult {
     pub far_parts: usize,
     /// Parts of the work on the whole document kept from the last look.
     pub reused: usize,
+    /// The table was the last look's, with values read again.
+    pub table_kept: bool,
 }
 
 /// A frame of the tree with where its content lies in the top-level viewport.
@@ -562,6 +567,7 @@ async fn enumerate_frame(
         dropped: meta.dropped,
         far_parts: meta.far,
         reused: meta.reused,
+        table_kept: meta.kept,
     };
     place_elements(&meta, &registry, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)

@@ -107,10 +107,13 @@ pub struct PerceiveTimings {
     /// How many attempts it took to get one consistent moment.
     pub attempts: usize,
     /// Parts of the work on a whole document (its text, the parts that escape
-    /// their ancestors' boxes, the verdict of the occlusion spot checks) kept
-    /// from the last look, summed over frames:
+    /// their ancestors' boxes, the verdict of the occlusion spot checks, its
+    /// table) kept from the last look, summed over frames:
     /// nothing on the page changed since (see the README, "The page signature").
     pub reused: usize,
+    /// Frames whose whole table was the last look's, with each control's
+    /// value, checks and focus read again: nothing changed and no box moved.
+    pub tables_kept: usize,
 }
 
 /// What the page looked like at one moment.
@@ -280,6 +283,7 @@ pub async fn perceive(
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             attempts: attempt,
             reused: obs.timings.reused,
+            tables_kept: obs.timings.tables_kept,
         };
         return Ok(obs);
     }
@@ -388,6 +392,7 @@ fn assemble(
     let dropped: usize = frames.iter().map(|f| f.dropped).sum();
     let far_parts: usize = frames.iter().map(|f| f.far_parts).sum();
     let reused: usize = frames.iter().map(|f| f.reused).sum();
+    let tables_kept = frames.iter().filter(|f| f.table_kept).count();
     let far = [
         (dropped > 0).then(|| format!("up to {dropped} found and left out")),
         (far_parts > 0).then(|| format!("{far_parts} distant parts of the page not looked at")),
@@ -438,6 +443,7 @@ fn assemble(
         notes,
         timings: PerceiveTimings {
             reused,
+            tables_kept,
             ..PerceiveTimings::default()
         },
     }

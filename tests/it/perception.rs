@@ -349,14 +349,77 @@ async fn a_quiet_page_keeps_its_text_from_the_last_look() {
         look.obs.timings.reused >= 1,
         "the page text was read again on a page where nothing happened"
     );
+    assert_eq!(look.obs.timings.tables_kept, 1, "the table was built again");
     assert_eq!(glance.signature, look.obs.signature);
+    assert_eq!(
+        format!("{:?}", glance.table),
+        format!("{:?}", look.obs.table),
+        "the kept table is not the one the last look built"
+    );
     // A scroll moves every box: nothing is kept, though the page is the same.
     fx.eval("window.scrollTo(0, 300)").await;
     let scrolled = fx.perceive().await;
     assert_eq!(scrolled.obs.timings.reused, 0, "kept across a scroll");
+    assert_eq!(scrolled.obs.timings.tables_kept, 0);
     assert_eq!(scrolled.obs.signature, look.obs.signature);
     let again = fx.perceive().await;
     assert!(again.obs.timings.reused >= 1);
+    assert_eq!(again.obs.timings.tables_kept, 1);
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_kept_table_still_reads_values_a_script_set_without_an_event() {
+    let fx = Fixture::open("quiet.html").await;
+    fx.perceive().await;
+    let before = fx.perceive().await;
+    assert_eq!(before.obs.timings.tables_kept, 1);
+    before.named("Name").value("");
+    before.named("Agree").checked(false);
+    before.named("Size").value("Small");
+    // Properties set by a script: no mutation, no event, nothing the watcher
+    // counts. The table may be kept, but not what the controls hold.
+    fx.eval(
+        "document.getElementById('name').value = 'Set by a script'; \
+         document.getElementById('agree').checked = true; \
+         document.getElementById('size').value = 'Large'; 1",
+    )
+    .await;
+    let after = fx.perceive().await;
+    assert_eq!(after.obs.timings.tables_kept, 1, "something was counted");
+    after.named("Name").value("Set by a script");
+    after.named("Agree").checked(true);
+    after.named("Size").value("Large");
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_box_moved_by_an_edited_rule_is_looked_at_anew() {
+    let fx = Fixture::open("quiet.html").await;
+    fx.perceive().await;
+    let before = fx.perceive().await;
+    assert_eq!(before.obs.timings.tables_kept, 1);
+    let x = before.named("Moved by a rule").element().bbox.x;
+    // A rule edited in place through the CSSOM: neither a mutation nor an
+    // event, and the stylesheets' position rules and the document's size
+    // stay the same. Only the boxes tell.
+    fx.eval(
+        "[...document.styleSheets[0].cssRules].find((r) => r.selectorText === '#moved').style.marginLeft = '40px'; 1",
+    )
+    .await;
+    let after = fx.perceive().await;
+    assert_eq!(
+        after.obs.timings.tables_kept, 0,
+        "a table with a moved box was kept"
+    );
+    let moved = after.named("Moved by a rule").element().bbox.x;
+    let now = fx
+        .eval("document.getElementById('moved').getBoundingClientRect().x")
+        .await
+        .as_f64()
+        .unwrap();
+    assert!(now > x + 30.0, "the rule did not move the button");
+    assert_eq!(moved, now, "the table keeps the button where it was");
     fx.close().await;
 }
 

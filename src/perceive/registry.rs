@@ -63,7 +63,8 @@ const PAUSE_JS: &str = "(() => { \
 /// change the layout), scrolls (of any element), resizes, transitions and
 /// animations starting and ending.
 /// Its listeners are passive and capture on the window, where every event
-/// passes first. Where the document runs no scripts (`pause` is null) they
+/// passes first; an element's `load` and `error` stop at the document (they
+/// never reach the window), so those two are caught there. Where the document runs no scripts (`pause` is null) they
 /// would never run, and the enumerator keeps nothing.
 const CHANGES_JS: &str = "(() => { \
     let n = 0; const bump = () => { n++; }; \
@@ -74,6 +75,7 @@ const CHANGES_JS: &str = "(() => { \
       'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', 'scroll', \
       'resize', 'fullscreenchange', 'transitionstart', 'transitionend', 'transitioncancel', 'animationstart', \
       'animationend', 'animationcancel']) window.addEventListener(t, bump, { capture: true, passive: true }); \
+    for (const t of ['load', 'error']) document.addEventListener(t, bump, { capture: true, passive: true }); \
     if (document.fonts) document.fonts.addEventListener('loadingdone', bump); \
     const roots = new WeakSet(); \
     return { \

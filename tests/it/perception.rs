@@ -394,6 +394,22 @@ async fn a_kept_table_still_reads_values_a_script_set_without_an_event() {
 }
 
 #[tokio::test]
+async fn an_element_that_loaded_is_a_change() {
+    let fx = Fixture::open("quiet.html").await;
+    fx.perceive().await;
+    assert_eq!(fx.perceive().await.obs.timings.tables_kept, 1);
+    // An image or a frame that finished loading may have moved boxes or
+    // changed what it shows. Its `load` stops at the document: it never
+    // reaches the window, where the other events are counted.
+    fx.eval("document.getElementById('trigger').dispatchEvent(new Event('load')); 1")
+        .await;
+    let after = fx.perceive().await;
+    assert_eq!(after.obs.timings.tables_kept, 0, "a load went unseen");
+    assert_eq!(after.obs.timings.reused, 0);
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_box_moved_by_an_edited_rule_is_looked_at_anew() {
     let fx = Fixture::open("quiet.html").await;
     fx.perceive().await;

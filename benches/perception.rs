@@ -3,7 +3,8 @@
 //! element table alone) and `perceive` (table, signature, screenshot and the
 //! consistency check), one after another on the same page. Target: perceive ≤
 //! 1.3 × screenshot. The `perception_paced` groups time screenshot and perceive
-//! after a quiet pause each, as an agent perceives; the `perception_first`
+//! after a quiet pause each, as an agent perceives, taken in turn in both
+//! benchmarks; the `perception_first`
 //! groups time a first look: screenshot and perceive right after the page loads.
 //!
 //! `cargo bench --bench perception`; `scripts/bench-table.py` prints the ratios.
@@ -101,23 +102,25 @@ fn bench(c: &mut Criterion) {
             .sampling_mode(SamplingMode::Flat)
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(2));
+        // The two alternate in both benchmarks, each timing its own side:
+        // each screenshot and each perception comes after the other, so
+        // neither inherits different after-effects, and a machine whose speed
+        // drifts from second to second slows both alike.
+        let shot = || async {
+            perceive::screenshot(session.page())
+                .await
+                .expect("screenshot")
+        };
+        let look = || async {
+            perceive::perceive(&session, &options)
+                .await
+                .expect("perceive")
+        };
         paced.bench_function("screenshot", |b| {
-            b.iter_custom(|iters| {
-                after_pause(&rt, iters, || async {
-                    perceive::screenshot(session.page())
-                        .await
-                        .expect("screenshot")
-                })
-            })
+            b.iter_custom(|iters| alternating(&rt, iters, shot, look))
         });
         paced.bench_function("perceive", |b| {
-            b.iter_custom(|iters| {
-                after_pause(&rt, iters, || async {
-                    perceive::perceive(&session, &options)
-                        .await
-                        .expect("perceive")
-                })
-            })
+            b.iter_custom(|iters| alternating(&rt, iters, look, shot))
         });
         paced.finish();
 
@@ -172,15 +175,20 @@ fn after_load<T, F: std::future::Future<Output = T>>(
     })
 }
 
-/// The time `iters` runs of `look` take, each after a 70 ms pause (not counted).
-fn after_pause<T, F: std::future::Future<Output = T>>(
+/// The time `iters` runs of `timed` take, each after a 70 ms pause and a run
+/// of `other` (neither counted).
+fn alternating<T, U, F: std::future::Future<Output = T>, G: std::future::Future<Output = U>>(
     rt: &tokio::runtime::Runtime,
     iters: u64,
-    look: impl Fn() -> F,
+    timed: impl Fn() -> F,
+    other: impl Fn() -> G,
 ) -> Duration {
-    // An async block: the sleep must be made inside the runtime.
-    timed_after(rt, iters, look, || async {
-        tokio::time::sleep(Duration::from_millis(70)).await
+    let pause = || tokio::time::sleep(Duration::from_millis(70));
+    // An async block: the sleeps must be made inside the runtime.
+    timed_after(rt, iters, timed, || async {
+        pause().await;
+        std::hint::black_box(other().await);
+        pause().await;
     })
 }
 

@@ -7,7 +7,7 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive::{self, Direction, ElementState, PerceiveOptions};
 
-use crate::support::{walking_every_part, within_screens, Fixture};
+use crate::support::{walking_every_part, within_screens, Fixture, Seen};
 
 #[tokio::test]
 async fn form_controls_get_their_accessible_names_values_and_roles() {
@@ -368,12 +368,21 @@ async fn a_quiet_page_keeps_its_text_from_the_last_look() {
     fx.close().await;
 }
 
-#[tokio::test]
-async fn a_kept_table_still_reads_values_a_script_set_without_an_event() {
+/// The quiet page, looked at twice: the second look kept the first's table.
+async fn quiet_page_looked_at_twice() -> (Fixture, Seen) {
     let fx = Fixture::open("quiet.html").await;
     fx.perceive().await;
-    let before = fx.perceive().await;
-    assert_eq!(before.obs.timings.tables_kept, 1);
+    let second = fx.perceive().await;
+    assert_eq!(
+        second.obs.timings.tables_kept, 1,
+        "the table was built again"
+    );
+    (fx, second)
+}
+
+#[tokio::test]
+async fn a_kept_table_still_reads_values_a_script_set_without_an_event() {
+    let (fx, before) = quiet_page_looked_at_twice().await;
     before.named("Name").value("");
     before.named("Agree").checked(false);
     before.named("Size").value("Small");
@@ -395,9 +404,7 @@ async fn a_kept_table_still_reads_values_a_script_set_without_an_event() {
 
 #[tokio::test]
 async fn an_element_that_loaded_is_a_change() {
-    let fx = Fixture::open("quiet.html").await;
-    fx.perceive().await;
-    assert_eq!(fx.perceive().await.obs.timings.tables_kept, 1);
+    let (fx, _) = quiet_page_looked_at_twice().await;
     // An image or a frame that finished loading may have moved boxes or
     // changed what it shows. Its `load` stops at the document: it never
     // reaches the window, where the other events are counted.
@@ -411,10 +418,7 @@ async fn an_element_that_loaded_is_a_change() {
 
 #[tokio::test]
 async fn a_box_moved_by_an_edited_rule_is_looked_at_anew() {
-    let fx = Fixture::open("quiet.html").await;
-    fx.perceive().await;
-    let before = fx.perceive().await;
-    assert_eq!(before.obs.timings.tables_kept, 1);
+    let (fx, before) = quiet_page_looked_at_twice().await;
     let x = before.named("Moved by a rule").element().bbox.x;
     // A rule edited in place through the CSSOM: neither a mutation nor an
     // event, and the stylesheets' position rules and the document's size
@@ -766,7 +770,7 @@ async fn far_parts_of_a_long_page_are_not_walked_but_what_they_place_in_view_is_
             skipping.obs.notes
         );
         // In view, the same elements, boxes, states and click points.
-        let in_view = |seen: &crate::support::Seen| {
+        let in_view = |seen: &Seen| {
             seen.obs
                 .table
                 .elements
@@ -778,7 +782,7 @@ async fn far_parts_of_a_long_page_are_not_walked_but_what_they_place_in_view_is_
         assert_eq!(in_view(&skipping), in_view(&walked), "at {y}");
         // Offscreen: only what the whole walk found too, and all it found
         // within two screens.
-        let nodes = |seen: &crate::support::Seen| {
+        let nodes = |seen: &Seen| {
             seen.obs
                 .table
                 .elements
@@ -873,7 +877,7 @@ async fn yielding_to_the_page_between_enumeration_steps_changes_nothing_in_the_t
     let fx = Fixture::open("dense").await;
     // The 2,500 controls of the dense page take several milliseconds to
     // enumerate; a yield every microsecond splits the run at every step.
-    let table = |seen: &crate::support::Seen| {
+    let table = |seen: &Seen| {
         seen.obs
             .table
             .elements

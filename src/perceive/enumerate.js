@@ -461,6 +461,11 @@
     else if (tag === 'summary' && orig.parentElement && orig.parentElement.tagName === 'DETAILS') e.expanded = orig.parentElement.open;
     if (orig.getRootNode().activeElement === orig) e.focused = true;
   };
+  // A link or button drawn inside a tab or menu item of its name is listed
+  // as that control: it takes the states it has not of its own from it.
+  const adoptStates = (e, outer) => {
+    for (const k of ['checked', 'selected', 'expanded']) if (e[k] === undefined && outer[k] !== undefined) e[k] = outer[k];
+  };
 
   // Only the nodes the caller does not know yet go on the wire.
   const nodes = [];
@@ -536,7 +541,7 @@
       if (outer) {
         const o = { tag: outer.e.tag };
         live(o, outer.orig, outer.e.role);
-        for (const f of ['checked', 'selected', 'expanded']) if (k[f] === undefined && o[f] !== undefined) k[f] = o[f];
+        adoptStates(k, o);
       }
       return k;
     });
@@ -1074,7 +1079,7 @@
     if (!outer || outer.tag === 'a' || outer.tag === 'button' || !CLICK_ROLES.has(outer.role) ||
       outer.name !== e.name || folded.has(outer)) continue;
     e.role = outer.role;
-    for (const k of ['checked', 'selected', 'expanded']) if (e[k] === undefined && outer[k] !== undefined) e[k] = outer[k];
+    adoptStates(e, outer);
     if (outer.state === 'disabled') e.state = 'disabled';
     folded.add(outer);
     foldedInto.set(e, { e: outer, orig: origOf.get(outer) });

@@ -282,8 +282,7 @@ pub async fn perceive(
             screenshot_ms: shot_time.as_secs_f64() * 1e3,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
             attempts: attempt,
-            reused: obs.timings.reused,
-            tables_kept: obs.timings.tables_kept,
+            ..obs.timings
         };
         return Ok(obs);
     }

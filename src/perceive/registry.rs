@@ -64,8 +64,9 @@ const PAUSE_JS: &str = "(() => { \
 /// animations starting and ending.
 /// Its listeners are passive and capture on the window, where every event
 /// passes first; an element's `load` and `error` stop at the document (they
-/// never reach the window), so those two are caught there. Where the document runs no scripts (`pause` is null) they
-/// would never run, and the enumerator keeps nothing.
+/// never reach the window), so those two are caught there. Where the document
+/// runs no scripts (`pause` is null) they would never run, and the enumerator
+/// keeps nothing.
 const CHANGES_JS: &str = "(() => { \
     let n = 0; const bump = () => { n++; }; \
     const o = new MutationObserver(bump); \

@@ -5,8 +5,8 @@
 //! reported with what covers it instead.
 
 use chromiumoxide::cdp::browser_protocol::dom::{
-    BackendNodeId, DescribeNodeParams, GetContentQuadsParams, GetNodeForLocationParams,
-    ResolveNodeParams, ScrollIntoViewIfNeededParams,
+    BackendNodeId, DescribeNodeParams, GetContentQuadsParams, ResolveNodeParams,
+    ScrollIntoViewIfNeededParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, RemoteObjectId,
@@ -14,6 +14,7 @@ use chromiumoxide::cdp::js_protocol::runtime::{
 use chromiumoxide::Page;
 use serde_json::Value;
 
+use crate::browser::HitTester;
 use crate::perceive::{Point, Rect};
 
 /// Where a click on the element would go.
@@ -128,7 +129,20 @@ const COVER_JS: &str = r#"function() {
   return name ? `${role} "${name}"` : role;
 }"#;
 
+/// Brings the node to the middle of its scroll areas and of the viewport: out
+/// from under a sticky header or a fixed bar, where a person scrolls a little.
+/// Returns whether anything moved.
+const CENTER_JS: &str = r#"function() {
+  const at = () => { const r = this.getBoundingClientRect(); return r.x + ',' + r.y; };
+  const before = at();
+  this.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  return at() !== before;
+}"#;
+
 /// Scrolls the node into view if needed and finds a point that reaches it.
+/// When every point lands on a cover, the node is brought to the middle of
+/// the viewport and tried once more: a sticky header or a fixed bar covers the
+/// edges of the viewport, not its middle, while a modal covers both.
 pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: Rect) -> Reach {
     let node = BackendNodeId::new(backend_node_id);
     if page
@@ -142,52 +156,19 @@ pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: 
     {
         return Reach::Gone;
     }
-    let quads = match page
-        .execute(
-            GetContentQuadsParams::builder()
-                .backend_node_id(node)
-                .build(),
-        )
-        .await
-    {
-        Ok(r) => r.result.quads.clone(),
-        Err(_) => return Reach::Gone,
+    let cover = match try_points(page, backend_node_id, frame, view).await {
+        Ok(reach) => return reach,
+        Err(cover) => cover,
     };
-    let boxes: Vec<Rect> = quads
-        .iter()
-        .filter_map(|q| bounds(q.inner()))
-        .filter_map(|r| r.intersect(&view))
-        .filter(|r| r.w >= 1.0 && r.h >= 1.0)
-        .collect();
-    if boxes.is_empty() {
-        return Reach::NoBox;
-    }
-    let mut cover = None;
-    for b in &boxes {
-        for p in candidates(b) {
-            // Hit-test and click the same whole-pixel point.
-            let p = Point {
-                x: p.x.floor(),
-                y: p.y.floor(),
-            };
-            let Ok(hit) = page
-                .execute(GetNodeForLocationParams::new(p.x as i64, p.y as i64))
-                .await
-            else {
-                continue;
-            };
-            let hit_node = *hit.result.backend_node_id.inner();
-            if hit_node == backend_node_id
-                || (hit.result.frame_id.inner() == frame
-                    && contains(page, backend_node_id, hit_node).await)
-            {
-                return Reach::At(p);
-            }
-            if cover.is_none() {
-                cover = Some(hit_node);
-            }
+    let moved = call_on_node(page, backend_node_id, CENTER_JS, Vec::new()).await;
+    let cover = if moved == Some(Value::Bool(true)) {
+        match try_points(page, backend_node_id, frame, view).await {
+            Ok(reach) => return reach,
+            Err(cover) => cover,
         }
-    }
+    } else {
+        cover
+    };
     let by = match cover {
         Some(node) => call_on_node(page, node, COVER_JS, Vec::new())
             .await
@@ -196,6 +177,62 @@ pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: 
         None => "another element".into(),
     };
     Reach::Covered { by }
+}
+
+/// Reads the node's boxes where the page is scrolled now and hit-tests their
+/// candidate points. `Err` holds the first node found on top instead, when no
+/// point reaches the node.
+async fn try_points(
+    page: &Page,
+    backend_node_id: i64,
+    frame: &str,
+    view: Rect,
+) -> Result<Reach, Option<i64>> {
+    let quads = match page
+        .execute(
+            GetContentQuadsParams::builder()
+                .backend_node_id(BackendNodeId::new(backend_node_id))
+                .build(),
+        )
+        .await
+    {
+        Ok(r) => r.result.quads.clone(),
+        Err(_) => return Ok(Reach::Gone),
+    };
+    let boxes: Vec<Rect> = quads
+        .iter()
+        .filter_map(|q| bounds(q.inner()))
+        .filter_map(|r| r.intersect(&view))
+        .filter(|r| r.w >= 1.0 && r.h >= 1.0)
+        .collect();
+    if boxes.is_empty() {
+        return Ok(Reach::NoBox);
+    }
+    // Read after any scroll: the hit test needs the page's offset of now.
+    let at = HitTester::new(page).await;
+    let mut cover = None;
+    for b in &boxes {
+        for p in candidates(b) {
+            // Hit-test and click the same whole-pixel point.
+            let p = Point {
+                x: p.x.floor(),
+                y: p.y.floor(),
+            };
+            let Some(hit) = at.node_at(page, p.x, p.y).await else {
+                continue;
+            };
+            let hit_node = hit.backend_node_id;
+            if hit_node == backend_node_id
+                || (hit.frame_id == frame && contains(page, backend_node_id, hit_node).await)
+            {
+                return Ok(Reach::At(p));
+            }
+            if cover.is_none() {
+                cover = Some(hit_node);
+            }
+        }
+    }
+    Err(cover)
 }
 
 /// Whether the node `hit` lies inside the node `target` (same frame).

@@ -4,6 +4,7 @@
 
 mod camera;
 mod find;
+mod hit;
 mod viewport;
 
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use tokio::task::JoinHandle;
 
 pub use camera::screenshot;
 pub use find::find_chromium;
+pub use hit::{Hit, HitTester};
 pub use viewport::Viewport;
 
 /// Errors of the browser layer.

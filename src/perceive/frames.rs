@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 
 use chromiumoxide::cdp::browser_protocol::dom::{
-    BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams,
-    GetNodeForLocationParams, ResolveNodeParams,
+    BackendNodeId, DescribeNodeParams, GetBoxModelParams, GetFrameOwnerParams, ResolveNodeParams,
 };
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
+
+use crate::browser::HitTester;
 use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, ExecutionContextId, RemoteObject, RemoteObjectId,
@@ -703,21 +704,18 @@ pub(crate) async fn check_child_frame_covers(
         .filter(|(_, e)| e.frame != main_frame && e.is_interactable())
         .filter_map(|(i, e)| e.click_point.map(|p| (i, p)))
         .collect::<Vec<_>>();
-    let hits = futures::future::join_all(checks.iter().map(|(_, p)| {
-        // Default: pointer-events:none is respected, as a real click does.
-        page.execute(GetNodeForLocationParams::new(
-            p.x.round() as i64,
-            p.y.round() as i64,
-        ))
-    }))
-    .await;
+    if checks.is_empty() {
+        return;
+    }
+    let at = HitTester::new(page).await;
+    let hits =
+        futures::future::join_all(checks.iter().map(|(_, p)| at.node_at(page, p.x, p.y))).await;
     for ((i, _), hit) in checks.into_iter().zip(hits) {
-        let Ok(hit) = hit else { continue };
-        let frame = hit.result.frame_id.inner().clone();
-        if frame == elements[i].frame {
+        let Some(hit) = hit else { continue };
+        if hit.frame_id == elements[i].frame {
             continue;
         }
-        let by_node = *hit.result.backend_node_id.inner();
+        let by_node = hit.backend_node_id;
         let by = describe_node(page, by_node).await;
         elements[i].state = ElementState::Occluded {
             by,

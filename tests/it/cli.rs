@@ -9,23 +9,33 @@ use crate::server::Server;
 
 /// One run of the binary, with its own temp dir (also its TMPDIR, so that a
 /// leftover browser profile would show).
-struct Run {
+pub struct Run {
     dir: tempfile::TempDir,
     out: Output,
 }
 
 impl Run {
-    fn stdout(&self) -> String {
+    pub fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.out.stdout).into_owned()
     }
-    fn stderr(&self) -> String {
+    pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
-    fn code(&self) -> Option<i32> {
+    pub fn code(&self) -> Option<i32> {
         self.out.status.code()
     }
-    fn path(&self, name: &str) -> PathBuf {
+    pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+    /// The one JSON object `--json` printed.
+    pub fn result(&self) -> serde_json::Value {
+        serde_json::from_str(self.stdout().trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
+                self.stdout(),
+                self.stderr()
+            )
+        })
     }
     /// The temporary browser profile is gone.
     fn profile_removed(&self) -> bool {
@@ -62,7 +72,7 @@ async fn seamark(args: &[&str]) -> Run {
 
 /// Runs the binary with extra environment variables (model keys and URLs are
 /// cleared first, so the user's own never leak into a test).
-async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     let (mut cmd, dir) = command(args);
     for var in [
         "SEAMARK_MODEL",
@@ -82,6 +92,19 @@ async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
         .expect("seamark hung")
         .expect("run seamark");
     Run { dir, out }
+}
+
+/// `seamark run --json --out rec` with the scripted model as its model
+/// (OpenAI's wire format) and these flags.
+pub async fn run_with_model(model: &crate::model_server::ModelServer, args: &[&str]) -> Run {
+    let base = format!("{}/v1", model.base);
+    let env = [
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("SEAMARK_MODEL", "openai/scripted"),
+    ];
+    let mut all = vec!["run", "--json", "--out", "rec"];
+    all.extend_from_slice(args);
+    seamark_with_env(&all, &env).await
 }
 
 #[tokio::test]

@@ -13,3 +13,4 @@ mod golden;
 mod miniwob;
 mod perception;
 mod safety;
+mod scrolled;

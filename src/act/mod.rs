@@ -311,6 +311,9 @@ impl Executor {
         self.decisions.clear();
         let mut report = BatchReport::default();
         let mut stop: Option<String> = None;
+        let ends = steps
+            .iter()
+            .any(|s| matches!(s.command, Command::Complete { .. } | Command::Stop { .. }));
         for (i, step) in steps.iter().enumerate() {
             if let Some(why) = &stop {
                 report.dropped = steps[i..].iter().map(Step::to_string).collect();
@@ -320,9 +323,18 @@ impl Executor {
             match &step.command {
                 Command::Answer { text } => {
                     report.answers.push(text.clone());
+                    // Models often answer again and again instead of ending:
+                    // say plainly what ends the task.
+                    let message = if ends {
+                        "answer recorded"
+                    } else {
+                        "answer recorded. If it is what the task asked for, end with \
+                         COMPLETE:summary (an answer-only step that gives the same answer again \
+                         also ends the task with it)"
+                    };
                     report
                         .outcomes
-                        .push(Outcome::new(step, Status::Done, "answer recorded"));
+                        .push(Outcome::new(step, Status::Done, message));
                     continue;
                 }
                 Command::Complete { summary } => {

@@ -696,6 +696,16 @@ impl Agent {
             }
         };
         record.commands = steps.iter().map(|s| s.to_string()).collect();
+        // An answer-only step that gives the recorded answer again: the model
+        // has what the task asked for and forgot COMPLETE, as models do.
+        if let Some(answer) = repeated_answer(&steps, run.answer.as_deref()) {
+            let reason = format!("answered: {answer} (given again without COMPLETE)");
+            self.finish_step(journal, &record)?;
+            return Ok(Some(Ending {
+                success: true,
+                reason,
+            }));
+        }
         // The same commands on the same page, again and again: a loop.
         let key = (obs.signature.clone(), record.commands.join("; "));
         let seen = {
@@ -827,6 +837,27 @@ impl Agent {
     }
 }
 
+/// The answer of an answer-only step (only ANSWER commands) that repeats
+/// the recorded one, ignoring case and spacing.
+fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<String> {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let recorded = norm(recorded?);
+    let answers: Vec<&str> = steps
+        .iter()
+        .map(|s| match &s.command {
+            protocol::Command::Answer { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let last = *answers.last()?;
+    (!recorded.is_empty() && answers.iter().all(|a| norm(a) == recorded)).then(|| last.to_string())
+}
+
 /// One line of history: the step, the page, and what each command did.
 fn history_line(step: usize, url: &str, report: &BatchReport) -> String {
     let mut line = format!("step {step} · {url}");
@@ -841,4 +872,35 @@ fn history_line(step: usize, url: &str, report: &BatchReport) -> String {
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(text: &str) -> Vec<protocol::Step> {
+        protocol::parse(text).unwrap()
+    }
+
+    #[test]
+    fn an_answer_only_step_repeating_the_recorded_answer_ends_the_run() {
+        let recorded = Some("The cheapest flight costs $289");
+        assert_eq!(
+            repeated_answer(&steps("ANSWER:the cheapest  flight costs $289"), recorded),
+            Some("the cheapest  flight costs $289".into())
+        );
+        // Not when it differs, comes with other commands, or nothing was answered yet.
+        assert_eq!(repeated_answer(&steps("ANSWER:$356"), recorded), None);
+        assert_eq!(
+            repeated_answer(
+                &steps("ANSWER:The cheapest flight costs $289\nSCROLL:down"),
+                recorded
+            ),
+            None
+        );
+        assert_eq!(
+            repeated_answer(&steps("ANSWER:The cheapest flight costs $289"), None),
+            None
+        );
+    }
 }

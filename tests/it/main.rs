@@ -12,5 +12,6 @@ mod corpus;
 mod golden;
 mod miniwob;
 mod perception;
+mod rules;
 mod safety;
 mod scrolled;

@@ -13,7 +13,7 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::locate::{call_on_node, node_from_call, reach, Reach};
+use super::locate::{call_on_node, focused_node, node_from_call, reach, Reach};
 use super::watch::Events;
 use super::{input, settle, ActOptions};
 use crate::browser::Session;
@@ -93,7 +93,12 @@ pub(super) async fn perform(
         }
         Command::Type { text, .. } => fill(page, el()?, view, text).await,
         Command::Clear { .. } => fill(page, el()?, view, "").await,
-        Command::Select { option, .. } => select(page, events, options, el()?, view, option).await,
+        Command::Select { option, .. } => {
+            select(page, events, options, el()?, view, option, true).await
+        }
+        Command::Deselect { option, .. } => {
+            select(page, events, options, el()?, view, option, false).await
+        }
         Command::Scroll { direction, .. } => match target {
             Some(e) => scroll_container(page, e, *direction).await,
             None => scroll_page(page, *direction).await,
@@ -116,11 +121,16 @@ pub(super) async fn perform(
 }
 
 /// What makes a click or an Enter destructive: whether it submits a form,
-/// the form's name, and a password or payment field in it.
+/// the form's name, and the password or payment fields in it.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub(super) struct Danger {
     pub submits: bool,
-    pub sensitive: Option<String>,
+    /// The form has a password field.
+    pub password: bool,
+    /// How many of its password fields hold something.
+    pub passwords_filled: u32,
+    /// The form has a payment field (a card number, a CVV).
+    pub payment: bool,
     pub form: String,
     pub text: String,
 }
@@ -132,13 +142,11 @@ const DANGER_JS: &str = r#"function(pressEnter) {
   const type = ((this.getAttribute && this.getAttribute('type')) || '').toLowerCase();
   const submits = !!form && (pressEnter ? (tag === 'INPUT' || tag === 'SELECT' || tag === 'BUTTON')
     : (tag === 'BUTTON' && (type === '' || type === 'submit')) || (tag === 'INPUT' && (type === 'submit' || type === 'image')));
-  let sensitive = null;
-  if (submits) {
-    if (form.querySelector('input[type=password]')) sensitive = 'a password field';
-    else if (form.querySelector('[autocomplete^="cc-"], input[name*="card" i], input[name*="cvv" i], input[name*="cvc" i], input[id*="card" i]')) sensitive = 'a payment field';
-  }
+  const passwords = submits ? [...form.querySelectorAll('input[type=password]')] : [];
+  const payment = submits && !!form.querySelector('[autocomplete^="cc-"], input[name*="card" i], input[name*="cvv" i], input[name*="cvc" i], input[id*="card" i]');
   const formName = form ? t([form.getAttribute('aria-label'), form.getAttribute('name'), form.id].filter(Boolean).join(' ')) : '';
-  return { submits, sensitive, form: formName, text: t(this.innerText || this.value || (this.getAttribute && this.getAttribute('aria-label')) || '').slice(0, 200) };
+  return { submits, password: passwords.length > 0, passwords_filled: passwords.filter(p => p.value.length > 0).length,
+           payment, form: formName, text: t(this.innerText || this.value || (this.getAttribute && this.getAttribute('aria-label')) || '').slice(0, 200) };
 }"#;
 
 /// What a CLICK on `target`, or an Enter in the focused field, would set off.
@@ -169,6 +177,35 @@ pub(super) async fn danger(
         _ => return None,
     };
     serde_json::from_value(value).ok()
+}
+
+/// The form a submit button or the focused field belongs to.
+const FORM_OF_JS: &str =
+    "function() { return this.form || (this.closest && this.closest('form')) || null; }";
+
+/// The form of a password field that holds exactly `v`.
+const PASSWORD_FORM_JS: &str = r#"function(v) {
+  return this.tagName === 'INPUT' && this.type === 'password' && this.value === v
+    ? (this.form || this.closest('form')) : null;
+}"#;
+
+/// The form a CLICK on `target`, or an Enter in the focused field, submits.
+pub(super) async fn form_of(
+    page: &Page,
+    command: &Command,
+    target: Option<&Element>,
+) -> Option<i64> {
+    let node = match (command, target) {
+        (Command::Click { .. }, Some(e)) => e.backend_node_id,
+        (Command::Press { .. }, _) => focused_node(page).await?,
+        _ => return None,
+    };
+    node_from_call(page, node, FORM_OF_JS, Vec::new()).await
+}
+
+/// The form whose password field `node` holds `value`, if it does now.
+pub(super) async fn password_form(page: &Page, node: i64, value: &str) -> Option<i64> {
+    node_from_call(page, node, PASSWORD_FORM_JS, vec![json!(value)]).await
 }
 
 /// Whether the element is disabled now (it may have changed since perception).
@@ -335,20 +372,27 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     }))
 }
 
-/// A native select's options, or the role of a custom one.
+/// A native select's options, which are selected and whether it takes
+/// several, or the role of a custom one and whether it takes several.
 const SELECT_INFO_JS: &str = r#"function() {
+  const t = s => s.replace(/\s+/g, ' ').trim();
   if (this.tagName === 'SELECT')
-    return { native: true, selected: this.selectedIndex,
-             options: Array.from(this.options).map(o => o.text.replace(/\s+/g, ' ').trim()) };
-  return { native: false, role: this.getAttribute('role') || '' };
+    return { native: true, multiple: this.multiple,
+             options: Array.from(this.options).map(o => t(o.text)),
+             chosen: Array.from(this.options).map(o => o.selected) };
+  return { native: false, role: this.getAttribute('role') || '',
+           multiple: this.getAttribute('aria-multiselectable') === 'true' };
 }"#;
 
-const CHOOSE_NATIVE_JS: &str = r#"function(i) {
+/// Selects option `i` of a native select (with `on` false, takes it out of a
+/// multiple select's selection), as its popup would, and returns the texts
+/// of the options selected now.
+const CHOOSE_NATIVE_JS: &str = r#"function(i, on) {
   this.focus();
-  this.selectedIndex = i;
+  if (this.multiple) this.options[i].selected = on; else this.selectedIndex = i;
   this.dispatchEvent(new Event('input', { bubbles: true }));
   this.dispatchEvent(new Event('change', { bubbles: true }));
-  return this.selectedIndex;
+  return Array.from(this.selectedOptions).map(o => o.text.replace(/\s+/g, ' ').trim());
 }"#;
 
 /// The visible options of a custom dropdown or listbox: those it controls or
@@ -366,7 +410,8 @@ const CUSTOM_OPTIONS_JS: &str = r#"function(i) {
   if (!opts.length) opts = [...this.querySelectorAll(sel)];
   if (!opts.length) opts = [...(root.querySelectorAll ? root : document).querySelectorAll(sel)];
   opts = opts.filter(visible);
-  if (i === undefined || i === null) return opts.map(o => o.textContent.replace(/\s+/g, ' ').trim());
+  if (i === undefined || i === null) return opts.map(o => [o.textContent.replace(/\s+/g, ' ').trim(),
+    o.getAttribute('aria-selected') === 'true' || o.getAttribute('aria-checked') === 'true']);
   return opts[i];
 }"#;
 
@@ -414,8 +459,32 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// SELECT: a native select is set as its popup would set it; a custom
-/// dropdown is opened with a real click and its option clicked.
+/// The options as (text, selected) pairs, from `[[text, selected], …]`.
+fn option_states(v: &Value) -> Vec<(String, bool)> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|o| Some((o.get(0)?.as_str()?.to_string(), o.get(1)?.as_bool()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn quoted_list(texts: &[String]) -> String {
+    if texts.is_empty() {
+        return "none".into();
+    }
+    texts
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// SELECT (`add` true) and DESELECT: a native select is set as its popup
+/// would set it; a custom dropdown is opened with a real click and its option
+/// clicked. A list that takes several options keeps its selection: SELECT
+/// adds an option to it, DESELECT takes one out.
 async fn select(
     page: &Page,
     events: &Mutex<Events>,
@@ -423,12 +492,24 @@ async fn select(
     e: &Element,
     view: Rect,
     wanted: &str,
+    add: bool,
 ) -> Act {
     let info = call_on_node(page, e.backend_node_id, SELECT_INFO_JS, Vec::new())
         .await
         .ok_or_else(|| gone(e))?;
+    let multiple = info["multiple"] == Value::Bool(true);
+    if !add && !multiple {
+        return Err(format!(
+            "{} is not a list that takes several options: DESELECT works only on those (to change a single choice, SELECT another option)",
+            describe(e)
+        ));
+    }
     if info["native"] == Value::Bool(true) {
         let opts = strings(&info["options"]);
+        let chosen: Vec<bool> = info["chosen"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v == &Value::Bool(true)).collect())
+            .unwrap_or_default();
         let Some(i) = match_option(&opts, wanted) else {
             return Err(format!(
                 "{} has no option \"{wanted}\"; its options are: {}",
@@ -436,19 +517,39 @@ async fn select(
                 list_options(&opts)
             ));
         };
-        if info["selected"].as_u64() == Some(i as u64) {
-            return Ok(Acted::NoEffect(format!(
-                "\"{}\" was already selected",
-                opts[i]
-            )));
+        if chosen.get(i).copied() == Some(add) {
+            return Ok(Acted::NoEffect(if add {
+                format!("\"{}\" was already selected", opts[i])
+            } else {
+                format!("\"{}\" was not selected", opts[i])
+            }));
         }
         point_for(page, e, view).await?;
-        call_on_node(page, e.backend_node_id, CHOOSE_NATIVE_JS, vec![json!(i)]).await;
-        return Ok(Acted::Confirmed(format!(
-            "selected \"{}\" in {}",
-            opts[i],
-            describe(e)
-        )));
+        let now = strings(
+            &call_on_node(
+                page,
+                e.backend_node_id,
+                CHOOSE_NATIVE_JS,
+                vec![json!(i), json!(add)],
+            )
+            .await
+            .unwrap_or(Value::Null),
+        );
+        return Ok(Acted::Confirmed(match (multiple, add) {
+            (false, _) => format!("selected \"{}\" in {}", opts[i], describe(e)),
+            (true, true) => format!(
+                "added \"{}\" to the selection of {}; selected now: {}",
+                opts[i],
+                describe(e),
+                quoted_list(&now)
+            ),
+            (true, false) => format!(
+                "took \"{}\" out of the selection of {}; selected now: {}",
+                opts[i],
+                describe(e),
+                quoted_list(&now)
+            ),
+        }));
     }
     // A custom dropdown: open it unless it is a listbox showing its options.
     if info["role"].as_str() != Some("listbox") {
@@ -456,17 +557,18 @@ async fn select(
         input::click(page, p).await.map_err(refused)?;
         settle::settle(page, events, options.quiet, options.settle_timeout).await;
     }
-    let opts = strings(
+    let states = option_states(
         &call_on_node(page, e.backend_node_id, CUSTOM_OPTIONS_JS, Vec::new())
             .await
             .unwrap_or(Value::Null),
     );
-    if opts.is_empty() {
+    if states.is_empty() {
         return Err(format!(
             "{} showed no options (no role=option elements appeared); try CLICK on it and look",
             describe(e)
         ));
     }
+    let opts: Vec<String> = states.iter().map(|(t, _)| t.clone()).collect();
     let Some(i) = match_option(&opts, wanted) else {
         return Err(format!(
             "{} has no option \"{wanted}\"; its options are: {}",
@@ -474,6 +576,14 @@ async fn select(
             list_options(&opts)
         ));
     };
+    // In a list that takes several, a click on an option toggles it.
+    if multiple && states[i].1 == add {
+        return Ok(Acted::NoEffect(if add {
+            format!("\"{}\" was already selected", opts[i])
+        } else {
+            format!("\"{}\" was not selected", opts[i])
+        }));
+    }
     let option = node_from_call(page, e.backend_node_id, CUSTOM_OPTIONS_JS, vec![json!(i)])
         .await
         .ok_or("the option disappeared before it could be clicked")?;
@@ -485,11 +595,11 @@ async fn select(
         }
     };
     input::click(page, p).await.map_err(refused)?;
-    Ok(Acted::Unconfirmed(format!(
-        "chose \"{}\" in {}",
-        opts[i],
-        describe(e)
-    )))
+    Ok(Acted::Unconfirmed(if add {
+        format!("chose \"{}\" in {}", opts[i], describe(e))
+    } else {
+        format!("clicked \"{}\" to take it out of {}", opts[i], describe(e))
+    }))
 }
 
 /// Signs of a scroll direction: (x, y).

@@ -83,15 +83,29 @@ fn target_changes(before: &Element, after: &Element) -> Vec<String> {
     if before.selected != after.selected && after.selected == Some(true) {
         out.push("now selected".into());
     }
+    if after.multiple && before.selected_options != after.selected_options {
+        let chosen: Vec<String> = after
+            .selected_options
+            .iter()
+            .map(|o| format!("\"{o}\""))
+            .collect();
+        out.push(if chosen.is_empty() {
+            "none of its options is selected now".into()
+        } else {
+            format!("selected now: {}", chosen.join(", "))
+        });
+    }
     out
 }
 
 /// The changes between two looks at the page, as sentences; empty when nothing
-/// a person would notice changed. `target` is the acted-on node.
+/// a person would notice changed. `target` is the acted-on node; `text_changed`
+/// says whether the text changed other than where it changes on its own.
 pub(super) fn changes(
     before: &Observation,
     after: &Observation,
     target: Option<i64>,
+    text_changed: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if before.url != after.url {
@@ -121,7 +135,7 @@ pub(super) fn changes(
         if !gone.is_empty() {
             out.push(sentence("disappeared", &gone));
         }
-        if appeared.is_empty() && gone.is_empty() && before.signature != after.signature {
+        if appeared.is_empty() && gone.is_empty() && text_changed {
             out.push("the text on the page changed".into());
         }
     }
@@ -152,6 +166,8 @@ mod tests {
             screenshot_png: Vec::new(),
             table: ElementTable { elements },
             signature: signature.into(),
+            structure: String::new(),
+            text_lines: Vec::new(),
             stable: true,
             notes: Vec::new(),
             timings: PerceiveTimings::default(),
@@ -170,7 +186,7 @@ mod tests {
             after_els.push(el(i as u32 + 2, "option", c));
         }
         let after = obs("u", after_els, "b");
-        let c = changes(&before, &after, Some(1));
+        let c = changes(&before, &after, Some(1), true);
         assert_eq!(
             c,
             vec!["3 elements appeared: [2] option \"Paris\", [3] option \"Palermo\", [4] option \"Panama City\""]
@@ -183,12 +199,18 @@ mod tests {
         b.checked = Some(false);
         let mut a = b.clone();
         a.checked = Some(true);
-        let c = changes(&obs("u", vec![b], "s"), &obs("u", vec![a], "s"), Some(1));
+        let c = changes(
+            &obs("u", vec![b], "s"),
+            &obs("u", vec![a], "s"),
+            Some(1),
+            false,
+        );
         assert_eq!(c, vec!["now checked"]);
         let c = changes(
             &obs("u", vec![], "s"),
             &obs("v", vec![el(1, "link", "x")], "t"),
             None,
+            true,
         );
         assert_eq!(c, vec!["navigated to v"]);
     }
@@ -197,10 +219,10 @@ mod tests {
     fn the_same_page_rerendered_is_no_change() {
         let before = obs("u", vec![el(1, "link", "A"), el(2, "link", "A")], "s");
         let after = obs("u", vec![el(1, "link", "A"), el(2, "link", "A")], "s");
-        assert!(changes(&before, &after, None).is_empty());
+        assert!(changes(&before, &after, None, false).is_empty());
         let fewer = obs("u", vec![el(1, "link", "A")], "t");
         assert_eq!(
-            changes(&before, &fewer, None),
+            changes(&before, &fewer, None, true),
             vec!["1 element disappeared: [2] link \"A\""]
         );
     }

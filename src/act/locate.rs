@@ -9,7 +9,7 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     ScrollIntoViewIfNeededParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
-    CallArgument, CallFunctionOnParams, RemoteObjectId,
+    CallArgument, CallFunctionOnParams, EvaluateParams, RemoteObjectId,
 };
 use chromiumoxide::Page;
 use serde_json::Value;
@@ -66,6 +66,24 @@ pub(super) async fn node_from_call(
     let mut params = CallFunctionOnParams::new(function);
     params.object_id = Some(object);
     params.arguments = Some(args.into_iter().map(value_arg).collect());
+    let reply = page.execute(params).await.ok()?;
+    let found = reply.result.result.object_id.clone()?;
+    let node = page
+        .execute(DescribeNodeParams::builder().object_id(found).build())
+        .await
+        .ok()?;
+    Some(*node.result.node.backend_node_id.inner())
+}
+
+/// The element with the keyboard focus, through shadow roots (in the
+/// page's main frame).
+pub(super) async fn focused_node(page: &Page) -> Option<i64> {
+    let mut params = EvaluateParams::new(
+        "(() => { let a = document.activeElement || document.body; \
+         while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
+         return a; })()",
+    );
+    params.return_by_value = Some(false);
     let reply = page.execute(params).await.ok()?;
     let found = reply.result.result.object_id.clone()?;
     let node = page

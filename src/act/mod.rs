@@ -16,7 +16,7 @@ mod settle;
 mod urls;
 mod watch;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -82,6 +82,14 @@ impl Default for ActOptions {
         }
     }
 }
+
+/// Shortest time between the look a batch was planned on and the look right
+/// before it acts: long enough for a ticking line to tick. A model takes longer
+/// to answer, so only instant answers (a replay, a script) wait.
+pub const AMBIENT_GAP: Duration = Duration::from_millis(300);
+
+/// How long after its load a page showing no control is waited for.
+const FIRST_CONTENT: Duration = Duration::from_secs(3);
 
 /// Errors that stop the executor itself (not a command: those are outcomes).
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +183,9 @@ pub struct BatchReport {
     /// Why they were dropped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped_because: Option<String>,
+    /// Whether a page command changed something (WAIT and the commands that
+    /// end a task do not count): what the orchestrator calls progress.
+    pub progress: bool,
     /// Information the model gave with `ANSWER`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<String>,
@@ -215,6 +226,14 @@ impl BatchReport {
     }
 }
 
+/// A secret typed into a field: the value as typed (never shown), the host it
+/// was typed on, and the secrets' names.
+struct SecretField {
+    value: String,
+    host: String,
+    names: Vec<String>,
+}
+
 /// The executor: the last observation, the page watchers, and the options.
 pub struct Executor {
     options: ActOptions,
@@ -225,6 +244,10 @@ pub struct Executor {
     last: Option<Observation>,
     /// Why the ids of `seen` no longer hold, once the page moved on.
     stale: Option<String>,
+    /// When `seen` was taken.
+    seen_at: Instant,
+    /// The lines of this page that change on their own.
+    ambient: perceive::Ambient,
     /// Tabs left behind when an action opened a new one, newest last.
     previous_pages: Vec<chromiumoxide::Page>,
     /// Requests refused by the domain policy (the guard's and the executor's own).
@@ -234,6 +257,8 @@ pub struct Executor {
     /// Nodes the executor typed into, and those that got a secret.
     typed: HashSet<i64>,
     secret_nodes: HashSet<i64>,
+    /// Fields holding a secret: what was typed there, and on which host.
+    secret_fields: HashMap<i64, SecretField>,
     /// The step's marked screenshot, shown to the person asked to confirm.
     screenshot: Option<PathBuf>,
 }
@@ -256,21 +281,63 @@ impl Executor {
             seen: None,
             last: None,
             stale: None,
+            seen_at: Instant::now(),
+            ambient: perceive::Ambient::default(),
             previous_pages: Vec::new(),
             blocked,
             decisions: Vec::new(),
             typed: HashSet::new(),
             secret_nodes: HashSet::new(),
+            secret_fields: HashMap::new(),
             screenshot: None,
         }
     }
 
     /// Perceives the page; the model's ids refer to this observation from now on.
     pub async fn observe(&mut self, session: &Session) -> Result<&Observation, ActError> {
-        let obs = perceive::perceive(session, &self.options.perceive).await?;
+        let mut obs = perceive::perceive(session, &self.options.perceive).await?;
+        // A page that has just loaded may not have drawn its controls yet:
+        // wait for its first content, as after a command, for a while.
+        while obs.table.is_empty()
+            && document_age(session)
+                .await
+                .is_some_and(|a| a < FIRST_CONTENT)
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            self.settle(session, FIRST_CONTENT).await;
+            obs = perceive::perceive(session, &self.options.perceive).await?;
+        }
+        // Nothing was done since the last look: what changed, changed on its own.
+        if let Some(before) = self.last.as_ref().or(self.seen.as_ref()) {
+            self.ambient.learn(before, &obs);
+        }
         self.stale = None;
         self.last = None;
+        self.seen_at = Instant::now();
         Ok(self.seen.insert(obs))
+    }
+
+    /// Looks at the page once more right before a batch acts on it, at least
+    /// [`AMBIENT_GAP`] after the look the batch was planned on, unless two
+    /// looks at this page were compared already: what changed in between
+    /// changed on its own (the model only thought), and is told apart from
+    /// what the commands change.
+    async fn look_before_acting(&mut self, session: &Session) {
+        let Some(seen) = self.seen.as_ref() else {
+            return;
+        };
+        if self.last.is_some() || self.stale.is_some() || self.ambient.knows(&seen.url) {
+            return;
+        }
+        if let Some(rest) = AMBIENT_GAP.checked_sub(self.seen_at.elapsed()) {
+            tokio::time::sleep(rest).await;
+        }
+        if let Ok(now) =
+            perceive::glance(session.page(), session.viewport(), &self.options.perceive).await
+        {
+            self.ambient.learn(seen, &now);
+            self.last = Some(now);
+        }
     }
 
     /// The observation the ids refer to.
@@ -314,6 +381,9 @@ impl Executor {
         let ends = steps
             .iter()
             .any(|s| matches!(s.command, Command::Complete { .. } | Command::Stop { .. }));
+        if steps.iter().any(|s| s.command.touches_page()) {
+            self.look_before_acting(session).await;
+        }
         for (i, step) in steps.iter().enumerate() {
             if let Some(why) = &stop {
                 report.dropped = steps[i..].iter().map(Step::to_string).collect();
@@ -360,6 +430,9 @@ impl Executor {
                 _ => {}
             }
             let outcome = self.execute(session, step).await;
+            if outcome.status == Status::Done && step.command.touches_page() {
+                report.progress = true;
+            }
             if outcome.status == Status::Failed {
                 stop = Some(format!(
                     "{} failed; the rest of the plan may not fit any more",
@@ -424,6 +497,14 @@ impl Executor {
                 let filled = self.options.secrets.fill(text, &host)?;
                 if let Some(e) = target {
                     self.secret_nodes.insert(e.backend_node_id);
+                    self.secret_fields.insert(
+                        e.backend_node_id,
+                        SecretField {
+                            value: filled.clone(),
+                            host,
+                            names: Secrets::placeholder_names(text),
+                        },
+                    );
                 }
                 Ok(Command::Type {
                     id: *id,
@@ -449,6 +530,13 @@ impl Executor {
             }
             Command::Click { .. } | Command::Press { .. } => {
                 self.confirm(session, step, target).await?;
+                Ok(step.command.clone())
+            }
+            Command::Type { .. } | Command::Clear { .. } => {
+                // What the field holds now is not the secret typed before.
+                if let Some(e) = target {
+                    self.secret_fields.remove(&e.backend_node_id);
+                }
                 Ok(step.command.clone())
             }
             other => Ok(other.clone()),
@@ -494,12 +582,10 @@ impl Executor {
             .flatten()
         {
             format!("it submits a form named \"{}\" (\"{w}\")", danger.form)
-        } else if let Some(s) = danger
-            .submits
-            .then_some(danger.sensitive.as_deref())
-            .flatten()
-        {
-            format!("it submits a form with {s}")
+        } else if danger.submits && danger.payment {
+            "it submits a form with a payment field".to_string()
+        } else if danger.submits && danger.password {
+            "it submits a form with a password field".to_string()
         } else {
             return Ok(());
         };
@@ -514,6 +600,24 @@ impl Executor {
             url: actions::page_url(session.page()).await,
             screenshot: self.screenshot.clone(),
         };
+        // The sign-in the person asked for: every filled password field of the
+        // form holds a secret they gave for this host. Nothing else to consent to.
+        if danger.submits && danger.password && !danger.payment && why.contains("password field") {
+            if let Some(names) = self
+                .signs_in_with_secrets(session, &step.command, target, danger.passwords_filled)
+                .await
+            {
+                self.decisions.push(Decision {
+                    hold,
+                    allowed: true,
+                    by: format!(
+                        "a sign-in with the secret {} given for this host",
+                        names.join(", ")
+                    ),
+                });
+                return Ok(());
+            }
+        }
         // Asking may wait on a person at the terminal: off the async threads.
         let decision = tokio::task::spawn_blocking(move || guard.decide(hold))
             .await
@@ -528,6 +632,37 @@ impl Executor {
                  Find another way, or STOP if the task needs it"
             ))
         }
+    }
+
+    /// Whether the form this command submits has `filled` password fields and
+    /// each holds a secret typed on this very host, still as typed. Returns
+    /// the secrets' names.
+    async fn signs_in_with_secrets(
+        &self,
+        session: &Session,
+        command: &Command,
+        target: Option<&Element>,
+        filled: u32,
+    ) -> Option<Vec<String>> {
+        if filled == 0 || self.secret_fields.is_empty() {
+            return None;
+        }
+        let page = session.page();
+        let form = actions::form_of(page, command, target).await?;
+        let host = page_host(session).await;
+        let mut names = Vec::new();
+        let mut holding = 0;
+        for (node, typed) in &self.secret_fields {
+            if typed.host == host
+                && actions::password_form(page, *node, &typed.value).await == Some(form)
+            {
+                holding += 1;
+                names.extend(typed.names.iter().cloned());
+            }
+        }
+        names.sort();
+        names.dedup();
+        (holding == filled).then_some(names)
     }
 
     /// Runs one page command: check, act, settle, look, compare.
@@ -579,7 +714,14 @@ impl Executor {
             Err(why) => Outcome::new(step, Status::Failed, why),
         };
         if outcome.status != Status::Failed {
-            if let (Command::Type { .. } | Command::Clear { .. }, Some(e)) = (&command, &target) {
+            if let (
+                Command::Type { .. }
+                | Command::Clear { .. }
+                | Command::Select { .. }
+                | Command::Deselect { .. },
+                Some(e),
+            ) = (&command, &target)
+            {
                 self.typed.insert(e.backend_node_id);
             }
         }
@@ -642,14 +784,18 @@ impl Executor {
         }
         match perceive::glance(session.page(), session.viewport(), &self.options.perceive).await {
             Ok(after) => {
+                // A line that changes on its own (a clock) is neither the
+                // command's effect nor a new page.
                 let before = self.last.as_ref().or(self.seen.as_ref());
+                let same_page = before.is_some_and(|b| self.ambient.only_ambient(b, &after));
                 if let Some(before) = before {
                     let node = target.as_ref().map(|e| e.backend_node_id);
+                    let text_changed = before.signature != after.signature && !same_page;
                     outcome
                         .changes
-                        .extend(effects::changes(before, &after, node));
+                        .extend(effects::changes(before, &after, node, text_changed));
                 }
-                if after.signature != base_signature {
+                if after.signature != base_signature && !same_page {
                     outcome.page_changed = true;
                     self.stale = Some(format!("the page changed after {}", outcome.command));
                 }
@@ -795,6 +941,16 @@ async fn crashed(events: &std::sync::Mutex<watch::Events>) {
     while !watch::lock(events).crashed {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// How long ago the page's document started loading, if it says.
+async fn document_age(session: &Session) -> Option<Duration> {
+    let mut params =
+        chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new("performance.now()");
+    params.return_by_value = Some(true);
+    let reply = session.page().execute(params).await.ok()?;
+    let ms = reply.result.result.value.as_ref()?.as_f64()?;
+    Some(Duration::from_secs_f64(ms.max(0.0) / 1e3))
 }
 
 /// The host of the page being driven ("" when it has none).

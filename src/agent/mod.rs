@@ -311,7 +311,8 @@ impl AgentBuilder {
 /// the first number, stopped at the second.
 const LOOP_WARN: usize = 2;
 const LOOP_STOP: usize = 3;
-/// Steps in a row the same impasse may last before the run ends.
+/// Steps in a row the same impasse may last, the model making no progress
+/// against it, before the run ends.
 const IMPASSE_STEPS: usize = 3;
 
 /// The state of a run between steps.
@@ -323,7 +324,10 @@ struct Run {
     failures: usize,
     spend: Spend,
     answer: Option<String>,
-    repeats: HashMap<(String, String), usize>,
+    /// How often each (page signature, commands, outcome) came up.
+    repeats: HashMap<(String, String, String), usize>,
+    /// Whether the last step's commands changed anything on the page.
+    progressed: bool,
     divergences: Vec<String>,
     /// The impasse of the last steps, and for how many steps in a row.
     impasse: Option<(safety::Impasse, usize)>,
@@ -370,6 +374,7 @@ impl Agent {
             spend: Spend::default(),
             answer: None,
             repeats: HashMap::new(),
+            progressed: false,
             divergences: Vec::new(),
             impasse: None,
             blocked_told: 0,
@@ -545,13 +550,40 @@ impl Agent {
             .clone();
         timings.perceive_ms = ms(t);
         // An impasse the orchestrator sees for itself; one that persists ends the run.
-        let impasse = safety::detect_impasse(session.page()).await;
+        // A sign-in page is none when the person gave a secret for its host:
+        // the model is told which names it may type there instead.
+        let host = url::Url::parse(&obs.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let usable: Vec<String> = self
+            .options
+            .act
+            .secrets
+            .allowed_on(&host)
+            .iter()
+            .map(|n| format!("{{{{secret:{n}}}}}"))
+            .collect();
+        let impasse = safety::detect_impasse(session.page())
+            .await
+            .filter(|i| *i != safety::Impasse::LoginWall || usable.is_empty());
+        // It counts the steps that made no progress against it: a model that
+        // closes a popup over a sign-in form and fills it is not stuck.
         run.impasse = match (run.impasse.take(), impasse) {
-            (Some((old, n)), Some(new)) if old == new => Some((new, n + 1)),
+            (Some((old, n)), Some(new)) if old == new => {
+                Some((new, if run.progressed { n } else { n + 1 }))
+            }
             (_, Some(new)) => Some((new, 1)),
             (_, None) => None,
         };
         let mut notes = obs.notes.clone();
+        if !usable.is_empty() {
+            notes.push(format!(
+                "secrets the person gave for this site, to type as they are written here (you never \
+                 see their values): {}",
+                usable.join(", ")
+            ));
+        }
         let blocked = self.blocked_since(&mut run.blocked_told);
         let told: Vec<String> = blocked
             .iter()
@@ -678,6 +710,7 @@ impl Agent {
             Ok(steps) => steps,
             Err(e) => {
                 run.failures += 1;
+                run.progressed = false;
                 let err = e.to_string();
                 record.parse_error = Some(err.clone());
                 run.feedback = Some(format!(
@@ -706,22 +739,6 @@ impl Agent {
                 reason,
             }));
         }
-        // The same commands on the same page, again and again: a loop.
-        let key = (obs.signature.clone(), record.commands.join("; "));
-        let seen = {
-            let n = run.repeats.entry(key).or_default();
-            *n += 1;
-            *n
-        };
-        if seen >= LOOP_STOP {
-            let reason = format!(
-                "stuck: the same commands ({}) on the same page {seen} times",
-                record.commands.join("; ")
-            );
-            record.error = Some(reason.clone());
-            self.finish_step(journal, &record)?;
-            return Ok(Some(fail(reason)));
-        }
         let t = Instant::now();
         let report = exec.run(session, &steps).await;
         // The batch report told these already.
@@ -731,11 +748,36 @@ impl Agent {
             run.answer = Some(a.clone());
         }
         run.failures = if report.failed() { run.failures + 1 } else { 0 };
+        run.progressed = report.progress;
+        // The same commands on the same page with the same outcome, again and
+        // again: a loop. A command that made progress (scrolled further, set
+        // another value) has another outcome, so it is no repetition.
         let mut feedback = report.feedback();
+        let key = (
+            obs.signature.clone(),
+            record.commands.join("; "),
+            feedback.clone(),
+        );
+        let seen = {
+            let n = run.repeats.entry(key).or_default();
+            *n += 1;
+            *n
+        };
+        if seen >= LOOP_STOP {
+            let reason = format!(
+                "stuck: the same commands ({}) on the same page {seen} times, with the same outcome",
+                record.commands.join("; ")
+            );
+            record.error = Some(reason.clone());
+            record.report = Some(report);
+            self.finish_step(journal, &record)?;
+            return Ok(Some(fail(reason)));
+        }
         if seen >= LOOP_WARN {
             feedback.push_str(&format!(
-                "\nWarning: you sent these same commands on this same page {seen} times; they do \
-                 not get the task further. Try something else, or STOP with the reason."
+                "\nWarning: you sent these same commands on this same page {seen} times, with the \
+                 same outcome; they do not get the task further. Try something else, or STOP with \
+                 the reason."
             ));
         }
         run.feedback = Some(feedback);

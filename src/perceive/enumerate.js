@@ -439,15 +439,23 @@
   // focus. A script can set a value or a checked state without a DOM
   // mutation or an event, so these are read on every look, also when the
   // rest of the table is kept (`role` is the element's own, before folding).
-  const LIVE = ['value', 'has_value', 'checked', 'selected', 'expanded', 'focused'];
+  const LIVE = ['value', 'has_value', 'checked', 'selected', 'expanded', 'focused', 'multiple', 'selected_options'];
   const live = (e, orig, role) => {
     for (const k of LIVE) delete e[k];
     const tag = e.tag;
     if (tag === 'input' || tag === 'textarea') {
       if (orig.type === 'password') e.has_value = orig.value.length > 0;
       else if (!['checkbox', 'radio', 'file', 'submit', 'button', 'reset', 'image'].includes(orig.type)) e.value = cut(orig.value, 200);
+    } else if (tag === 'select' && orig.multiple) {
+      // A list that takes several options shows each one selected.
+      e.multiple = true;
+      e.selected_options = [...orig.selectedOptions].slice(0, MAX_OPTIONS).map((o) => cut(clean(o.text), 60));
     } else if (tag === 'select') {
       e.value = cut([...orig.selectedOptions].map((o) => clean(o.text)).join(', '), 200);
+    } else if (role === 'listbox' && orig.getAttribute('aria-multiselectable') === 'true') {
+      e.multiple = true;
+      e.selected_options = [...orig.querySelectorAll('[role=option][aria-selected=true]')]
+        .slice(0, MAX_OPTIONS).map((o) => cut(clean(o.textContent), 60));
     } else if (orig.isContentEditable && role === 'textbox') {
       e.value = cut(textOf(orig, 200), 200);
     }
@@ -546,7 +554,7 @@
       return k;
     });
     return answer(kept, lastTable.hosts, {
-      dropped: lastTable.dropped, text_hash: String(memo.text), truncated: lastTable.truncated, far: lastTable.far,
+      dropped: lastTable.dropped, text_hash: String(memo.text.hash), text_lines: memo.text.lines, truncated: lastTable.truncated, far: lastTable.far,
       unread: [], reused: Object.keys(memo).length - 1, kept: true,
     });
   }
@@ -1136,17 +1144,25 @@
       const own = ed.innerText;
       if (own) t = t.replace(own, '');
     }
-    let h1 = 0x811c9dc5, h2 = 0x01000193;
+    // Besides the whole text's hash, one per line (the last one takes the
+    // rest past MAX_LINES): a line that changes on its own, a clock, is told
+    // from a change a command made (see perceive/ambient.rs).
+    let h1 = 0x811c9dc5, h2 = 0x01000193, l = 0x811c9dc5;
+    const lines = [];
     for (let i = 0; i < t.length; i++) {
       const c = t.charCodeAt(i);
       h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
       h2 = Math.imul(h2 ^ c, 2246822519) >>> 0;
+      if (c === 10 && lines.length < MAX_LINES - 1) { lines.push(l); l = 0x811c9dc5; }
+      else l = Math.imul(l ^ c, 16777619) >>> 0;
     }
-    return h1.toString(16) + h2.toString(16);
+    lines.push(l);
+    return { hash: h1.toString(16) + h2.toString(16), lines };
   };
-  const textHash = root.nodeType === 9 && doc.body ? memoized('text', textHashOf, newRoots) : 0;
+  const MAX_LINES = 2000;
+  const text = root.nodeType === 9 && doc.body ? memoized('text', textHashOf, newRoots) : { hash: 0, lines: [] };
   if (memo) memo.table = { key: tableKey, rows, hosts: hostEls, dropped, truncated: capped, far: farParts };
   return answer(kept, hostEls, {
-    dropped, text_hash: String(textHash), truncated: capped, far: farParts, unread: [...unread], reused,
+    dropped, text_hash: String(text.hash), text_lines: text.lines, truncated: capped, far: farParts, unread: [...unread], reused,
   });
 })

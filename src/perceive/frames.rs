@@ -73,6 +73,9 @@ struct Meta {
     #[serde(default)]
     kept: bool,
     text_hash: String,
+    /// One hash per line of the text (see perceive/ambient.rs).
+    #[serde(default)]
+    text_lines: Vec<u32>,
     truncated: bool,
     listeners: bool,
 }
@@ -128,6 +131,10 @@ struct RawElement {
     #[serde(default)]
     options: Vec<String>,
     option_count: Option<u32>,
+    #[serde(default)]
+    multiple: bool,
+    #[serde(default)]
+    selected_options: Vec<String>,
     href: Option<String>,
     checked: Option<bool>,
     selected: Option<bool>,
@@ -152,6 +159,8 @@ pub(crate) struct FrameResult {
     pub title: String,
     pub elements: Vec<Element>,
     pub text_hash: String,
+    /// One hash per line of the frame's text.
+    pub text_lines: Vec<u32>,
     /// Page scroll offset of this frame (used for reading order in the main frame).
     pub scroll: (f64, f64),
     pub truncated: bool,
@@ -514,6 +523,8 @@ fn place_elements(
             focused: raw.focused,
             options: raw.options.clone(),
             option_count: raw.option_count,
+            multiple: raw.multiple,
+            selected_options: raw.selected_options.clone(),
             control_node_id,
             state,
         });
@@ -562,6 +573,7 @@ async fn enumerate_frame(
         title: meta.title.clone(),
         elements: Vec::new(),
         text_hash: meta.text_hash.clone(),
+        text_lines: meta.text_lines.clone(),
         scroll: (meta.sx, meta.sy),
         truncated: meta.truncated,
         listeners_seen: meta.listeners,

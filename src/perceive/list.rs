@@ -131,6 +131,14 @@ pub fn line(e: &Element) -> String {
     if e.has_value == Some(true) {
         s.push_str(" (filled)");
     }
+    if e.multiple {
+        if e.selected_options.is_empty() {
+            s.push_str(" multiple, none selected");
+        } else {
+            let chosen: Vec<String> = e.selected_options.iter().map(|o| quoted(o)).collect();
+            let _ = write!(s, " multiple, selected: {}", chosen.join(", "));
+        }
+    }
     match e.checked {
         Some(true) => s.push_str(" checked"),
         Some(false) => s.push_str(" unchecked"),

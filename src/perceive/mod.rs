@@ -5,6 +5,7 @@
 //! no overlay nodes, no focus, selection or scroll change), and the moment is
 //! checked by a mutation counter that lives in an isolated world.
 
+mod ambient;
 mod frames;
 mod list;
 mod recent;
@@ -25,6 +26,7 @@ use serde_json::Value;
 
 use crate::browser::{Session, Viewport};
 
+pub use ambient::Ambient;
 pub use list::{element_list, line, DEFAULT_LIST_CAP};
 pub use signature::{page_signature, Fnv64};
 pub use table::{Direction, Element, ElementState, ElementTable, Point, Rect};
@@ -135,6 +137,12 @@ pub struct Observation {
     pub table: ElementTable,
     /// See [`page_signature`].
     pub signature: String,
+    /// The signature without the text: URL and elements only. Two looks
+    /// whose structures match differ, if at all, in their text.
+    pub structure: String,
+    /// One hash per line of each frame's text, frames in tree order: what
+    /// tells a line that changes on its own (see [`Ambient`]).
+    pub text_lines: Vec<Vec<u32>>,
     /// Whether the page held still across the perception. When it kept changing
     /// for every attempt, the last attempt is kept and this is false.
     pub stable: bool,
@@ -413,6 +421,11 @@ fn assemble(
         .iter()
         .map(|f| (f.frame_id.clone(), f.text_hash.clone()))
         .collect();
+    let frame_places: Vec<(String, String)> = frames
+        .iter()
+        .map(|f| (f.frame_id.clone(), String::new()))
+        .collect();
+    let text_lines: Vec<Vec<u32>> = frames.iter().map(|f| f.text_lines.clone()).collect();
     let mut seen = std::collections::HashSet::new();
     let elements: Vec<Element> = frames
         .into_iter()
@@ -429,6 +442,7 @@ fn assemble(
         .collect();
     let table = ElementTable { elements };
     let signature = page_signature(&url, &table, &frame_texts);
+    let structure = page_signature(&url, &table, &frame_places);
     Observation {
         frame: main_id,
         url,
@@ -438,6 +452,8 @@ fn assemble(
         screenshot_png,
         table,
         signature,
+        structure,
+        text_lines,
         stable,
         notes,
         timings: PerceiveTimings {

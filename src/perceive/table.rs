@@ -170,6 +170,13 @@ pub struct Element {
     /// How many options the select really has.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub option_count: Option<u32>,
+    /// A list that takes several options (`<select multiple>`, a listbox with
+    /// `aria-multiselectable`).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub multiple: bool,
+    /// The options selected in such a list (bounded).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub selected_options: Vec<String>,
     /// When a visually hidden control is drawn by its label, the label is the
     /// node acted on and this is the control's own backendNodeId.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -204,6 +211,8 @@ impl Element {
             focused: false,
             options: Vec::new(),
             option_count: None,
+            multiple: false,
+            selected_options: Vec::new(),
             control_node_id: None,
             state,
         }

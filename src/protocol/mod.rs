@@ -75,6 +75,14 @@ pub enum Command {
         /// The option's text.
         option: String,
     },
+    /// Take `option` out of the selection of list `id` (one that takes
+    /// several options: SELECT adds to its selection).
+    Deselect {
+        /// Mark id.
+        id: u32,
+        /// The option's text.
+        option: String,
+    },
     /// Move the pointer over element `id`.
     Hover {
         /// Mark id.
@@ -136,11 +144,24 @@ impl Command {
             | Command::Type { id, .. }
             | Command::Clear { id }
             | Command::Select { id, .. }
+            | Command::Deselect { id, .. }
             | Command::Hover { id }
             | Command::Upload { id, .. } => Some(*id),
             Command::Scroll { id, .. } => *id,
             _ => None,
         }
+    }
+
+    /// Whether the command acts on the page (every one but WAIT and those
+    /// that answer or end the task).
+    pub fn touches_page(&self) -> bool {
+        !matches!(
+            self,
+            Command::Wait { .. }
+                | Command::Answer { .. }
+                | Command::Complete { .. }
+                | Command::Stop { .. }
+        )
     }
 }
 
@@ -169,6 +190,7 @@ impl fmt::Display for Command {
             Command::Type { id, text } => write!(f, "TYPE:{id}:{text}"),
             Command::Clear { id } => write!(f, "CLEAR:{id}"),
             Command::Select { id, option } => write!(f, "SELECT:{id}:{option}"),
+            Command::Deselect { id, option } => write!(f, "DESELECT:{id}:{option}"),
             Command::Hover { id } => write!(f, "HOVER:{id}"),
             Command::Scroll {
                 id: None,

@@ -27,8 +27,8 @@ pub enum ParseError {
 }
 
 const KEYWORDS: &[&str] = &[
-    "CLICK", "TYPE", "CLEAR", "SELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK", "WAIT",
-    "UPLOAD", "ANSWER", "COMPLETE", "STOP",
+    "CLICK", "TYPE", "CLEAR", "SELECT", "DESELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK",
+    "WAIT", "UPLOAD", "ANSWER", "COMPLETE", "STOP",
 ];
 
 fn expected_form(keyword: &str) -> &'static str {
@@ -37,6 +37,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith",
         "CLEAR" => "CLEAR:<id>, e.g. CLEAR:5",
         "SELECT" => "SELECT:<id>:<option>, e.g. SELECT:7:France",
+        "DESELECT" => "DESELECT:<id>:<option> (a list that takes several), e.g. DESELECT:7:France",
         "HOVER" => "HOVER:<id>, e.g. HOVER:4",
         "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area",
         "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
@@ -48,8 +49,8 @@ fn expected_form(keyword: &str) -> &'static str {
         "COMPLETE" => "COMPLETE:<what was done>",
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
-            "one of CLICK, TYPE, CLEAR, SELECT, HOVER, SCROLL, PRESS, FETCH, BACK, WAIT, \
-              UPLOAD, ANSWER, COMPLETE, STOP"
+            "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
+              WAIT, UPLOAD, ANSWER, COMPLETE, STOP"
         }
     }
 }
@@ -356,16 +357,18 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 echo,
             }
         }
-        "SELECT" => {
+        "SELECT" | "DESELECT" => {
             let (id, echo, option) = id_then(args)?;
             let option = unquote(option.trim_end_matches('.'));
             if option.is_empty() {
                 return Err("the option is missing".into());
             }
-            Step {
-                command: Command::Select { id, option },
-                echo,
-            }
+            let command = if keyword == "SELECT" {
+                Command::Select { id, option }
+            } else {
+                Command::Deselect { id, option }
+            };
+            Step { command, echo }
         }
         "UPLOAD" => {
             let (id, echo, path) = id_then(args)?;
@@ -504,6 +507,7 @@ mod tests {
             "TYPE:5:John Smith",
             "CLEAR:5",
             "SELECT:7:France",
+            "DESELECT:7:France",
             "HOVER:4",
             "SCROLL:down",
             "SCROLL:4:up",

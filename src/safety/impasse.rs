@@ -31,8 +31,8 @@ impl Impasse {
                 "this page shows a CAPTCHA ({which}): a person must solve it. Do not try to solve \
                  it; STOP with that reason unless it goes away"
             ),
-            Impasse::LoginWall => "this page asks to sign in (a login wall): without credentials \
-                 given as secrets, STOP with that reason"
+            Impasse::LoginWall => "this page asks to sign in (a login wall) and no secret was \
+                 given for it: sign in only with credentials the task gives, else STOP with that reason"
                 .into(),
             Impasse::HttpError { status } => {
                 format!("the server answered HTTP {status}: this is an error page")

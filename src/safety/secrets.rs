@@ -123,6 +123,23 @@ impl Secrets {
         text.contains("{{secret:")
     }
 
+    /// The names of the placeholders in `text`, in order.
+    pub fn placeholder_names(text: &str) -> Vec<String> {
+        text.split("{{secret:")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("}}").map(|(n, _)| n.trim().to_string()))
+            .collect()
+    }
+
+    /// The names of the secrets that may be typed on `host`.
+    pub fn allowed_on(&self, host: &str) -> Vec<&str> {
+        self.list
+            .iter()
+            .filter(|s| s.domains.is_empty() || s.domains.iter().any(|d| d.matches(host)))
+            .map(|s| s.name.as_str())
+            .collect()
+    }
+
     /// Puts the values into `text` for typing on `host`. Errors name the
     /// placeholder, never a value.
     pub fn fill(&self, text: &str, host: &str) -> Result<String, String> {
@@ -229,6 +246,12 @@ mod tests {
         let err = s.fill("{{secret:pw}}", "evil.test").unwrap_err();
         assert!(err.contains("may not be typed on evil.test"), "{err}");
         assert!(!err.contains("hunter2"));
+        assert_eq!(s.allowed_on("www.bank.test"), vec!["pw"]);
+        assert!(s.allowed_on("evil.test").is_empty());
+        assert_eq!(
+            Secrets::placeholder_names("{{secret:pw}} and {{secret: pin }}"),
+            vec!["pw", "pin"]
+        );
         let err = s.fill("{{secret:token}}", "www.bank.test").unwrap_err();
         assert_eq!(err, "there is no secret named token; the secrets are: pw");
         assert!(format!("{s:?}").contains("pw") && !format!("{s:?}").contains("hunter2"));

@@ -500,3 +500,57 @@ async fn answer_complete_and_stop_end_the_batch_without_touching_the_page() {
     );
     a.close().await;
 }
+
+#[tokio::test]
+async fn lists_that_take_several_options_keep_each_select_and_show_every_selected_option() {
+    let mut a = Fixture::open("multi-select.html").await.actor().await;
+    let (names, fruit) = (a.id("Names"), a.id("Fruit"));
+    let report = a
+        .run(&format!(
+            "SELECT:{names}:Nata\nSELECT:{names}:Eloise\nSELECT:{names}:Kasey\nDESELECT:{names}:Kasey"
+        ))
+        .await;
+    report
+        .statuses(&[Done, Done, Done, Done])
+        .says(1, "selected now: \"Nata\", \"Eloise\"")
+        .says(3, "selected now: \"Nata\", \"Eloise\"");
+    // The list's line shows every selected option.
+    let obs = a.look().await;
+    let line = seamark::perceive::element_list(&obs.table, usize::MAX)
+        .lines()
+        .find(|l| l.contains("\"Names\""))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        line.contains("multiple, selected: \"Nata\", \"Eloise\""),
+        "{line}"
+    );
+    // An ARIA listbox that takes several: each SELECT adds, DESELECT takes out.
+    let report = a
+        .run(&format!(
+            "SELECT:{fruit}:Apple\nSELECT:{fruit}:Banana\nSELECT:{fruit}:Cherry\nDESELECT:{fruit}:Banana\nSELECT:{fruit}:Apple"
+        ))
+        .await;
+    report.statuses(&[Done, Done, Done, Done, NoEffect]);
+    a.look().await;
+    let obs = a.exec.observation().unwrap();
+    let fruit_line = seamark::perceive::element_list(&obs.table, usize::MAX)
+        .lines()
+        .find(|l| l.contains("listbox \"Fruit\""))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        fruit_line.contains("multiple, selected: \"Apple\", \"Cherry\""),
+        "{fruit_line}"
+    );
+    // DESELECT elsewhere is refused with what to do instead.
+    let submit = a.id("Submit");
+    a.run(&format!("DESELECT:{submit}:Apple"))
+        .await
+        .statuses(&[Failed])
+        .says(0, "not a list that takes several options");
+    a.run(&format!("CLICK:{submit}")).await.statuses(&[Done]);
+    // Scored by the page, as MiniWoB++ scores its tasks.
+    assert_eq!(a.eval("window.WOB_RAW_REWARD_GLOBAL").await, 1);
+    a.close().await;
+}

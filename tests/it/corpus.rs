@@ -259,6 +259,11 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
             q.centers_covered, 0,
             "{dir}: a label covers another box's center: {q:?}"
         );
+        let (median, p90, max) = q.large_cover_summary();
+        report.push(format!(
+            "{dir}: labels: {} small targets, {} covered by a chip; {} large, covered (median, p90, max) {median:.2}, {p90:.2}, {max:.2}",
+            q.small, q.small_covered, q.large_cover.len()
+        ));
         report.push(format!(
             "{dir}: {} elements, {} interactable, {checked} hit-tested, perceive {:.0} ms (enumerate {:.0}, screenshot {:.0}), total {:.1} s",
             obs.table.len(),

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use image::RgbImage;
-use seamark::mark::{self, MarkBox, MarkKind, MarkStyle};
+use seamark::mark::{self, IRect, MarkBox, MarkKind, MarkStyle};
 use seamark::perceive::{Element, ElementState, Rect};
 
 use crate::support::Fixture;
@@ -289,6 +289,27 @@ pub struct Quality {
     pub centers_covered: usize,
     pub outside: usize,
     pub smallest_digit_sent_px: f32,
+    /// Small targets (under two chips wide or tall: checkboxes, radios,
+    /// icons, short links) that a chip covers any part of, their own included.
+    pub small_covered: usize,
+    /// Small targets, interactable.
+    pub small: usize,
+    /// For each large target, the share of its box chips cover.
+    pub large_cover: Vec<f64>,
+}
+
+impl Quality {
+    /// The shares of large targets' boxes covered: (median, 90th percentile, max).
+    pub fn large_cover_summary(&self) -> (f64, f64, f64) {
+        let mut v = self.large_cover.clone();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| {
+            v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        (at(0.5), at(0.9), at(1.0))
+    }
 }
 
 /// Measures the label layout of marks on a `w`×`h` image as sent to the model.
@@ -312,6 +333,27 @@ pub fn quality(marks: &[MarkBox], w: u32, h: u32, style: &MarkStyle) -> Quality 
             })
             .count();
     }
+    // Chips never overlap each other on these inputs, so the sum of their
+    // overlaps with a box is the area they cover of it.
+    for m in marks.iter().filter(|m| m.kind == MarkKind::Interactable) {
+        let Some(own) = labels.iter().find(|l| l.id == m.id) else {
+            continue;
+        };
+        let r = clipped(&m.rect, w, h);
+        if r.w <= 0 || r.h <= 0 {
+            continue;
+        }
+        let covered: i64 = labels.iter().map(|l| l.rect.overlap(&r)).sum();
+        if r.w < 2 * own.rect.w || r.h < 2 * own.rect.h {
+            q.small += 1;
+            if covered > 0 {
+                q.small_covered += 1;
+            }
+        } else {
+            let area = i64::from(r.w) * i64::from(r.h);
+            q.large_cover.push((covered as f64 / area as f64).min(1.0));
+        }
+    }
     let long = w.max(h) as f32;
     let sent = style
         .send_long_edge
@@ -320,13 +362,32 @@ pub fn quality(marks: &[MarkBox], w: u32, h: u32, style: &MarkStyle) -> Quality 
     q
 }
 
+/// The part of a box on a `w`×`h` image.
+fn clipped(r: &IRect, w: u32, h: u32) -> IRect {
+    let (x0, y0) = (r.x.max(0), r.y.max(0));
+    let (x1, y1) = (r.right().min(w as i32), r.bottom().min(h as i32));
+    IRect {
+        x: x0,
+        y: y0,
+        w: x1 - x0,
+        h: y1 - y0,
+    }
+}
+
 #[tokio::test]
 async fn labels_never_overlap_stay_on_the_image_and_stay_legible_on_golden_inputs() {
     for case in CASES {
         let (img, elements) = inputs(case).await;
         let marks = marks_of(&img, &elements, false);
         let q = quality(&marks, img.width(), img.height(), &style(false));
-        println!("{}: {} marks, {q:?}", case.name, marks.len());
+        println!(
+            "{}: {} marks, {} small, {} small covered, large covered (median, p90, max) {:?}",
+            case.name,
+            marks.len(),
+            q.small,
+            q.small_covered,
+            q.large_cover_summary()
+        );
         assert_eq!(q.label_overlaps, 0, "{}: {q:?}", case.name);
         assert_eq!(q.outside, 0, "{}: {q:?}", case.name);
         assert!(q.smallest_digit_sent_px >= 11.0, "{}: {q:?}", case.name);

@@ -15,3 +15,4 @@ mod perception;
 mod rules;
 mod safety;
 mod scrolled;
+mod signin;

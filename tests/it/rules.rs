@@ -79,3 +79,166 @@ async fn an_answer_given_twice_without_complete_ends_the_run_as_done_not_stuck()
     );
     assert_eq!(v["steps"], received.len());
 }
+
+/// A model that scrolls one scroll area, always by the same command, until
+/// the city it wants shows, ticks it and saves.
+fn patient_scroller() -> Turn {
+    reply(|r| {
+        if url_of(r).contains("city=") {
+            return "COMPLETE:saved City 55".into();
+        }
+        let line = r.line_of("City 55");
+        if line.contains(" checked") {
+            format!("CLICK:{}", r.id_of("Save"))
+        } else if line.contains("offscreen") || line.is_empty() {
+            format!("SCROLL:{}:down", r.id_of("City 1"))
+        } else {
+            format!("CLICK:{}", r.id_of("City 55"))
+        }
+    })
+}
+
+#[tokio::test]
+async fn scrolling_one_area_again_and_again_is_progress_not_a_loop() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), patient_scroller).await;
+    let url = server.url("scroll-list.html");
+    let run = run_with_model(&model, &["--task", "Tick City 55 and save", "--url", &url]).await;
+    let v = run.result();
+    assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
+    assert!(server.was_requested("/scroll-list.html?city=55"));
+    // The same SCROLL was sent many times, each moving the area further.
+    let scrolls = model
+        .received()
+        .iter()
+        .filter(|r| r.text().contains("scrolled the area"))
+        .count();
+    assert!(scrolls >= 3, "{scrolls} scrolls");
+}
+
+/// A model given the credentials in its task: it closes the popup over the
+/// form, fills the form, and signs in.
+fn credentialed() -> Turn {
+    reply(|r| {
+        let text = r.text();
+        if url_of(r).contains("signed-in") {
+            return "COMPLETE:signed in".into();
+        }
+        if text.contains("\"No thanks\"") && !text.contains("disappeared") {
+            return format!("CLICK:{}", r.id_of("No thanks"));
+        }
+        if r.line_of("Email or username").contains("value=\"ada\"") {
+            return format!("CLICK:{}", r.id_of("Sign in"));
+        }
+        format!(
+            "TYPE:{}:ada\nTYPE:{}:plain-pass-42",
+            r.id_of("Email or username"),
+            r.id_of("Password")
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_login_wall_with_a_popup_does_not_end_a_run_that_makes_progress_against_it() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), credentialed).await;
+    let url = server.url("login-popup.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Sign in as ada with the password plain-pass-42",
+            "--url",
+            &url,
+            "--confirm",
+            "allow",
+        ],
+    )
+    .await;
+    let v = run.result();
+    assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
+    assert_eq!(
+        server.posted("/signed-in.html"),
+        vec!["user=ada&pw=plain-pass-42".to_string()]
+    );
+    // It was named an impasse all along, and the run went on past three steps.
+    let received = model.received();
+    assert!(received.len() >= 4, "{} steps", received.len());
+    assert!(received[2]
+        .text()
+        .contains("IMPASSE: this page asks to sign in"));
+}
+
+#[tokio::test]
+async fn a_ticking_countdown_neither_cuts_a_batch_nor_counts_as_a_clicks_effect() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), || {
+        reply(|r| {
+            if url_of(r).contains("first=") {
+                return "COMPLETE:reserved".into();
+            }
+            format!(
+                "CLICK:{}\nTYPE:{}:Ada\nTYPE:{}:Lovelace\nCLICK:{}",
+                r.id_of("Do nothing"),
+                r.id_of("First name"),
+                r.id_of("Last name"),
+                r.id_of("Reserve")
+            )
+        })
+    })
+    .await;
+    let url = server.url("countdown.html");
+    let run = run_with_model(
+        &model,
+        &["--task", "Reserve for Ada Lovelace", "--url", &url],
+    )
+    .await;
+    let v = run.result();
+    assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
+    assert!(server.was_requested("/countdown.html?first=Ada&last=Lovelace"));
+    // The whole batch ran in one step, and the idle click did nothing but
+    // take the focus.
+    let steps = crate::agent::records(&run.path("rec"), "step");
+    let report = &steps[0]["report"];
+    assert_eq!(
+        report["outcomes"].as_array().map(Vec::len),
+        Some(4),
+        "{report}"
+    );
+    assert_eq!(
+        report["outcomes"][0]["changes"],
+        serde_json::json!(["it has the keyboard focus"]),
+        "{report}"
+    );
+    assert!(
+        !report.to_string().contains("the text on the page changed"),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn the_first_look_waits_for_controls_a_page_draws_after_its_load() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), || {
+        reply(|r| {
+            if url_of(r).contains("news=on") {
+                return "COMPLETE:subscribed".into();
+            }
+            if r.line_of("Weekly news").contains(" checked") {
+                return format!("CLICK:{}", r.id_of("Subscribe"));
+            }
+            format!("CLICK:{}", r.id_of("Weekly news"))
+        })
+    })
+    .await;
+    let url = server.url("late-controls.html");
+    let run = run_with_model(
+        &model,
+        &["--task", "Subscribe to the weekly news", "--url", &url],
+    )
+    .await;
+    let first = model.received()[0].text();
+    assert!(first.contains("checkbox \"Weekly news\""), "{first}");
+    assert_eq!(run.result()["success"], true, "{}", run.stderr());
+    assert!(server.was_requested("/late-controls.html?news=on"));
+}

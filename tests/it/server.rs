@@ -71,6 +71,19 @@ impl Server {
         format!("{}/{}", self.base, path.trim_start_matches('/'))
     }
 
+    /// The bodies of the forms posted to `path`, in order.
+    pub fn posted(&self, path: &str) -> Vec<String> {
+        let prefix = format!("POST {path} ");
+        self.log
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .filter_map(|e| e.strip_prefix(&prefix).map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether a path (prefix) was requested.
     pub fn was_requested(&self, prefix: &str) -> bool {
         self.log
@@ -99,8 +112,17 @@ async fn serve(
     }
     let head = String::from_utf8_lossy(&buf[..len]).to_string();
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+    // A form posted: its body is logged too, as `POST /path body`.
+    let posted = if head.starts_with("POST ") {
+        Some(read_body(&mut stream, &buf[..len]).await?)
+    } else {
+        None
+    };
     if let Ok(mut l) = log.lock() {
         l.push(path.clone());
+        if let Some(body) = posted {
+            l.push(format!("POST {path} {body}"));
+        }
     }
     let clean = path.split(['?', '#']).next().unwrap_or("/").to_string();
     let (status, mime, body): (u16, &str, Vec<u8>) = match clean.as_str() {
@@ -185,6 +207,30 @@ async fn serve(
     stream.write_all(head.as_bytes()).await?;
     stream.write_all(&body).await?;
     stream.flush().await
+}
+
+/// The body of a request whose head (and maybe the start of the body) is in
+/// `got`: exactly Content-Length bytes.
+async fn read_body(stream: &mut TcpStream, got: &[u8]) -> std::io::Result<String> {
+    let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(String::new());
+    };
+    let head = String::from_utf8_lossy(&got[..end]).to_lowercase();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = got[end + 4..].to_vec();
+    let mut chunk = vec![0u8; 4096];
+    while body.len() < len {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            break;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
 fn safe_join(dir: PathBuf, rel: &str) -> Option<PathBuf> {

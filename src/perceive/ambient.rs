@@ -1,0 +1,134 @@
+//! Changes the page makes on its own: a clock, a countdown, a "3 people are
+//! looking at this" line. Such a change is neither a command's effect nor a
+//! new page: it must not cut a batch nor be told as "the text on the page
+//! changed" after a click that did nothing.
+//!
+//! Each look carries one hash per line of each frame's text. Two looks with
+//! nothing done between them tell which lines change by themselves: those are
+//! ambient for this page from then on. The model's thinking time lies between
+//! the executor's last look after a batch and the next step's look; on a page
+//! not compared that way yet, the executor looks once more right before its
+//! first batch acts. A later pair of looks whose only differences are in ambient
+//! lines (same URL, same elements, same number of lines) is the same page.
+//! Lines are told apart by their place, so a change that adds or removes
+//! lines is always a change.
+
+use std::collections::HashSet;
+
+use super::Observation;
+
+/// The lines of one page that change on their own.
+#[derive(Debug, Clone, Default)]
+pub struct Ambient {
+    /// The page (URL) the lines belong to.
+    url: String,
+    /// (frame place, line index).
+    lines: HashSet<(usize, usize)>,
+    /// Whether two looks of this page with nothing done between were compared.
+    compared: bool,
+}
+
+/// The lines (frame place, line index) where two looks of the same structure
+/// differ; `None` when they are not comparable line by line (another URL, other
+/// elements, lines added or removed).
+fn differing(before: &Observation, after: &Observation) -> Option<Vec<(usize, usize)>> {
+    if before.url != after.url
+        || before.structure != after.structure
+        || before.text_lines.len() != after.text_lines.len()
+    {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (f, (a, b)) in before.text_lines.iter().zip(&after.text_lines).enumerate() {
+        if a.len() != b.len() {
+            return None;
+        }
+        out.extend(
+            a.iter()
+                .zip(b)
+                .enumerate()
+                .filter(|(_, (x, y))| x != y)
+                .map(|(i, _)| (f, i)),
+        );
+    }
+    Some(out)
+}
+
+impl Ambient {
+    /// Learns from two looks with nothing done between them: the lines that
+    /// differ changed on their own. A look at another page forgets the last.
+    pub fn learn(&mut self, before: &Observation, after: &Observation) {
+        if self.url != after.url {
+            self.url = after.url.clone();
+            self.lines.clear();
+            self.compared = false;
+        }
+        if let Some(lines) = differing(before, after) {
+            self.lines.extend(lines);
+            self.compared = true;
+        }
+    }
+
+    /// Whether two looks at the page at `url` with nothing done between them
+    /// were compared already.
+    pub fn knows(&self, url: &str) -> bool {
+        self.compared && self.url == url
+    }
+
+    /// Whether `after` differs from `before` only in lines that change on
+    /// their own (or not at all): then it is the same page.
+    pub fn only_ambient(&self, before: &Observation, after: &Observation) -> bool {
+        self.url == after.url
+            && differing(before, after)
+                .is_some_and(|lines| lines.iter().all(|l| self.lines.contains(l)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::browser::Viewport;
+    use crate::perceive::{ElementTable, PerceiveTimings, Point};
+
+    fn look(url: &str, structure: &str, lines: &[u32]) -> Observation {
+        Observation {
+            frame: String::new(),
+            url: url.into(),
+            title: String::new(),
+            viewport: Viewport::default(),
+            scroll: Point::default(),
+            screenshot_png: Vec::new(),
+            table: ElementTable::default(),
+            signature: format!("{structure}{lines:?}"),
+            structure: structure.into(),
+            text_lines: vec![lines.to_vec()],
+            stable: true,
+            notes: Vec::new(),
+            timings: PerceiveTimings::default(),
+        }
+    }
+
+    #[test]
+    fn a_line_that_ticks_by_itself_is_ambient_and_only_there() {
+        let mut ambient = Ambient::default();
+        let (a, b) = (look("u", "s", &[1, 10, 3]), look("u", "s", &[1, 11, 3]));
+        assert!(!ambient.only_ambient(&a, &b), "nothing learned yet");
+        assert!(!ambient.knows("u"));
+        ambient.learn(&a, &b);
+        assert!(ambient.knows("u") && !ambient.knows("v"));
+        // The clock ticks again: the same page.
+        assert!(ambient.only_ambient(&b, &look("u", "s", &[1, 12, 3])));
+        // Another line changed too, or a line was added, or an element: a change.
+        assert!(!ambient.only_ambient(&b, &look("u", "s", &[1, 12, 4])));
+        assert!(!ambient.only_ambient(&b, &look("u", "s", &[1, 12, 3, 5])));
+        assert!(!ambient.only_ambient(&b, &look("u", "t", &[1, 12, 3])));
+        // Another page forgets what the last one taught.
+        ambient.learn(&b, &look("v", "s", &[1, 2, 3]));
+        assert!(!ambient.knows("u"));
+        let (c, d) = (look("v", "s", &[1, 2, 3]), look("v", "s", &[1, 9, 3]));
+        assert!(
+            !ambient.only_ambient(&c, &d),
+            "line 1 ticked on u, not on v"
+        );
+    }
+}

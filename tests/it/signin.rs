@@ -1,0 +1,160 @@
+//! Signing in with a secret the person gave, through `seamark run --confirm
+//! deny` as a user without a terminal runs it: the sign-in goes through with
+//! no further consent, a destructive click after it is still refused, a
+//! made-up password is still held, a login wall without a secret still ends
+//! the run, and the secret reaches neither the model nor the run directory.
+
+use crate::agent::{all_bytes, records};
+use crate::cli::run_with_model;
+use crate::model_server::{reply, ModelServer, Turn};
+use crate::server::Server;
+
+const PW: &str = "hunter2-Acme-7731";
+
+/// A model that signs in with the secret, then tries to delete the account,
+/// then stops when that is refused.
+fn secret_signer() -> Turn {
+    reply(|r| {
+        let text = r.text();
+        if text.contains("held for a person's confirmation") {
+            return "STOP:deleting the account needs a person's confirmation".into();
+        }
+        if text.contains("\"Delete account\"") {
+            return format!("CLICK:{}", r.id_of("Delete account"));
+        }
+        format!(
+            "TYPE:{}:ada\nTYPE:{}:{{{{secret:ACME_PW}}}}\nCLICK:{}",
+            r.id_of("Email or username"),
+            r.id_of("Password"),
+            r.id_of("Sign in")
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is_still_refused() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), secret_signer).await;
+    let url = server.url("signin.html");
+    let secret = format!("ACME_PW@127.0.0.1={PW}");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
+            "--url",
+            &url,
+            "--secret",
+            &secret,
+            "--confirm",
+            "deny",
+        ],
+    )
+    .await;
+    let v = run.result();
+    // The sign-in posted the secret, and nothing deleted the account.
+    assert_eq!(
+        server.posted("/signed-in.html"),
+        vec![format!("user=ada&pw={PW}")],
+        "{}",
+        run.stderr()
+    );
+    assert!(server.posted("/account-deleted.html").is_empty());
+    assert_eq!(v["success"], false);
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("needs a person's confirmation")),
+        "{v}"
+    );
+    let received = model.received();
+    // The first page was no impasse: the model was told the secret's name.
+    let first = received[0].text();
+    assert!(!first.contains("IMPASSE"), "{first}");
+    assert!(first.contains("{{secret:ACME_PW}}"), "{first}");
+    // The secret is in no request to the model and in no file of the run.
+    for (i, req) in received.iter().enumerate() {
+        let body = serde_json::to_string(&req.body).unwrap();
+        assert!(!body.contains(PW), "request {i} carried the secret");
+    }
+    let run_dir = run.path("rec");
+    for (name, bytes) in all_bytes(&run_dir) {
+        assert!(
+            !bytes.windows(PW.len()).any(|w| w == PW.as_bytes()),
+            "{name} holds the secret"
+        );
+    }
+    assert!(!run.stderr().contains(PW) && !run.stdout().contains(PW));
+    // The journal says why the sign-in needed no consent, and what was refused.
+    let steps = records(&run_dir, "step");
+    let signed = &steps[0]["report"]["confirmations"][0];
+    assert_eq!(signed["allowed"], true, "{signed}");
+    assert!(
+        signed["by"].as_str().unwrap().contains("ACME_PW"),
+        "{signed}"
+    );
+    let refused = &steps[1]["report"]["confirmations"][0];
+    assert_eq!(refused["allowed"], false, "{refused}");
+    assert_eq!(refused["hold"]["why"], "its name says \"delete\"");
+}
+
+/// A model with no secret: it makes a password up, then has nothing else to try.
+fn guesser() -> Turn {
+    reply(|r| {
+        let text = r.text();
+        if text.contains("held for a person's confirmation") || text.contains("SCROLL:down →") {
+            return if text.contains("SCROLL:down →") {
+                "SCROLL:up".into()
+            } else {
+                "SCROLL:down".into()
+            };
+        }
+        format!(
+            "TYPE:{}:ada\nTYPE:{}:guess-1234\nCLICK:{}",
+            r.id_of("Email or username"),
+            r.id_of("Password"),
+            r.id_of("Sign in")
+        )
+    })
+}
+
+#[tokio::test]
+async fn without_a_secret_a_made_up_password_is_held_and_the_login_wall_ends_the_run() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), guesser).await;
+    let url = server.url("signin.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Sign in to Acme",
+            "--url",
+            &url,
+            "--confirm",
+            "deny",
+        ],
+    )
+    .await;
+    let v = run.result();
+    assert_eq!(run.code(), Some(1));
+    assert!(
+        server.posted("/signed-in.html").is_empty(),
+        "nothing was posted"
+    );
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("impasse:") && r.contains("login wall")),
+        "{v}"
+    );
+    let first = model.received()[0].text();
+    assert!(
+        first.contains("IMPASSE: this page asks to sign in"),
+        "{first}"
+    );
+    let steps = records(&run.path("rec"), "step");
+    assert_eq!(
+        steps[0]["report"]["confirmations"][0]["hold"]["why"],
+        "it submits a form with a password field"
+    );
+}

@@ -160,19 +160,8 @@ pub(super) async fn danger(
             call_on_node(page, e.backend_node_id, DANGER_JS, vec![json!(false)]).await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {
-            let mut params = EvaluateParams::new(format!(
-                "({DANGER_JS}).call((() => {{ let a = document.activeElement || document.body; \
-                 while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
-                 return a; }})(), true)"
-            ));
-            params.return_by_value = Some(true);
-            page.execute(params)
-                .await
-                .ok()?
-                .result
-                .result
-                .value
-                .clone()?
+            let focused = focused_node(page).await?;
+            call_on_node(page, focused, DANGER_JS, vec![json!(true)]).await?
         }
         _ => return None,
     };

@@ -67,12 +67,7 @@ pub(super) async fn node_from_call(
     params.object_id = Some(object);
     params.arguments = Some(args.into_iter().map(value_arg).collect());
     let reply = page.execute(params).await.ok()?;
-    let found = reply.result.result.object_id.clone()?;
-    let node = page
-        .execute(DescribeNodeParams::builder().object_id(found).build())
-        .await
-        .ok()?;
-    Some(*node.result.node.backend_node_id.inner())
+    backend_id_of(page, reply.result.result.object_id.clone()?).await
 }
 
 /// The element with the keyboard focus, through shadow roots (in the
@@ -85,9 +80,13 @@ pub(super) async fn focused_node(page: &Page) -> Option<i64> {
     );
     params.return_by_value = Some(false);
     let reply = page.execute(params).await.ok()?;
-    let found = reply.result.result.object_id.clone()?;
+    backend_id_of(page, reply.result.result.object_id.clone()?).await
+}
+
+/// The backendNodeId of the node a handle points at.
+async fn backend_id_of(page: &Page, object: RemoteObjectId) -> Option<i64> {
     let node = page
-        .execute(DescribeNodeParams::builder().object_id(found).build())
+        .execute(DescribeNodeParams::builder().object_id(object).build())
         .await
         .ok()?;
     Some(*node.result.node.backend_node_id.inner())

@@ -94,14 +94,30 @@ pub struct MarkBox {
     pub kind: MarkKind,
 }
 
+/// Whether a target is small for its chip: under three chips wide and two
+/// tall (a checkbox, a radio, an icon, a short link). A chip inside it would
+/// hide what the model must see (whether the box is checked), so a chip
+/// never covers a small target, its own or another.
+pub fn is_small_target(b: &IRect, chip: (i32, i32)) -> bool {
+    b.w < 3 * chip.0 && b.h < 2 * chip.1
+}
+
 /// What a label position covers, worst first: compared in this order, so a
-/// position that overlaps no label always beats one that does.
+/// position that overlaps no label always beats one that does; then come the
+/// centers of other boxes, then small targets (the crowded fallback looks
+/// further out for a spot that hides none and touches no label).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Cost {
     /// Area shared with labels placed before.
     pub label_overlap: i64,
     /// Centers of other interactable boxes it covers.
     pub centers_covered: i64,
+    /// Area of other small targets it covers.
+    pub small_overlap: i64,
+    /// Area of its own target it covers, when that is small. Where small
+    /// targets are packed tight, a chip inside its own box hides less than one
+    /// on a neighbor's, which would take the neighbor's own spot too.
+    pub own_overlap: i64,
     /// Area shared with other interactable boxes (not those enclosing its own).
     pub box_overlap: i64,
     /// It had to be pulled back inside the image.
@@ -437,6 +453,10 @@ const RINGS: i32 = 2;
 /// Fallback positions allowed per mark, on average over a layout.
 const SCAN_BUDGET_PER_MARK: i64 = 40;
 
+/// Positions the crowded fallback tries for a spot that hides no small target,
+/// past one that touches no label.
+const SMALL_SEARCH: i64 = 24;
+
 /// How many chip-sized rings the crowded fallback scans for a spot no label touches.
 const FAR_RINGS: i32 = 30;
 
@@ -448,23 +468,39 @@ const FAR_RINGS: i32 = 30;
 /// most of what it saves.
 pub const SPLIT_MIN: usize = 200;
 
-/// Candidate chip positions for a box, in order of preference: touching the
-/// box (outside, then inside corners), then rings further out, which get a
-/// leader line.
+/// Candidate chip positions for a box, in order of preference, then rings
+/// further out, which get a leader line. A small target's chip goes beside
+/// it (left, above, right, below), never inside. A larger target's goes
+/// outside first, then inside a corner, the right ones before the left,
+/// which hold the first characters of its text.
 fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
     let at = |x: i32, y: i32| IRect { x, y, w: cw, h: ch };
-    let mut out = vec![
-        (at(b.x, b.y - ch), false),                   // above, left-aligned
-        (at(b.x, b.y), false),                        // inside top-left
-        (at(b.right() - cw, b.y - ch), false),        // above, right-aligned
-        (at(b.x, b.bottom()), false),                 // below, left-aligned
-        (at(b.right() - cw, b.bottom()), false),      // below, right-aligned
-        (at(b.right() - cw, b.y), false),             // inside top-right
-        (at(b.x, b.bottom() - ch), false),            // inside bottom-left
-        (at(b.right() - cw, b.bottom() - ch), false), // inside bottom-right
-        (at(b.x - cw, b.y), false),                   // left of the box
-        (at(b.right(), b.y), false),                  // right of the box
-    ];
+    let middle = b.y + (b.h - ch) / 2;
+    let mut out = if is_small_target(b, (cw, ch)) {
+        vec![
+            (at(b.x - cw, middle), false),           // left of the box
+            (at(b.x, b.y - ch), false),              // above, left-aligned
+            (at(b.right(), middle), false),          // right of the box
+            (at(b.x, b.bottom()), false),            // below, left-aligned
+            (at(b.right() - cw, b.y - ch), false),   // above, right-aligned
+            (at(b.right() - cw, b.bottom()), false), // below, right-aligned
+            (at(b.x - cw, b.y - ch), false),         // above the left corner
+            (at(b.right(), b.y - ch), false),        // above the right corner
+        ]
+    } else {
+        vec![
+            (at(b.x, b.y - ch), false),                   // above, left-aligned
+            (at(b.right() - cw, b.y - ch), false),        // above, right-aligned
+            (at(b.x, b.bottom()), false),                 // below, left-aligned
+            (at(b.right() - cw, b.bottom()), false),      // below, right-aligned
+            (at(b.x - cw, b.y), false),                   // left of the box
+            (at(b.right(), b.y), false),                  // right of the box
+            (at(b.right() - cw, b.y), false),             // inside top-right
+            (at(b.right() - cw, b.bottom() - ch), false), // inside bottom-right
+            (at(b.x, b.y), false),                        // inside top-left
+            (at(b.x, b.bottom() - ch), false),            // inside bottom-left
+        ]
+    };
     for step in 1..=RINGS {
         let d = step * ch;
         let (left, right) = (b.x - cw - d, b.right() + d);
@@ -481,6 +517,12 @@ fn candidates(b: &IRect, cw: i32, ch: i32) -> Vec<(IRect, bool)> {
         ] {
             out.push((at(x, y), true));
         }
+    }
+    // Where small targets are packed tight, its own box may be the one spot
+    // that hides no other target and no label: the last resort.
+    if is_small_target(b, (cw, ch)) {
+        out.push((at(b.right() - cw, b.y), false));
+        out.push((at(b.x, b.y), false));
     }
     out
 }
@@ -750,11 +792,21 @@ impl Layout {
             label_overlap,
             ..Cost::default()
         };
+        if is_small_target(own, self.chips[i]) {
+            cost.own_overlap = own.overlap(&cand);
+        }
         boxes.visit(&cand, |j, cell| {
             if j == i {
                 return;
             }
             let other = &self.marks[j].rect;
+            if is_small_target(other, self.chips[j]) {
+                let area = other.overlap(&cand);
+                let corner = (cand.x.max(other.x), cand.y.max(other.y));
+                if area > 0 && in_cell(boxes, corner, cell) {
+                    cost.small_overlap += area;
+                }
+            }
             let center = other.center();
             if cand.contains_point(center.0, center.1) {
                 if in_cell(boxes, center, cell) {
@@ -803,23 +855,40 @@ impl Layout {
                 break;
             }
         }
-        // Crowded: every nearby position touches a label. Scan further out, in
-        // growing square rings, for the nearest spot no label touches. Once
-        // labels cover as much area as the region there is no free spot left,
-        // and the scan would cost more than it finds.
+        // Crowded: every nearby position touches a label or hides a small
+        // target. Scan further out, in growing square rings, for the nearest
+        // spot that does neither; past the first spot no label touches, only
+        // a few more positions are tried for one that also hides no small
+        // target (on a page packed with small targets there is none, and the
+        // scan budget must stay for the marks whose labels would overlap).
+        // Once labels cover as much area as the region there is no free spot
+        // left, and the scan would cost more than it finds.
         let mut scanned = 0;
         let region_area = i64::from(region.w) * i64::from(region.h);
+        let crowded = best.as_ref().map(|(c, _, _)| c.label_overlap > 0);
         if covered < region_area
             && budget > 0
-            && best.as_ref().is_some_and(|(c, _, _)| c.label_overlap > 0)
+            && best.as_ref().is_some_and(|(c, _, _)| {
+                c.label_overlap > 0 || c.small_overlap > 0 || c.own_overlap > 0
+            })
         {
             let (sx, sy) = (cw.max(1), ch.max(1));
+            // Positions left for a spot that hides no small target, once a
+            // spot no label touches is in hand.
+            let mut left = (crowded == Some(false)).then_some(SMALL_SEARCH);
             'rings: for r in 1..=FAR_RINGS {
                 for k in -r..=r {
                     for (dx, dy) in [(k, -r), (k, r), (-r, k), (r, k)] {
-                        scanned += 1;
-                        if scanned == budget {
+                        // A search for a spot that hides no small target
+                        // only is bounded by its own count, not the budget.
+                        if crowded == Some(true) {
+                            scanned += 1;
+                        }
+                        if scanned == budget || left == Some(0) {
                             break 'rings;
+                        }
+                        if let Some(n) = &mut left {
+                            *n -= 1;
                         }
                         let cand = IRect {
                             x: m.rect.x + dx * sx,
@@ -834,8 +903,13 @@ impl Layout {
                         }
                         if let Some(mut cost) = self.cost_at(i, boxes, placed, cand, 0) {
                             cost.clamped = !region.contains(&cand);
-                            best = Some((cost, cand, true));
-                            break 'rings;
+                            if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
+                                best = Some((cost, cand, true));
+                            }
+                            if cost.small_overlap == 0 && cost.own_overlap == 0 {
+                                break 'rings;
+                            }
+                            left.get_or_insert(SMALL_SEARCH);
                         }
                     }
                 }

@@ -21,7 +21,9 @@ use crate::perceive::{Element, ElementState};
 
 pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
-pub use layout::{Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN};
+pub use layout::{
+    is_small_target, Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN,
+};
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
 

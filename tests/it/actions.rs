@@ -515,12 +515,14 @@ async fn lists_that_take_several_options_keep_each_select_and_show_every_selecte
         .says(1, "selected now: \"Nata\", \"Eloise\"")
         .says(3, "selected now: \"Nata\", \"Eloise\"");
     // The list's line shows every selected option.
-    let obs = a.look().await;
-    let line = seamark::perceive::element_list(&obs.table, usize::MAX)
-        .lines()
-        .find(|l| l.contains("\"Names\""))
-        .unwrap_or_default()
-        .to_string();
+    let line_of = |obs: &seamark::perceive::Observation, name: &str| {
+        seamark::perceive::element_list(&obs.table, usize::MAX)
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let line = line_of(a.look().await, "listbox \"Names\"");
     assert!(
         line.contains("multiple, selected: \"Nata\", \"Eloise\""),
         "{line}"
@@ -532,13 +534,7 @@ async fn lists_that_take_several_options_keep_each_select_and_show_every_selecte
         ))
         .await;
     report.statuses(&[Done, Done, Done, Done, NoEffect]);
-    a.look().await;
-    let obs = a.exec.observation().unwrap();
-    let fruit_line = seamark::perceive::element_list(&obs.table, usize::MAX)
-        .lines()
-        .find(|l| l.contains("listbox \"Fruit\""))
-        .unwrap_or_default()
-        .to_string();
+    let fruit_line = line_of(a.look().await, "listbox \"Fruit\"");
     assert!(
         fruit_line.contains("multiple, selected: \"Apple\", \"Cherry\""),
         "{fruit_line}"

@@ -193,13 +193,7 @@ fn job_search_script() -> Vec<Turn> {
             )
         }),
         reply(|r| {
-            let job = r
-                .text()
-                .lines()
-                .find(|l| l.contains("link \"Data Scientist ·"))
-                .and_then(|l| l.split('"').nth(1))
-                .unwrap_or("none")
-                .to_string();
+            let job = r.first_named("link", "Data Scientist ·");
             format!(
                 "ANSWER:{job}\nCOMPLETE:found the Data Scientist jobs in India paying 50-100 LPA"
             )

@@ -259,6 +259,10 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
             q.centers_covered, 0,
             "{dir}: a label covers another box's center: {q:?}"
         );
+        assert_eq!(
+            q.small_covered, 0,
+            "{dir}: a chip covers a small target (a checkbox, an icon, a short link): {q:?}"
+        );
         let (median, p90, max) = q.large_cover_summary();
         report.push(format!(
             "{dir}: labels: {} small targets, {} covered by a chip; {} large, covered (median, p90, max) {median:.2}, {p90:.2}, {max:.2}",

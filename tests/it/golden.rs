@@ -289,7 +289,7 @@ pub struct Quality {
     pub centers_covered: usize,
     pub outside: usize,
     pub smallest_digit_sent_px: f32,
-    /// Small targets (under two chips wide or tall: checkboxes, radios,
+    /// Small targets (see `mark::is_small_target`: checkboxes, radios,
     /// icons, short links) that a chip covers any part of, their own included.
     pub small_covered: usize,
     /// Small targets, interactable.
@@ -344,7 +344,7 @@ pub fn quality(marks: &[MarkBox], w: u32, h: u32, style: &MarkStyle) -> Quality 
             continue;
         }
         let covered: i64 = labels.iter().map(|l| l.rect.overlap(&r)).sum();
-        if r.w < 2 * own.rect.w || r.h < 2 * own.rect.h {
+        if mark::is_small_target(&r, (own.rect.w, own.rect.h)) {
             q.small += 1;
             if covered > 0 {
                 q.small_covered += 1;
@@ -393,11 +393,16 @@ async fn labels_never_overlap_stay_on_the_image_and_stay_legible_on_golden_input
         assert!(q.smallest_digit_sent_px >= 11.0, "{}: {q:?}", case.name);
         if case.name == "crowded_1000" {
             // 1,000 boxes filling half of 1280×800 leave no room for every label
-            // beside its box: the measured worst case is 61 labels that cover
-            // another box's center (no label ever covers another label).
-            assert!(q.centers_covered <= 61, "{}: {q:?}", case.name);
+            // beside its box: the measured worst case is 80 labels that cover
+            // another box's center (no label ever covers another label), and
+            // every box is a small target with neighbors all around, so most
+            // chips must cover one (its own where that hides least).
+            assert!(q.centers_covered <= 80, "{}: {q:?}", case.name);
         } else {
             assert_eq!(q.centers_covered, 0, "{}: {q:?}", case.name);
+            // A chip never covers a small target (a checkbox, a radio, an
+            // icon, a short link): the model must see its state.
+            assert_eq!(q.small_covered, 0, "{}: {q:?}", case.name);
         }
     }
 }

@@ -86,6 +86,28 @@ impl Received {
             .unwrap_or_default()
     }
 
+    /// The name of the first listed element of this role whose name starts
+    /// with `prefix` ("none" when there is none): what a model reads off a
+    /// list of results.
+    pub fn first_named(&self, role: &str, prefix: &str) -> String {
+        let needle = format!("{role} \"{prefix}");
+        self.text()
+            .lines()
+            .find(|l| l.starts_with('[') && l.contains(&needle))
+            .and_then(|l| l.split('"').nth(1))
+            .unwrap_or("none")
+            .to_string()
+    }
+
+    /// The URL of the page the prompt shows (its `URL:` line).
+    pub fn url(&self) -> String {
+        self.text()
+            .lines()
+            .find_map(|l| l.strip_prefix("URL: "))
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

@@ -5,24 +5,15 @@
 //! first look waits for the page's first content.
 
 use crate::cli::run_with_model;
-use crate::model_server::{reply, ModelServer, Received, Turn};
+use crate::model_server::{reply, ModelServer, Turn};
 use crate::server::Server;
-
-/// The URL line of a prompt.
-fn url_of(r: &Received) -> String {
-    r.text()
-        .lines()
-        .find_map(|l| l.strip_prefix("URL: "))
-        .unwrap_or_default()
-        .to_string()
-}
 
 /// A model that searches flights from Paris to Lisbon, then answers the
 /// cheapest price it reads off the results, again and again without COMPLETE.
 fn forgetful_flight_searcher() -> Turn {
     reply(|r| {
         let text = r.text();
-        if url_of(r).contains("results.html") {
+        if r.url().contains("results.html") {
             let cheapest = text
                 .lines()
                 .filter(|l| l.contains("button \"Select "))
@@ -84,7 +75,7 @@ async fn an_answer_given_twice_without_complete_ends_the_run_as_done_not_stuck()
 /// the city it wants shows, ticks it and saves.
 fn patient_scroller() -> Turn {
     reply(|r| {
-        if url_of(r).contains("city=") {
+        if r.url().contains("city=") {
             return "COMPLETE:saved City 55".into();
         }
         let line = r.line_of("City 55");
@@ -121,7 +112,7 @@ async fn scrolling_one_area_again_and_again_is_progress_not_a_loop() {
 fn credentialed() -> Turn {
     reply(|r| {
         let text = r.text();
-        if url_of(r).contains("signed-in") {
+        if r.url().contains("signed-in") {
             return "COMPLETE:signed in".into();
         }
         if text.contains("\"No thanks\"") && !text.contains("disappeared") {
@@ -174,7 +165,7 @@ async fn a_ticking_countdown_neither_cuts_a_batch_nor_counts_as_a_clicks_effect(
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || {
         reply(|r| {
-            if url_of(r).contains("first=") {
+            if r.url().contains("first=") {
                 return "COMPLETE:reserved".into();
             }
             format!(
@@ -221,7 +212,7 @@ async fn the_first_look_waits_for_controls_a_page_draws_after_its_load() {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || {
         reply(|r| {
-            if url_of(r).contains("news=on") {
+            if r.url().contains("news=on") {
                 return "COMPLETE:subscribed".into();
             }
             if r.line_of("Weekly news").contains(" checked") {

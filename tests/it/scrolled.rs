@@ -209,19 +209,9 @@ async fn after_back_to_a_scrolled_page_its_checkboxes_are_ticked_and_posted() {
 fn job_seeker() -> Turn {
     const WANTED: [&str; 3] = ["50-60 Lakhs", "60-80 Lakhs", "80-100 Lakhs"];
     reply(|r| {
-        let text = r.text();
-        let url = text
-            .lines()
-            .find_map(|l| l.strip_prefix("URL: "))
-            .unwrap_or_default()
-            .to_string();
+        let url = r.url();
         if url.contains("salary=") {
-            let first = text
-                .lines()
-                .find(|l| l.contains("link \"Data Scientist ·"))
-                .and_then(|l| l.split('"').nth(1))
-                .unwrap_or("none")
-                .to_string();
+            let first = r.first_named("link", "Data Scientist ·");
             return format!(
                 "ANSWER:{first}\nCOMPLETE:filtered the Data Scientist jobs in India by salary"
             );

@@ -246,6 +246,8 @@ pub struct Executor {
     stale: Option<String>,
     /// When `seen` was taken.
     seen_at: Instant,
+    /// Whether a command ran since `seen` was taken.
+    acted: bool,
     /// The lines of this page that change on their own.
     ambient: perceive::Ambient,
     /// Tabs left behind when an action opened a new one, newest last.
@@ -282,6 +284,7 @@ impl Executor {
             last: None,
             stale: None,
             seen_at: Instant::now(),
+            acted: false,
             ambient: perceive::Ambient::default(),
             previous_pages: Vec::new(),
             blocked,
@@ -307,10 +310,18 @@ impl Executor {
             self.settle(session, FIRST_CONTENT).await;
             obs = perceive::perceive(session, &self.options.perceive).await?;
         }
-        // Nothing was done since the last look: what changed, changed on its own.
-        if let Some(before) = self.last.as_ref().or(self.seen.as_ref()) {
+        // Nothing was done since the last look (the one after the last
+        // command, or the last observation when no command ran since): what
+        // changed, changed on its own.
+        let before = match (&self.last, self.acted) {
+            (Some(last), _) => Some(last),
+            (None, false) => self.seen.as_ref(),
+            (None, true) => None,
+        };
+        if let Some(before) = before {
             self.ambient.learn(before, &obs);
         }
+        self.acted = false;
         self.stale = None;
         self.last = None;
         self.seen_at = Instant::now();
@@ -574,6 +585,8 @@ impl Executor {
         };
         let guard = self.options.confirm.clone();
         let name = target.map(|e| e.name.as_str()).unwrap_or_default();
+        // Held only for its password field (no destructive name, no payment).
+        let mut held_for_password = false;
         let why = if let Some(w) = guard.word_in(name).or_else(|| guard.word_in(&danger.text)) {
             format!("its name says \"{w}\"")
         } else if let Some(w) = danger
@@ -585,6 +598,7 @@ impl Executor {
         } else if danger.submits && danger.payment {
             "it submits a form with a payment field".to_string()
         } else if danger.submits && danger.password {
+            held_for_password = true;
             "it submits a form with a password field".to_string()
         } else {
             return Ok(());
@@ -602,7 +616,7 @@ impl Executor {
         };
         // The sign-in the person asked for: every filled password field of the
         // form holds a secret they gave for this host. Nothing else to consent to.
-        if danger.submits && danger.password && !danger.payment && why.contains("password field") {
+        if held_for_password {
             if let Some(names) = self
                 .signs_in_with_secrets(session, &step.command, target, danger.passwords_filled)
                 .await
@@ -691,6 +705,7 @@ impl Executor {
             (ev.dialogs.len(), ev.downloads.len())
         };
         let tabs_before = tab_ids(session).await;
+        self.acted = true;
         // A renderer that crashed answers nothing: stop waiting on it at once.
         let acted = tokio::select! {
             r = actions::perform(

@@ -459,15 +459,13 @@ fn option_states(v: &Value) -> Vec<(String, bool)> {
         .unwrap_or_default()
 }
 
-fn quoted_list(texts: &[String]) -> String {
+/// The options selected now, as the model reads them ("none" for none).
+fn selected_now(texts: &[String]) -> String {
     if texts.is_empty() {
-        return "none".into();
+        "none".into()
+    } else {
+        list_options(texts)
     }
-    texts
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// SELECT (`add` true) and DESELECT: a native select is set as its popup
@@ -530,13 +528,13 @@ async fn select(
                 "added \"{}\" to the selection of {}; selected now: {}",
                 opts[i],
                 describe(e),
-                quoted_list(&now)
+                selected_now(&now)
             ),
             (true, false) => format!(
                 "took \"{}\" out of the selection of {}; selected now: {}",
                 opts[i],
                 describe(e),
-                quoted_list(&now)
+                selected_now(&now)
             ),
         }));
     }

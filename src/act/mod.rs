@@ -28,7 +28,7 @@ use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions
 use crate::protocol::{Command, Step};
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
-pub use urls::{fetch_target, DEFAULT_FETCH_SCHEMES};
+pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
 
 /// How the executor behaves.
@@ -970,11 +970,7 @@ async fn document_age(session: &Session) -> Option<Duration> {
 
 /// The host of the page being driven ("" when it has none).
 async fn page_host(session: &Session) -> String {
-    let url = actions::page_url(session.page()).await;
-    url::Url::parse(&url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .unwrap_or_default()
+    host_of(&actions::page_url(session.page()).await)
 }
 
 /// Target ids of the browser's tabs.

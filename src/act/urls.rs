@@ -8,6 +8,15 @@ use url::Url;
 /// The schemes `FETCH` opens unless told otherwise.
 pub const DEFAULT_FETCH_SCHEMES: &[&str] = &["http", "https"];
 
+/// The host of a URL, "" when it has none (`about:blank`, `data:`): what
+/// secrets and the domain policy are matched against.
+pub fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// Resolves `written` against the page's URL and checks its scheme.
 pub fn fetch_target(written: &str, page_url: &str, schemes: &[String]) -> Result<Url, String> {
     let written = written.trim();

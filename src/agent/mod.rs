@@ -552,15 +552,11 @@ impl Agent {
         // An impasse the orchestrator sees for itself; one that persists ends the run.
         // A sign-in page is none when the person gave a secret for its host:
         // the model is told which names it may type there instead.
-        let host = url::Url::parse(&obs.url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
         let usable: Vec<String> = self
             .options
             .act
             .secrets
-            .allowed_on(&host)
+            .allowed_on(&crate::act::host_of(&obs.url))
             .iter()
             .map(|n| format!("{{{{secret:{n}}}}}"))
             .collect();

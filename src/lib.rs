@@ -13,5 +13,7 @@ pub mod journal;
 pub mod mark;
 pub mod perceive;
 pub mod protocol;
+pub mod read;
 pub mod safety;
+pub mod schema;
 pub mod target;

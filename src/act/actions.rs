@@ -114,9 +114,10 @@ pub(super) async fn perform(
             Ok(Acted::Confirmed(format!("waited {seconds} s")))
         }
         Command::Upload { path, .. } => upload(page, el()?, path).await,
-        Command::Answer { .. } | Command::Complete { .. } | Command::Stop { .. } => {
-            Ok(Acted::Confirmed("nothing to do on the page".into()))
-        }
+        Command::Read { .. }
+        | Command::Answer { .. }
+        | Command::Complete { .. }
+        | Command::Stop { .. } => Ok(Acted::Confirmed("nothing to do on the page".into())),
     }
 }
 

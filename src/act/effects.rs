@@ -168,6 +168,7 @@ mod tests {
             signature: signature.into(),
             structure: String::new(),
             text_lines: Vec::new(),
+            text_chars: 0,
             stable: true,
             notes: Vec::new(),
             timings: PerceiveTimings::default(),

@@ -25,7 +25,8 @@ use serde::Serialize;
 
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
-use crate::protocol::{Command, Step};
+use crate::protocol::{Command, ReadTarget, Step};
+use crate::read::{self, Reading};
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
@@ -59,6 +60,10 @@ pub struct ActOptions {
     pub confirm: ConfirmGuard,
     /// The domain guard's record of refused requests, to report them.
     pub blocked: Option<Arc<Mutex<Vec<Blocked>>>>,
+    /// Most characters one `READ` gives (the next part with `READ:more`).
+    pub read_chars: usize,
+    /// The JSON Schema an `ANSWER` must follow, if the person gave one.
+    pub answer_schema: Option<Arc<crate::schema::AnswerSchema>>,
 }
 
 impl Default for ActOptions {
@@ -79,6 +84,8 @@ impl Default for ActOptions {
             secrets: Secrets::default(),
             confirm: ConfirmGuard::default(),
             blocked: None,
+            read_chars: crate::read::DEFAULT_READ_CHARS,
+            answer_schema: None,
         }
     }
 }
@@ -189,6 +196,14 @@ pub struct BatchReport {
     /// Information the model gave with `ANSWER`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<String>,
+    /// What each `READ` gave (Markdown of the page, a part of it), for the
+    /// model's next step: page text, to show only as page data.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<String>,
+    /// The answer as data: the JSON value of the last `ANSWER` that followed
+    /// the schema (with a schema only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
     /// `COMPLETE` or `STOP`, when one ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish: Option<Finish>,
@@ -263,6 +278,10 @@ pub struct Executor {
     secret_fields: HashMap<i64, SecretField>,
     /// The step's marked screenshot, shown to the person asked to confirm.
     screenshot: Option<PathBuf>,
+    /// The last reading, and where its next part starts.
+    reading: Option<(Reading, usize)>,
+    /// Whether an answer that follows the schema was given.
+    data_given: bool,
 }
 
 impl Executor {
@@ -293,6 +312,8 @@ impl Executor {
             secret_nodes: HashSet::new(),
             secret_fields: HashMap::new(),
             screenshot: None,
+            reading: None,
+            data_given: false,
         }
     }
 
@@ -403,6 +424,27 @@ impl Executor {
             }
             match &step.command {
                 Command::Answer { text } => {
+                    if let Some(schema) = &self.options.answer_schema {
+                        match schema.check(text) {
+                            Ok(value) => {
+                                report.data = Some(value);
+                                self.data_given = true;
+                            }
+                            Err(why) => {
+                                let outcome = Outcome::new(
+                                    step,
+                                    Status::Failed,
+                                    format!("{why}; answer again, corrected"),
+                                );
+                                stop = Some(format!(
+                                    "{} failed; the rest of the plan may not fit any more",
+                                    outcome.command
+                                ));
+                                report.outcomes.push(outcome);
+                                continue;
+                            }
+                        }
+                    }
                     report.answers.push(text.clone());
                     // Models often answer again and again instead of ending:
                     // say plainly what ends the task.
@@ -416,6 +458,33 @@ impl Executor {
                     report
                         .outcomes
                         .push(Outcome::new(step, Status::Done, message));
+                    continue;
+                }
+                Command::Read { of } => {
+                    let (outcome, text) = self.read(session, step, of).await;
+                    if let Some(text) = text {
+                        report.readings.push(text);
+                    }
+                    let failed = outcome.status == Status::Failed;
+                    if failed {
+                        stop = Some(format!(
+                            "{} failed; the rest of the plan may not fit any more",
+                            outcome.command
+                        ));
+                    }
+                    report.outcomes.push(outcome);
+                    continue;
+                }
+                Command::Complete { .. }
+                    if self.options.answer_schema.is_some() && !self.data_given =>
+                {
+                    report.outcomes.push(Outcome::new(
+                        step,
+                        Status::Failed,
+                        "the task wants its answer as data: give ANSWER: with one JSON value \
+                         that follows the schema first",
+                    ));
+                    stop = Some("the task is not answered yet".into());
                     continue;
                 }
                 Command::Complete { summary } => {
@@ -476,6 +545,100 @@ impl Executor {
         report
     }
 
+    /// Runs a `READ`: the outcome, and the part read.
+    async fn read(
+        &mut self,
+        session: &Session,
+        step: &Step,
+        of: &ReadTarget,
+    ) -> (Outcome, Option<String>) {
+        let max = self.options.read_chars;
+        if *of == ReadTarget::More {
+            let Some((reading, from)) = self.reading.as_mut() else {
+                return (
+                    Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
+                    None,
+                );
+            };
+            if *from >= reading.markdown.len() {
+                return (
+                    Outcome::new(
+                        step,
+                        Status::NoEffect,
+                        "the whole reading was given already; READ again to read the page as it is now",
+                    ),
+                    None,
+                );
+            }
+            let part = reading.part(*from, max);
+            *from = part.to;
+            let message = part_message(&part, "continued the last reading");
+            return (
+                Outcome::new(step, Status::Done, message),
+                Some(part_text(&part)),
+            );
+        }
+        let element = match of {
+            ReadTarget::Element(id) => match self.element(*id, step) {
+                Ok(e) => Some(e),
+                Err(why) => return (Outcome::new(step, Status::Failed, why), None),
+            },
+            _ => None,
+        };
+        let scope = match (of, element.as_ref()) {
+            (_, Some(e)) => read::Scope::Region {
+                frame: &e.frame,
+                node: e.backend_node_id,
+            },
+            (ReadTarget::Text(t), _) => read::Scope::Text(t),
+            _ => read::Scope::Page,
+        };
+        let shown: HashSet<i64> = self.typed.difference(&self.secret_nodes).copied().collect();
+        let marks = read::Marks {
+            table: self.seen.as_ref().map(|o| &o.table),
+            values: read::Values::Only(&shown),
+        };
+        let reading = match read::read(
+            session.page(),
+            session.viewport(),
+            scope,
+            &marks,
+            &read::ReadOptions::default(),
+        )
+        .await
+        {
+            Ok(r) => r,
+            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
+        };
+        if reading.markdown.trim().is_empty() {
+            self.reading = None;
+            return (
+                Outcome::new(
+                    step,
+                    Status::NoEffect,
+                    "the page has no readable text (an empty page, an image, a PDF or a canvas); look at the screenshot",
+                ),
+                None,
+            );
+        }
+        let part = reading.part(0, max);
+        let what = match of {
+            ReadTarget::Element(id) => format!("read the region of [{id}]"),
+            ReadTarget::Text(t) => format!("read the section holding {t:?}"),
+            _ => "read the page".to_string(),
+        };
+        let mut message = part_message(&part, &what);
+        if reading.cut {
+            message.push_str(&format!(
+                "; the page holds more than the {} characters read at most: READ:\"text\" reaches a part further down",
+                read::MAX_COLLECTED
+            ));
+        }
+        let text = part_text(&part);
+        self.reading = Some((reading, part.to));
+        (Outcome::new(step, Status::Done, message), Some(text))
+    }
+
     /// Secret values out of everything the report says (a page may echo them).
     fn redact(&self, report: &mut BatchReport) {
         let secrets = &self.options.secrets;
@@ -490,6 +653,9 @@ impl Executor {
         }
         for d in &mut report.dialogs {
             d.message = secrets.redact(&d.message);
+        }
+        for r in &mut report.readings {
+            *r = secrets.redact(r);
         }
     }
 
@@ -981,6 +1147,29 @@ async fn tab_ids(session: &Session) -> Vec<String> {
             .map(|p| p.target_id().inner().clone())
             .collect(),
         Err(_) => Vec::new(),
+    }
+}
+
+/// What an outcome of `READ` says of the part it gave.
+fn part_message(part: &read::Part, what: &str) -> String {
+    let shown = part.text.chars().count();
+    if part.left() == 0 && part.from == 0 {
+        format!("{what}: {shown} characters, in the page data below")
+    } else if part.left() == 0 {
+        format!("{what}: the last {shown} characters, in the page data below")
+    } else {
+        format!(
+            "{what}: {shown} characters, in the page data below; {} more, READ:more gives the next part",
+            part.left()
+        )
+    }
+}
+
+/// A part with the line that says what is left.
+fn part_text(part: &read::Part) -> String {
+    match part.trailer() {
+        Some(t) => format!("{}{t}", part.text),
+        None => part.text.clone(),
     }
 }
 

@@ -138,6 +138,11 @@ pub struct RunResult {
     /// For a replay: where the live pages differed from the recording.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub divergences: Vec<String>,
+    /// With a schema: the answer as the JSON value that followed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+    /// Each step's prompt in tokens, counted before it was sent.
+    pub prompt_tokens: Vec<brain::PromptTokens>,
 }
 
 /// Timings of one step, in milliseconds.
@@ -172,6 +177,9 @@ pub struct StepRecord {
     pub screenshot: String,
     /// Characters of prompt text sent.
     pub prompt_chars: usize,
+    /// The prompt in tokens, counted before it was sent (see
+    /// [`brain::tokens`]).
+    pub prompt_tokens: brain::PromptTokens,
     /// Images sent.
     pub images: usize,
     /// The model's raw answer.
@@ -272,6 +280,13 @@ impl AgentBuilder {
         self
     }
 
+    /// The JSON Schema the answer must follow: the result's `data` is the
+    /// validated value (set after [`AgentBuilder::options`], which replaces it).
+    pub fn schema(mut self, schema: crate::schema::AnswerSchema) -> Self {
+        self.options.act.answer_schema = Some(std::sync::Arc::new(schema));
+        self
+    }
+
     /// All options at once.
     pub fn options(mut self, options: AgentOptions) -> Self {
         self.options = options;
@@ -333,6 +348,12 @@ struct Run {
     impasse: Option<(safety::Impasse, usize)>,
     /// Refusals of the domain guard already told.
     blocked_told: usize,
+    /// What the last step's READ commands gave, for the next prompt.
+    readings: Vec<String>,
+    /// The last answer that followed the schema.
+    data: Option<serde_json::Value>,
+    /// Each step's prompt in tokens.
+    prompt_tokens: Vec<brain::PromptTokens>,
 }
 
 /// How the loop ended.
@@ -378,6 +399,9 @@ impl Agent {
             divergences: Vec::new(),
             impasse: None,
             blocked_told: 0,
+            readings: Vec::new(),
+            data: None,
+            prompt_tokens: Vec::new(),
         };
         // Domain limits: every request of the browser goes through the guard.
         let guard = match self.domain_guard().await {
@@ -465,6 +489,8 @@ impl Agent {
             wall_time_s: started.elapsed().as_secs_f64(),
             model,
             divergences: run.divergences,
+            data: run.data,
+            prompt_tokens: run.prompt_tokens,
         };
         journal.write(&serde_json::json!({ "kind": "end", "result": result }))?;
         Ok(result)
@@ -610,6 +636,10 @@ impl Agent {
             secrets,
         };
         let elements = prompt::model_list(&obs, self.options.list_cap, &privacy);
+        let reading = prompt::model_reading(&std::mem::take(&mut run.readings), &privacy);
+        if reading.is_none() {
+            notes.extend(prompt::reading_note(obs.text_chars, elements.len()));
+        }
         let title = privacy.text(&obs.title);
         // Password fields and fields holding a secret show in no image.
         let hide: Vec<perceive::Rect> = obs
@@ -642,9 +672,10 @@ impl Agent {
             title: &title,
             notes: &notes,
             elements: &elements,
+            reading: reading.as_deref(),
         });
         let request = Prompt {
-            system: SYSTEM.to_string(),
+            system: self.system_prompt(),
             // Secrets the model itself wrote back (it never saw them) stay out too.
             text: self.options.act.secrets.redact(&text),
             images: run.images.iter().cloned().collect(),
@@ -660,6 +691,7 @@ impl Agent {
             elements,
             screenshot,
             prompt_chars: request.system.len() + request.text.len(),
+            prompt_tokens: brain::tokens::count(&self.brain.name(), &request),
             images: request.images.len(),
             answer: None,
             plan: None,
@@ -672,6 +704,7 @@ impl Agent {
             error: None,
             timings,
         };
+        run.prompt_tokens.push(record.prompt_tokens);
         self.progress.thinking(step, max, &obs.url);
         let t = Instant::now();
         let reply = self.brain.answer(&request).await;
@@ -743,6 +776,10 @@ impl Agent {
         if let Some(a) = report.answers.last() {
             run.answer = Some(a.clone());
         }
+        run.readings = report.readings.clone();
+        if report.data.is_some() {
+            run.data = report.data.clone();
+        }
         run.failures = if report.failed() { run.failures + 1 } else { 0 };
         run.progressed = report.progress;
         // The same commands on the same page with the same outcome, again and
@@ -804,6 +841,20 @@ impl Agent {
                 last_failure.unwrap_or_default()
             )))),
             None => Ok(None),
+        }
+    }
+
+    /// The system prompt, with the answer's schema when there is one.
+    fn system_prompt(&self) -> String {
+        match &self.options.act.answer_schema {
+            Some(schema) => format!(
+                "{SYSTEM}\n# The answer's form\n\nThe person wants the answer as data. End with \
+                 `ANSWER:` followed by one JSON value (on one line, or over several) that follows \
+                 this JSON Schema, then COMPLETE. An answer that does not follow it comes back with \
+                 the validator's messages: correct it and answer again.\n\n```json\n{}\n```\n",
+                serde_json::to_string_pretty(schema.schema()).unwrap_or_default()
+            ),
+            None => SYSTEM.to_string(),
         }
     }
 

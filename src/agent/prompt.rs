@@ -25,6 +25,8 @@ pub(super) struct StepView<'a> {
     pub notes: &'a [String],
     /// The element list, as [`model_list`] made it.
     pub elements: &'a str,
+    /// What the last step's READ gave, as [`model_reading`] made it.
+    pub reading: Option<&'a str>,
 }
 
 /// Phrases that try to give the model orders from inside a page.
@@ -93,8 +95,16 @@ pub(super) fn model_list(obs: &Observation, cap: usize, privacy: &Privacy<'_>) -
         }
     }
     let list = perceive::element_list(&table, cap);
-    let flagged: Vec<String> = list
-        .lines()
+    if list.trim().is_empty() {
+        "(no interactive elements)".into()
+    } else {
+        privacy.text(&flag_instructions(&list))
+    }
+}
+
+/// Flags the lines of page text that read like an instruction.
+fn flag_instructions(text: &str) -> String {
+    text.lines()
         .map(|l| {
             if instruction_like(l) {
                 format!("{l} [instruction-like text]")
@@ -102,12 +112,50 @@ pub(super) fn model_list(obs: &Observation, cap: usize, privacy: &Privacy<'_>) -
                 l.to_string()
             }
         })
-        .collect();
-    if flagged.is_empty() {
-        "(no interactive elements)".into()
-    } else {
-        privacy.text(&flagged.join("\n"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What READ gave, as the model reads it: page data like the element list,
+/// personal data scrubbed, instruction-like lines flagged, secrets redacted.
+pub(super) fn model_reading(readings: &[String], privacy: &Privacy<'_>) -> Option<String> {
+    if readings.is_empty() {
+        return None;
     }
+    Some(privacy.text(&flag_instructions(&readings.join("\n\n"))))
+}
+
+/// The note that tells the model the page holds much more text than the
+/// list and the screenshot show, with its size: when READ is worth it.
+pub(super) fn reading_note(text_chars: usize, list_chars: usize) -> Option<String> {
+    (text_chars >= READ_NOTE_CHARS && text_chars > 2 * list_chars).then(|| {
+        format!(
+            "the page holds about {} characters of text, far more than the list shows: READ gives \
+             it as Markdown (tables, prices, articles) instead of scrolling to look",
+            round_size(text_chars)
+        )
+    })
+}
+
+/// Text from which the page's size is worth a note.
+const READ_NOTE_CHARS: usize = 1500;
+
+/// A size rounded to two figures: 12345 → 12,000.
+fn round_size(n: usize) -> String {
+    let mut scale = 1;
+    while n / scale >= 100 {
+        scale *= 10;
+    }
+    let r = (n + scale / 2) / scale * scale;
+    let digits = r.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Renders the step template.
@@ -134,6 +182,10 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
         "Answer with your commands. To change the plan, add new PLAN: lines."
     };
     let (step, max_steps) = (v.step.to_string(), v.max_steps.to_string());
+    let reading = match v.reading {
+        Some(r) => format!("\n\nWhat READ gave:\n{r}"),
+        None => String::new(),
+    };
     fill(
         STEP,
         &[
@@ -147,6 +199,7 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
             ("notes", &notes),
             ("title", v.title),
             ("elements", v.elements),
+            ("reading", &reading),
             ("instructions", instructions),
         ],
     )
@@ -219,6 +272,18 @@ mod tests {
             fill("a {{x}} b {{y}} {{unknown}}", &[("x", "{{y}}"), ("y", "Y")]),
             "a {{y}} b Y {{unknown}}"
         );
+    }
+
+    #[test]
+    fn the_reading_note_gives_a_rounded_size_only_for_much_text() {
+        assert_eq!(round_size(12_345), "12,000");
+        assert_eq!(round_size(987), "990");
+        assert_eq!(round_size(1_234_567), "1,200,000");
+        assert!(reading_note(1000, 100).is_none());
+        assert!(reading_note(5000, 4000).is_none());
+        assert!(reading_note(5000, 100)
+            .unwrap()
+            .contains("about 5,000 characters"));
     }
 
     #[test]

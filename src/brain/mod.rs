@@ -8,6 +8,7 @@ mod http;
 mod openai;
 mod prices;
 mod replay;
+pub mod tokens;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,7 @@ pub use http::HttpPolicy;
 pub use openai::{OpenAi, OPENAI_BASE_URL};
 pub use prices::{Price, Prices};
 pub use replay::Replay;
+pub use tokens::PromptTokens;
 
 /// An image for the model.
 #[derive(Debug, Clone, PartialEq)]

@@ -86,6 +86,9 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
     }
     print!("{}", perceive::element_list(&obs.table, args.max_list));
+    if obs.table.is_empty() {
+        eprintln!("note: no interactive element found");
+    }
     for note in notes(&obs, &nav) {
         eprintln!("note: {note}");
     }
@@ -108,10 +111,21 @@ async fn mark_page(
     url: &str,
     args: &MarkArgs,
 ) -> anyhow::Result<(Observation, Navigation)> {
+    open_and_perceive(session, url, args.timeout, args.wait_ms).await
+}
+
+/// Opens `url`, waits `wait_ms` after the load (at most `timeout` seconds
+/// for it), and perceives the page.
+pub(super) async fn open_and_perceive(
+    session: &Session,
+    url: &str,
+    timeout: u64,
+    wait_ms: u64,
+) -> anyhow::Result<(Observation, Navigation)> {
     let nav = session
-        .navigate(url, Duration::from_secs(args.timeout.max(1)))
+        .navigate(url, Duration::from_secs(timeout.max(1)))
         .await?;
-    tokio::time::sleep(Duration::from_millis(args.wait_ms.min(60_000))).await;
+    tokio::time::sleep(Duration::from_millis(wait_ms.min(60_000))).await;
     let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
     Ok((obs, nav))
 }
@@ -137,7 +151,7 @@ fn encoding_for(path: &std::path::Path) -> anyhow::Result<Encoding> {
 
 /// What the user should know beyond the list: HTTP errors, non-HTML answers,
 /// a load that timed out, and perception's own notes.
-fn notes(obs: &Observation, nav: &Navigation) -> Vec<String> {
+pub(super) fn notes(obs: &Observation, nav: &Navigation) -> Vec<String> {
     let mut out = Vec::new();
     if nav.load_timed_out {
         out.push("the page had not finished loading; perceived what was there".into());
@@ -149,9 +163,6 @@ fn notes(obs: &Observation, nav: &Navigation) -> Vec<String> {
         if !mime.contains("html") && !mime.contains("xml") {
             out.push(format!("the URL is not an HTML page but {mime}"));
         }
-    }
-    if obs.table.is_empty() {
-        out.push("no interactive element found".into());
     }
     out.extend(obs.notes.iter().cloned());
     out

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
 mod mark;
+mod read;
 mod replay;
 mod run;
 
@@ -25,6 +26,14 @@ enum Command {
     /// Prints the element list the model would read, writes the screenshot with
     /// numbered boxes, and optionally the full element table as JSON.
     Mark(mark::MarkArgs),
+    /// Read a page's content as compact Markdown (a reader view).
+    ///
+    /// Headings, paragraphs, lists, tables, definition lists, quotes, code,
+    /// image alt text and form fields, from the live page and its frames;
+    /// what nobody can see is left out; navigation, header, footer and
+    /// cookie notices are folded to one line each. Links and buttons carry
+    /// the mark ids `seamark mark` gives them: `[Pricing][12]`.
+    Read(read::ReadArgs),
     /// Do a task on the web: perceive, mark, ask the model, act, until done.
     ///
     /// Progress goes to stderr; the result to stdout (one JSON object with
@@ -76,6 +85,7 @@ impl BrowserArgs {
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Mark(args) => mark::run(args).await.map(|()| ExitCode::SUCCESS),
+        Command::Read(args) => read::run(args).await.map(|()| ExitCode::SUCCESS),
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
     }

@@ -16,6 +16,7 @@ use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
     DEFAULT_WORDS,
 };
+use seamark::schema::AnswerSchema;
 
 use super::{BrowserArgs, UsageError};
 
@@ -95,6 +96,19 @@ pub struct CommonArgs {
     /// numbers, card numbers and tokens.
     #[arg(long)]
     no_scrub: bool,
+    /// A JSON Schema (a file) the answer must follow: the model ends with
+    /// ANSWER: and one JSON value, which is validated (draft 2020-12) and
+    /// given as "data" in the result.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
+    /// Screenshots sent per step: the current one and the ones before it
+    /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
+    /// Anthropic).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    images: usize,
+    /// Most characters one READ gives the model (READ:more gives the next part).
+    #[arg(long, value_name = "N", default_value_t = seamark::read::DEFAULT_READ_CHARS)]
+    read_chars: usize,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -128,6 +142,18 @@ impl CommonArgs {
         let confirmer: Option<Arc<dyn Confirmer>> = (self.confirm == ConfirmPolicy::Ask
             && std::io::stdin().is_terminal())
         .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
+        if self.images == 0 {
+            return Err(UsageError("--images must be 1 or more".into()).into());
+        }
+        if self.read_chars < 500 {
+            return Err(UsageError("--read-chars must be 500 or more".into()).into());
+        }
+        let answer_schema = match &self.schema {
+            Some(path) => Some(Arc::new(
+                AnswerSchema::from_file(path).map_err(|e| UsageError(e.to_string()))?,
+            )),
+            None => None,
+        };
         let mut words: Vec<String> = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
         words.extend(self.confirm_word.iter().cloned());
         Ok(AgentOptions {
@@ -151,8 +177,11 @@ impl CommonArgs {
                 },
                 secrets,
                 confirm: ConfirmGuard::new(self.confirm, words, confirmer),
+                read_chars: self.read_chars,
+                answer_schema,
                 ..ActOptions::default()
             },
+            images: self.images,
             prices,
             ..AgentOptions::default()
         })
@@ -217,6 +246,8 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "wall_time_s": r.wall_time_s,
             "model": r.model,
             "divergences": r.divergences,
+            "data": r.data,
+            "prompt_tokens": r.prompt_tokens,
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -227,8 +258,10 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         "{mark} after {} steps in {:.1} s: {}",
         r.steps, r.wall_time_s, r.reason
     )?;
-    if let Some(a) = &r.answer {
-        writeln!(out, "answer: {a}")?;
+    match (&r.data, &r.answer) {
+        (Some(d), _) => writeln!(out, "data: {d}")?,
+        (None, Some(a)) => writeln!(out, "answer: {a}")?,
+        _ => {}
     }
     let cost = match r.cost_usd {
         Some(c) => format!("${c:.4}"),

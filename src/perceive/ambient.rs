@@ -102,6 +102,7 @@ mod tests {
             signature: format!("{structure}{lines:?}"),
             structure: structure.into(),
             text_lines: vec![lines.to_vec()],
+            text_chars: 0,
             stable: true,
             notes: Vec::new(),
             timings: PerceiveTimings::default(),

@@ -554,7 +554,7 @@
       return k;
     });
     return answer(kept, lastTable.hosts, {
-      dropped: lastTable.dropped, text_hash: String(memo.text.hash), text_lines: memo.text.lines, truncated: lastTable.truncated, far: lastTable.far,
+      dropped: lastTable.dropped, text_hash: String(memo.text.hash), text_lines: memo.text.lines, text_chars: memo.text.chars || 0, truncated: lastTable.truncated, far: lastTable.far,
       unread: [], reused: Object.keys(memo).length - 1, kept: true,
     });
   }
@@ -1157,12 +1157,12 @@
       else l = Math.imul(l ^ c, 16777619) >>> 0;
     }
     lines.push(l);
-    return { hash: h1.toString(16) + h2.toString(16), lines };
+    return { hash: h1.toString(16) + h2.toString(16), lines, chars: t.length };
   };
   const MAX_LINES = 2000;
   const text = root.nodeType === 9 && doc.body ? memoized('text', textHashOf, newRoots) : { hash: 0, lines: [] };
   if (memo) memo.table = { key: tableKey, rows, hosts: hostEls, dropped, truncated: capped, far: farParts };
   return answer(kept, hostEls, {
-    dropped, text_hash: String(text.hash), text_lines: text.lines, truncated: capped, far: farParts, unread: [...unread], reused,
+    dropped, text_hash: String(text.hash), text_lines: text.lines, text_chars: text.chars || 0, truncated: capped, far: farParts, unread: [...unread], reused,
   });
 })

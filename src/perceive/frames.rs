@@ -76,6 +76,9 @@ struct Meta {
     /// One hash per line of the text (see perceive/ambient.rs).
     #[serde(default)]
     text_lines: Vec<u32>,
+    /// Characters of the document's rendered text.
+    #[serde(default)]
+    text_chars: usize,
     truncated: bool,
     listeners: bool,
 }
@@ -161,6 +164,8 @@ pub(crate) struct FrameResult {
     pub text_hash: String,
     /// One hash per line of the frame's text.
     pub text_lines: Vec<u32>,
+    /// Characters of the frame's rendered text.
+    pub text_chars: usize,
     /// Page scroll offset of this frame (used for reading order in the main frame).
     pub scroll: (f64, f64),
     pub truncated: bool,
@@ -574,6 +579,7 @@ async fn enumerate_frame(
         elements: Vec::new(),
         text_hash: meta.text_hash.clone(),
         text_lines: meta.text_lines.clone(),
+        text_chars: meta.text_chars,
         scroll: (meta.sx, meta.sy),
         truncated: meta.truncated,
         listeners_seen: meta.listeners,
@@ -767,4 +773,102 @@ async fn describe_node(page: &Page, backend_node_id: i64) -> String {
         }
         Err(_) => "another element".into(),
     }
+}
+
+/// A frame of the page as the reader needs it: where its content lies in
+/// the top-level viewport.
+#[derive(Debug, Clone)]
+pub(crate) struct FrameSpot {
+    /// CDP frame id.
+    pub id: String,
+    /// Top-left of the frame's content box in top-level viewport coordinates.
+    pub offset: Point,
+    /// Whether this is the top-level frame.
+    pub is_main: bool,
+}
+
+/// Every frame of the page with its place, the main frame first.
+pub(crate) async fn frame_spots(
+    page: &Page,
+    viewport: Rect,
+) -> Result<Vec<FrameSpot>, PerceiveError> {
+    Ok(frame_places(page, viewport)
+        .await?
+        .into_iter()
+        .map(|p| FrameSpot {
+            id: p.id.inner().clone(),
+            offset: p.offset,
+            is_main: p.is_main,
+        })
+        .collect())
+}
+
+/// Calls `function` with `this` the node registry of a frame's document
+/// (made when perception has not met the document yet) and `args`, and
+/// returns its value (by value) with the registry's numbers → backendNodeIds
+/// known so far. `target`, a backendNodeId, is resolved in the frame's main
+/// world and passed after `args`.
+pub(crate) async fn call_on_registry(
+    page: &Page,
+    frame: &str,
+    function: &str,
+    args: serde_json::Value,
+    target: Option<i64>,
+) -> Result<(serde_json::Value, Vec<i64>), PerceiveError> {
+    let context = page
+        .frame_execution_context(FrameId::new(frame))
+        .await?
+        .ok_or_else(|| PerceiveError::Enumerate(format!("frame {frame} has no script context")))?;
+    let (registry, _) = registry::take(page, frame, context).await?;
+    let target = match target {
+        Some(node) => Some(
+            page.execute(
+                ResolveNodeParams::builder()
+                    .backend_node_id(BackendNodeId::new(node))
+                    .execution_context_id(context)
+                    .object_group(OBJECT_GROUP)
+                    .build(),
+            )
+            .await?
+            .result
+            .object
+            .object_id
+            .clone()
+            .ok_or_else(|| PerceiveError::Enumerate("the element has no handle".into()))?,
+        ),
+        None => None,
+    };
+    let mut params = CallFunctionOnParams::new(function);
+    params.object_id = Some(registry.object.clone());
+    params.arguments = Some(vec![
+        CallArgument {
+            value: Some(args),
+            unserializable_value: None,
+            object_id: None,
+        },
+        CallArgument {
+            value: None,
+            unserializable_value: None,
+            object_id: target,
+        },
+    ]);
+    params.silent = Some(true);
+    params.return_by_value = Some(true);
+    params.object_group = Some(OBJECT_GROUP.into());
+    let reply = page.execute(params).await;
+    let numbers = registry.numbers();
+    registry::give_back(page, frame, context, registry);
+    let reply = reply?;
+    if let Some(e) = &reply.result.exception_details {
+        let text = e
+            .exception
+            .as_ref()
+            .and_then(|x| x.description.clone())
+            .unwrap_or_else(|| e.text.clone());
+        return Err(PerceiveError::Enumerate(text));
+    }
+    Ok((
+        reply.result.result.value.clone().unwrap_or_default(),
+        numbers,
+    ))
 }

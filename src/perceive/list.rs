@@ -35,9 +35,18 @@ const TELLING_TYPES: &[&str] = &[
     "range",
 ];
 
+/// Longest name an offscreen element shows in the list: it is named in full
+/// once it is scrolled into view.
+const OFFSCREEN_NAME_SHOWN: usize = 40;
+
 /// Renders the list: at most `cap` lines, interactable elements first, then
-/// occluded, disabled and offscreen ones, each group in id order; a last line
-/// says what was left out.
+/// occluded, disabled and offscreen ones; a last line says what was left out.
+///
+/// Lean in characters, without losing a fact: the elements in view come
+/// first, in id order, then the offscreen ones under one line per direction
+/// (`offscreen below:`) instead of a state on each line; a link's line has
+/// no role word (`[12] "Pricing"`: every other role is written); an
+/// offscreen element's name is cut at [`OFFSCREEN_NAME_SHOWN`] characters.
 pub fn element_list(table: &ElementTable, cap: usize) -> String {
     let rank = |e: &Element| match e.state {
         ElementState::Interactable => 0,
@@ -48,10 +57,38 @@ pub fn element_list(table: &ElementTable, cap: usize) -> String {
     let mut chosen: Vec<&Element> = table.elements.iter().collect();
     chosen.sort_by_key(|e| (rank(e), e.id));
     let left_out = chosen.split_off(cap.min(chosen.len()));
-    chosen.sort_by_key(|e| e.id);
+    // In view first, then one group per direction, each in id order.
+    let group = |e: &Element| match e.state {
+        ElementState::Offscreen {
+            direction,
+            in_container,
+        } => Some((direction as u8, in_container)),
+        _ => None,
+    };
+    chosen.sort_by_key(|e| (group(e), e.id));
     let mut out = String::new();
+    let mut current = None;
     for e in chosen {
-        out.push_str(&line(e));
+        if let ElementState::Offscreen {
+            direction,
+            in_container,
+        } = e.state
+        {
+            if current != group(e) {
+                current = group(e);
+                let _ = writeln!(
+                    out,
+                    "offscreen {}{}:",
+                    direction.as_str(),
+                    if in_container {
+                        ", in a scroll area"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        out.push_str(&render(e, true));
         out.push('\n');
     }
     if !left_out.is_empty() {
@@ -67,6 +104,18 @@ pub fn element_list(table: &ElementTable, cap: usize) -> String {
         out.push_str("; scroll to see more)\n");
     }
     out
+}
+
+/// A name said twice over ("Upvote Upvote": a label and its tooltip) once.
+fn once(name: &str) -> &str {
+    let half = name.len() / 2;
+    if name.len() % 2 == 1 && name.is_char_boundary(half) && name.is_char_boundary(half + 1) {
+        let (a, b) = (&name[..half], &name[half + 1..]);
+        if a == b && name.as_bytes()[half] == b' ' {
+            return a;
+        }
+    }
+    name
 }
 
 /// Quotes text for the list: double quotes inside become single ones, so a
@@ -107,11 +156,29 @@ fn link_target(href: &str) -> Option<String> {
     Some(bare.strip_suffix('/').unwrap_or(bare).to_string())
 }
 
-/// One line of the list.
+/// One line of the list, with the role and state written out in full:
+/// `[12] link "Pricing" offscreen below`.
 pub fn line(e: &Element) -> String {
-    let mut s = format!("[{}] {}", e.id, e.role);
+    render(e, false)
+}
+
+/// A line; `lean` as the list writes it: no role word for a link, no
+/// offscreen state (the group says it), an offscreen name cut short.
+fn render(e: &Element, lean: bool) -> String {
+    let offscreen = matches!(e.state, ElementState::Offscreen { .. });
+    let mut s = if lean && e.role == "link" {
+        format!("[{}]", e.id)
+    } else {
+        format!("[{}] {}", e.id, e.role)
+    };
     if !e.name.is_empty() {
-        let _ = write!(s, " {}", quoted(&e.name));
+        let name = once(&e.name);
+        let name = if lean && offscreen {
+            shorten(name, OFFSCREEN_NAME_SHOWN)
+        } else {
+            name.to_string()
+        };
+        let _ = write!(s, " {}", quoted(&name));
     } else if let Some(target) = e.href.as_deref().and_then(link_target) {
         // An icon link (a social network's logo) has nothing else to tell it by.
         let _ = write!(s, " to {}", quoted(&shorten(&target, TARGET_SHOWN)));
@@ -174,6 +241,7 @@ pub fn line(e: &Element) -> String {
         ElementState::Occluded { by, .. } => {
             let _ = write!(s, " occluded by {by}");
         }
+        ElementState::Offscreen { .. } if lean => {}
         ElementState::Offscreen {
             direction,
             in_container,
@@ -250,6 +318,41 @@ mod tests {
     }
 
     #[test]
+    fn the_list_groups_offscreen_elements_and_names_links_without_a_role() {
+        let off = |direction, in_container| ElementState::Offscreen {
+            direction,
+            in_container,
+        };
+        let mut table = ElementTable::default();
+        table.elements = vec![
+            el(1, "link", "Top", off(Direction::Above, false)),
+            el(2, "button", "Upvote Upvote", ElementState::Interactable),
+            el(3, "link", &"long ".repeat(20), off(Direction::Below, false)),
+            el(4, "textbox", "Email", off(Direction::Below, false)),
+            el(5, "clickable", "Card", off(Direction::Right, true)),
+            el(6, "link", "Docs", ElementState::Interactable),
+        ];
+        let text = element_list(&table, 100);
+        assert_eq!(
+            text.lines().collect::<Vec<_>>(),
+            vec![
+                "[2] button \"Upvote\"",
+                "[6] \"Docs\"",
+                "offscreen above:",
+                "[1] \"Top\"",
+                "offscreen below:",
+                &format!(
+                    "[3] \"{}\"",
+                    shorten(&"long ".repeat(20), OFFSCREEN_NAME_SHOWN)
+                ),
+                "[4] textbox \"Email\"",
+                "offscreen right, in a scroll area:",
+                "[5] clickable \"Card\"",
+            ]
+        );
+    }
+
+    #[test]
     fn a_name_cannot_close_its_own_quotes() {
         let e = el(1, "link", "say \"hi\"\nnow", ElementState::Interactable);
         assert_eq!(line(&e), "[1] link \"say 'hi' now\"");
@@ -273,12 +376,15 @@ mod tests {
         }
         let text = element_list(&table, 3);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "[1] link \"L1\" offscreen below");
-        assert_eq!(lines[1], "[4] link \"L4\"");
-        assert_eq!(lines[2], "[5] link \"L5\"");
         assert_eq!(
-            lines[3],
-            "(2 more elements not listed: 2 offscreen; scroll to see more)"
+            lines,
+            vec![
+                "[4] \"L4\"",
+                "[5] \"L5\"",
+                "offscreen below:",
+                "[1] \"L1\"",
+                "(2 more elements not listed: 2 offscreen; scroll to see more)"
+            ]
         );
     }
 }

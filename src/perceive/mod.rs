@@ -143,6 +143,9 @@ pub struct Observation {
     /// One hash per line of each frame's text, frames in tree order: what
     /// tells a line that changes on its own (see [`Ambient`]).
     pub text_lines: Vec<Vec<u32>>,
+    /// Characters of the rendered text of every frame: what `READ` would
+    /// have to go through.
+    pub text_chars: usize,
     /// Whether the page held still across the perception. When it kept changing
     /// for every attempt, the last attempt is kept and this is false.
     pub stable: bool,
@@ -310,7 +313,9 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
     }
 }
 
-fn view_rect(viewport: Viewport) -> Rect {
+pub(crate) use frames::{call_on_registry, frame_spots, FrameSpot};
+
+pub(crate) fn view_rect(viewport: Viewport) -> Rect {
     Rect {
         x: 0.0,
         y: 0.0,
@@ -355,7 +360,7 @@ pub async fn element_table(
 }
 
 /// Releases the handles the enumerator returned.
-async fn release_handles(page: &Page) {
+pub(crate) async fn release_handles(page: &Page) {
     let _ = page
         .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
         .await;
@@ -426,6 +431,7 @@ fn assemble(
         .map(|f| (f.frame_id.clone(), String::new()))
         .collect();
     let text_lines: Vec<Vec<u32>> = frames.iter().map(|f| f.text_lines.clone()).collect();
+    let text_chars = frames.iter().map(|f| f.text_chars).sum();
     let mut seen = std::collections::HashSet::new();
     let elements: Vec<Element> = frames
         .into_iter()
@@ -454,6 +460,7 @@ fn assemble(
         signature,
         structure,
         text_lines,
+        text_chars,
         stable,
         notes,
         timings: PerceiveTimings {

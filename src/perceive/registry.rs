@@ -160,6 +160,11 @@ impl Registry {
         self.ids[number] = backend_node_id;
     }
 
+    /// backendNodeId of every registry number, 0 where not learned.
+    pub fn numbers(&self) -> Vec<i64> {
+        self.ids.clone()
+    }
+
     /// The backendNodeId of registry number `number`, if known.
     pub fn node(&self, number: usize) -> Option<i64> {
         self.ids.get(number).copied().filter(|&b| b > 0)

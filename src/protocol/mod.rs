@@ -47,6 +47,20 @@ impl fmt::Display for KeyCombo {
     }
 }
 
+/// What `READ` reads.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "of", content = "arg", rename_all = "lowercase")]
+pub enum ReadTarget {
+    /// `READ`: the whole page.
+    Page,
+    /// `READ:12`: the region of element 12 (its table, list, dialog, card).
+    Element(u32),
+    /// `READ:"text"`: the smallest section whose heading or text holds it.
+    Text(String),
+    /// `READ:more`: the next part of the last reading.
+    More,
+}
+
 /// One command of the model's answer.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "command", rename_all = "lowercase")]
@@ -119,6 +133,11 @@ pub enum Command {
         /// Local file path.
         path: String,
     },
+    /// Read the page's content as Markdown, into the next step's page data.
+    Read {
+        /// What to read.
+        of: ReadTarget,
+    },
     /// Information the task asked for.
     Answer {
         /// The answer.
@@ -148,16 +167,20 @@ impl Command {
             | Command::Hover { id }
             | Command::Upload { id, .. } => Some(*id),
             Command::Scroll { id, .. } => *id,
+            Command::Read {
+                of: ReadTarget::Element(id),
+            } => Some(*id),
             _ => None,
         }
     }
 
-    /// Whether the command acts on the page (every one but WAIT and those
-    /// that answer or end the task).
+    /// Whether the command acts on the page (every one but WAIT, READ and
+    /// those that answer or end the task).
     pub fn touches_page(&self) -> bool {
         !matches!(
             self,
             Command::Wait { .. }
+                | Command::Read { .. }
                 | Command::Answer { .. }
                 | Command::Complete { .. }
                 | Command::Stop { .. }
@@ -205,6 +228,12 @@ impl fmt::Display for Command {
             Command::Back => write!(f, "BACK"),
             Command::Wait { seconds } => write!(f, "WAIT:{seconds}"),
             Command::Upload { id, path } => write!(f, "UPLOAD:{id}:{path}"),
+            Command::Read { of } => match of {
+                ReadTarget::Page => write!(f, "READ"),
+                ReadTarget::Element(id) => write!(f, "READ:{id}"),
+                ReadTarget::Text(text) => write!(f, "READ:\"{text}\""),
+                ReadTarget::More => write!(f, "READ:more"),
+            },
             Command::Answer { text } => write!(f, "ANSWER:{text}"),
             Command::Complete { summary } => write!(f, "COMPLETE:{summary}"),
             Command::Stop { reason } => write!(f, "STOP:{reason}"),

@@ -1,6 +1,6 @@
 //! The forgiving parser of the model's answers.
 
-use super::{Command, KeyCombo, ScrollDirection, Step};
+use super::{Command, KeyCombo, ReadTarget, ScrollDirection, Step};
 
 /// Why an answer could not be read. The message is written for the model: it
 /// names the offending text and the expected form.
@@ -28,7 +28,7 @@ pub enum ParseError {
 
 const KEYWORDS: &[&str] = &[
     "CLICK", "TYPE", "CLEAR", "SELECT", "DESELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK",
-    "WAIT", "UPLOAD", "ANSWER", "COMPLETE", "STOP",
+    "WAIT", "UPLOAD", "READ", "ANSWER", "COMPLETE", "STOP",
 ];
 
 fn expected_form(keyword: &str) -> &'static str {
@@ -45,12 +45,13 @@ fn expected_form(keyword: &str) -> &'static str {
         "BACK" => "BACK",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file path>, e.g. UPLOAD:9:/home/me/cv.pdf",
+        "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text) or READ:more",
         "ANSWER" => "ANSWER:<the information asked for>",
         "COMPLETE" => "COMPLETE:<what was done>",
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              WAIT, UPLOAD, ANSWER, COMPLETE, STOP"
+              WAIT, UPLOAD, READ, ANSWER, COMPLETE, STOP"
         }
     }
 }
@@ -123,7 +124,7 @@ fn keyword_of(segment: &str) -> Option<(&'static str, &str)> {
     if let Some(args) = rest_trim.strip_prefix(':') {
         return Some((keyword, args.trim_start()));
     }
-    if *keyword == "BACK" && rest.trim().trim_end_matches('.').is_empty() {
+    if (*keyword == "BACK" || *keyword == "READ") && rest.trim().trim_end_matches('.').is_empty() {
         return Some((keyword, ""));
     }
     // "CLICK 3" or "CLICK [3]": a colon left out before an id.
@@ -428,6 +429,29 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
         "WAIT" => plain(Command::Wait {
             seconds: seconds(args)?,
         }),
+        "READ" => {
+            let t = args.trim().trim_end_matches('.').trim();
+            let of = if t.is_empty() {
+                ReadTarget::Page
+            } else if t.eq_ignore_ascii_case("more") {
+                ReadTarget::More
+            } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#') {
+                let (id, echo) = id_and_echo(t)?;
+                return Ok(Step {
+                    command: Command::Read {
+                        of: ReadTarget::Element(id),
+                    },
+                    echo,
+                });
+            } else {
+                let text = unquote(t);
+                if text.trim().is_empty() {
+                    return Err("the text to look for is empty".into());
+                }
+                ReadTarget::Text(text)
+            };
+            plain(Command::Read { of })
+        }
         "ANSWER" => {
             let text = args.trim().to_string();
             if text.is_empty() {
@@ -449,12 +473,98 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
     Ok(step)
 }
 
+/// Most lines a JSON answer may span.
+const MAX_JSON_LINES: usize = 500;
+
+/// Whether `text` holds a whole JSON object or array: the brackets it opens
+/// (outside strings) close again. None when it opens none.
+fn json_closed(text: &str) -> Option<bool> {
+    let (mut depth, mut opened, mut in_string, mut escaped) = (0i64, false, false, false);
+    for c in text.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => {
+                depth += 1;
+                opened = true;
+            }
+            '}' | ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    opened.then_some(depth <= 0)
+}
+
+/// An `ANSWER:` whose JSON value goes on over the next lines (or starts on
+/// the next line, in a code fence): the answer's text and how many of
+/// `rest` it took. None for an answer of one line.
+fn json_answer(line: &str, rest: &[&str]) -> Option<(String, usize)> {
+    let (keyword, args) = keyword_of(line)?;
+    if keyword != "ANSWER" {
+        return None;
+    }
+    let head = args.trim().trim_start_matches('`');
+    let head = head.strip_prefix("json").unwrap_or(head).trim();
+    let mut text = String::from(head);
+    match json_closed(head) {
+        Some(true) => return None,
+        Some(false) => {}
+        // Nothing yet: the value may start on the next line, fenced.
+        None if head.is_empty() => {}
+        None => return None,
+    }
+    for (i, raw) in rest.iter().enumerate().take(MAX_JSON_LINES) {
+        let t = raw.trim();
+        if t.starts_with("```") {
+            if json_closed(&text) == Some(true) {
+                return Some((text, i + 1));
+            }
+            continue;
+        }
+        if text.is_empty() && !t.starts_with(['{', '[']) {
+            return None;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(raw);
+        if json_closed(&text) == Some(true) {
+            // A closing fence right after belongs to the answer.
+            let fence = rest.get(i + 1).is_some_and(|l| l.trim().starts_with("```"));
+            return Some((text.trim().to_string(), i + 1 + usize::from(fence)));
+        }
+    }
+    None
+}
+
 /// Parses a model's answer into steps, in order.
 pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
     let text = normalize(answer);
     let mut steps = Vec::new();
-    for (n, raw) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut skip = 0;
+    for (n, raw) in lines.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
         let line = strip_decoration(raw);
+        if let Some((json, used)) = json_answer(line, &lines[n + 1..]) {
+            steps.push(Step {
+                command: Command::Answer { text: json },
+                echo: None,
+            });
+            skip = used;
+            continue;
+        }
         if line.starts_with("```") || line.is_empty() {
             continue;
         }
@@ -493,6 +603,68 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_of_json_may_span_lines_and_fences() {
+        let steps = parse("ANSWER: [\n  {\"plan\": \"Free\", \"price\": 0},\n  {\"plan\": \"Pro; max\"}\n]\nCOMPLETE:done").unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(
+            steps[0].command,
+            Command::Answer {
+                text: "[\n  {\"plan\": \"Free\", \"price\": 0},\n  {\"plan\": \"Pro; max\"}\n]"
+                    .into()
+            }
+        );
+        let steps = parse("ANSWER:\n```json\n{\"a\": \"}\"}\n```\nCOMPLETE:x").unwrap();
+        assert_eq!(
+            steps[0].command,
+            Command::Answer {
+                text: "{\"a\": \"}\"}".into()
+            }
+        );
+        assert_eq!(steps.len(), 2);
+        // One line stays one line; an answer of prose is untouched.
+        assert_eq!(
+            one("ANSWER:{\"a\": 1}"),
+            Command::Answer {
+                text: "{\"a\": 1}".into()
+            }
+        );
+        assert_eq!(
+            one("ANSWER: $7 per month"),
+            Command::Answer {
+                text: "$7 per month".into()
+            }
+        );
+        // An empty answer with nothing after it is still an error.
+        assert!(parse("ANSWER:").is_err());
+        // READ in every form.
+        assert_eq!(
+            one("READ"),
+            Command::Read {
+                of: ReadTarget::Page
+            }
+        );
+        assert_eq!(
+            one("read:more"),
+            Command::Read {
+                of: ReadTarget::More
+            }
+        );
+        assert_eq!(
+            one("READ:[12]"),
+            Command::Read {
+                of: ReadTarget::Element(12)
+            }
+        );
+        assert_eq!(
+            one("READ:\"Pricing FAQ\""),
+            Command::Read {
+                of: ReadTarget::Text("Pricing FAQ".into())
+            }
+        );
+        assert!(parse("READ:\"\"").is_err());
+    }
 
     fn one(answer: &str) -> Command {
         let steps = parse(answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"));

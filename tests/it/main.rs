@@ -12,6 +12,7 @@ mod corpus;
 mod golden;
 mod miniwob;
 mod perception;
+mod read;
 mod rules;
 mod safety;
 mod scrolled;

@@ -1,0 +1,122 @@
+//! `seamark read`: a page in, its content as Markdown out.
+
+use clap::Args;
+use seamark::browser::Session;
+use seamark::read::{self, Marks, ReadOptions, Scope, Values};
+
+use super::{BrowserArgs, UsageError};
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The page: a URL, or a local HTML file.
+    #[arg(value_name = "URL_OR_FILE")]
+    target: String,
+    /// Print the blocks as JSON (kind, Markdown, box, frame, mark ids) instead
+    /// of the Markdown.
+    #[arg(long)]
+    json: bool,
+    /// Print at most this many characters (cut at a block boundary, with a
+    /// line saying how much is left); 0 prints everything.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    max_chars: usize,
+    /// Read only the region of this element (its mark id, as `seamark mark`
+    /// numbers it): the table, dialog, list, form, section or card around it.
+    #[arg(long, value_name = "ID", conflicts_with = "section")]
+    id: Option<u32>,
+    /// Read only the smallest section whose heading or text holds TEXT.
+    #[arg(long, value_name = "TEXT")]
+    section: Option<String>,
+    /// Extra time to wait after the page loaded, for late scripts.
+    #[arg(long, value_name = "N", default_value_t = 300)]
+    wait_ms: u64,
+    /// Longest wait for the page's load event; after it, what is there is read.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    timeout: u64,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
+    let url = seamark::target::to_url(&args.target).map_err(anyhow::Error::msg)?;
+    if args.section.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        return Err(UsageError("--section needs some text to look for".into()).into());
+    }
+    let session = Session::start(&args.browser.options()).await?;
+    let result = read_page(&session, &url, &args).await;
+    session.close().await;
+    let (reading, notes) = result?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reading)?);
+    } else if reading.markdown.is_empty() {
+        eprintln!("note: the page has no readable text");
+    } else {
+        let max = if args.max_chars == 0 {
+            usize::MAX
+        } else {
+            args.max_chars
+        };
+        let part = reading.part(0, max);
+        print!("{}", part.text);
+        if let Some(trailer) = part.trailer() {
+            println!("{trailer}");
+        }
+    }
+    eprintln!(
+        "read {} characters ({} words) of {} in {:.0} ms{}",
+        reading.markdown.chars().count(),
+        reading.words,
+        reading.url,
+        reading.ms,
+        if reading.cut {
+            format!(
+                "; the page holds more than the {} characters read at most",
+                read::MAX_COLLECTED
+            )
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+async fn read_page(
+    session: &Session,
+    url: &str,
+    args: &ReadArgs,
+) -> anyhow::Result<(read::Reading, Vec<String>)> {
+    let (obs, nav) =
+        super::mark::open_and_perceive(session, url, args.timeout, args.wait_ms).await?;
+    let element = match args.id {
+        Some(id) => Some(obs.table.get(id).ok_or_else(|| {
+            UsageError(format!(
+                "there is no element {id} on the page (it has {})",
+                obs.table.len()
+            ))
+        })?),
+        None => None,
+    };
+    let scope = match (element, args.section.as_deref()) {
+        (Some(e), _) => Scope::Region {
+            frame: &e.frame,
+            node: e.backend_node_id,
+        },
+        (None, Some(text)) => Scope::Text(text),
+        (None, None) => Scope::Page,
+    };
+    let marks = Marks {
+        table: Some(&obs.table),
+        values: Values::All,
+    };
+    let reading = read::read(
+        session.page(),
+        session.viewport(),
+        scope,
+        &marks,
+        &ReadOptions::default(),
+    )
+    .await?;
+    Ok((reading, super::mark::notes(&obs, &nav)))
+}

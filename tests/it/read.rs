@@ -537,7 +537,8 @@ async fn every_corpus_page_reads_within_the_bound_with_its_heading_and_none_of_i
             .split_whitespace()
             .take(6)
             .collect::<Vec<_>>()
-            .join(" ");
+            .join(" ")
+            .to_lowercase();
         if !words.is_empty()
             && !md
                 .split_whitespace()

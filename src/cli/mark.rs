@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use seamark::brain::tokens;
 use seamark::browser::{Navigation, Session};
 use seamark::mark::{self, Encoding, MarkStyle};
 use seamark::perceive::{self, Observation, PerceiveOptions};
@@ -85,13 +86,29 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(&table_json(&obs, &nav))?;
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
     }
-    print!("{}", perceive::element_list(&obs.table, args.max_list));
+    let list = perceive::element_list(&obs.table, args.max_list);
+    print!("{list}");
     if obs.table.is_empty() {
         eprintln!("note: no interactive element found");
     }
     for note in notes(&obs, &nav) {
         eprintln!("note: {note}");
     }
+    // What the page costs a step: the list's tokens, and the image's.
+    let (w, h) = match mark::downscale(
+        &image,
+        style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
+    ) {
+        Some(sent) => sent.dimensions(),
+        None => image.dimensions(),
+    };
+    eprintln!(
+        "list: {} characters, {} tokens (o200k_base); image: {} tokens for OpenAI, {} for Anthropic",
+        list.chars().count(),
+        tokens::text_tokens("openai/gpt-4o", &list),
+        tokens::image_tokens(tokens::Provider::OpenAi, w, h),
+        tokens::image_tokens(tokens::Provider::Anthropic, w, h),
+    );
     eprintln!(
         "{} elements ({} interactable) on {} — marked image: {}",
         obs.table.len(),

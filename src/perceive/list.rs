@@ -109,7 +109,10 @@ pub fn element_list(table: &ElementTable, cap: usize) -> String {
 /// A name said twice over ("Upvote Upvote": a label and its tooltip) once.
 fn once(name: &str) -> &str {
     let half = name.len() / 2;
-    if name.len() % 2 == 1 && name.is_char_boundary(half) && name.is_char_boundary(half + 1) {
+    if !name.len().is_multiple_of(2)
+        && name.is_char_boundary(half)
+        && name.is_char_boundary(half + 1)
+    {
         let (a, b) = (&name[..half], &name[half + 1..]);
         if a == b && name.as_bytes()[half] == b' ' {
             return a;
@@ -323,15 +326,16 @@ mod tests {
             direction,
             in_container,
         };
-        let mut table = ElementTable::default();
-        table.elements = vec![
-            el(1, "link", "Top", off(Direction::Above, false)),
-            el(2, "button", "Upvote Upvote", ElementState::Interactable),
-            el(3, "link", &"long ".repeat(20), off(Direction::Below, false)),
-            el(4, "textbox", "Email", off(Direction::Below, false)),
-            el(5, "clickable", "Card", off(Direction::Right, true)),
-            el(6, "link", "Docs", ElementState::Interactable),
-        ];
+        let table = ElementTable {
+            elements: vec![
+                el(1, "link", "Top", off(Direction::Above, false)),
+                el(2, "button", "Upvote Upvote", ElementState::Interactable),
+                el(3, "link", &"long ".repeat(20), off(Direction::Below, false)),
+                el(4, "textbox", "Email", off(Direction::Below, false)),
+                el(5, "clickable", "Card", off(Direction::Right, true)),
+                el(6, "link", "Docs", ElementState::Interactable),
+            ],
+        };
         let text = element_list(&table, 100);
         assert_eq!(
             text.lines().collect::<Vec<_>>(),

@@ -264,7 +264,7 @@ async fn an_http_error_page_is_marked_and_its_status_reported() {
     let run = seamark(&["mark", &server.url("missing")]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(run.stderr().contains("HTTP 404"), "{}", run.stderr());
-    assert_eq!(run.stdout(), "[1] link \"Home\"\n");
+    assert_eq!(run.stdout(), "[1] \"Home\"\n");
 }
 
 #[tokio::test]
@@ -273,7 +273,7 @@ async fn a_page_with_fifty_thousand_nodes_gives_a_bounded_list() {
     let run = seamark(&["mark", &server.url("big"), "--json", "t.json"]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(
-        run.stdout().starts_with("[1] link \"Row link 0\"\n"),
+        run.stdout().starts_with("[1] \"Row link 0\"\n"),
         "{}",
         run.stdout()
     );

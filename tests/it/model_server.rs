@@ -76,21 +76,37 @@ impl Received {
             .unwrap_or_else(|| panic!("no element {name:?} in the prompt:\n{}", self.text()))
     }
 
-    /// The list line of the element with this name.
+    /// The list line of the element with this name, with the state its
+    /// group gives it (`offscreen below` for a line under `offscreen below:`),
+    /// as a model reads the list.
     pub fn line_of(&self, name: &str) -> String {
         let needle = format!("\"{name}\"");
-        self.text()
-            .lines()
-            .find(|l| l.starts_with('[') && l.contains(&needle))
-            .map(str::to_string)
-            .unwrap_or_default()
+        let mut group = String::new();
+        for l in self.text().lines() {
+            if let Some(g) = l
+                .strip_prefix("offscreen ")
+                .and_then(|g| g.strip_suffix(':'))
+            {
+                group = format!(" offscreen {}", g.replace(',', ""));
+            } else if !l.starts_with('[') {
+                group.clear();
+            } else if l.contains(&needle) {
+                return format!("{l}{group}");
+            }
+        }
+        String::new()
     }
 
     /// The name of the first listed element of this role whose name starts
     /// with `prefix` ("none" when there is none): what a model reads off a
     /// list of results.
     pub fn first_named(&self, role: &str, prefix: &str) -> String {
-        let needle = format!("{role} \"{prefix}");
+        // A link's line has no role word.
+        let needle = if role == "link" {
+            format!("] \"{prefix}")
+        } else {
+            format!("{role} \"{prefix}")
+        };
         self.text()
             .lines()
             .find(|l| l.starts_with('[') && l.contains(&needle))

@@ -163,6 +163,7 @@ async fn serve(
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),
         "/links" => (200, "text/html", links_page(6_000).into_bytes()),
         "/dense" => (200, "text/html", dense_page(2_500).into_bytes()),
+        "/table" => (200, "text/html", table_page(10_000).into_bytes()),
         "/missing" => (
             404,
             "text/html",
@@ -271,6 +272,25 @@ pub fn big_page(nodes: usize) -> String {
         }
     }
     s.push_str("</body>");
+    s
+}
+
+/// A page with one table of `rows` rows of five cells under a header.
+pub fn table_page(rows: usize) -> String {
+    let mut s = String::from(
+        "<!doctype html><title>Orders</title><body><h1>Orders</h1><table><thead><tr>\
+         <th>Order</th><th>Customer</th><th>Item</th><th>Qty</th><th>Total</th></tr></thead><tbody>",
+    );
+    for i in 0..rows {
+        s.push_str(&format!(
+            "<tr><td>#{i}</td><td>Customer {}</td><td>Widget {}</td><td>{}</td><td>${}.00</td></tr>",
+            i % 97,
+            i % 13,
+            i % 7 + 1,
+            (i % 7 + 1) * 12
+        ));
+    }
+    s.push_str("</tbody></table></body>");
     s
 }
 

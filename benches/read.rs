@@ -1,0 +1,126 @@
+//! READ beside the enumeration of the same page, in the same run: `enumerate`
+//! (the element table alone) and `read` (the whole page as blocks and
+//! Markdown, frames included). Before the timings, one line per page gives
+//! what a read yields: Markdown characters, words read, the words a person
+//! sees (`innerText`), and characters per visible word.
+//!
+//! `cargo bench --bench read`.
+
+#[path = "../tests/it/server.rs"]
+#[allow(dead_code)]
+mod server;
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use seamark::browser::{BrowserOptions, Session};
+use seamark::perceive::{self, PerceiveOptions};
+use seamark::read::{self, Marks, ReadOptions, Scope, Values};
+
+/// The dense page, saved real pages, a 50,000-node page and a 10,000-row table.
+const PAGES: &[&str] = &[
+    "dense",
+    "corpus/06-en-wikipedia-org/index.html",
+    "corpus/00-old-reddit-com/index.html",
+    "corpus/10-github-com/index.html",
+    "big",
+    "table",
+];
+
+fn name_of(page: &str) -> String {
+    page.trim_start_matches("corpus/")
+        .trim_end_matches("/index.html")
+        .to_string()
+}
+
+async fn visible_words(session: &Session) -> usize {
+    let mut params = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new(
+        "(document.body.innerText.match(/[\\p{L}\\p{N}]+/gu) || []).length",
+    );
+    params.return_by_value = Some(true);
+    session
+        .page()
+        .execute(params)
+        .await
+        .ok()
+        .and_then(|r| r.result.result.value.clone())
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0) as usize
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let (session, main, _other) = rt.block_on(async {
+        let other = server::Server::start(None).await;
+        let main = server::Server::start(Some(other.base.clone())).await;
+        let session = Session::start(&BrowserOptions::default())
+            .await
+            .expect("launch Chromium");
+        (session, main, other)
+    });
+    let options = PerceiveOptions::default();
+    let read_options = ReadOptions::default();
+    for page in PAGES {
+        let table = rt.block_on(async {
+            session
+                .navigate(&main.url(page), Duration::from_secs(30))
+                .await
+                .expect("open page");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            perceive::element_table(session.page(), session.viewport(), &options)
+                .await
+                .expect("enumerate")
+        });
+        let marks = Marks {
+            table: Some(&table),
+            values: Values::All,
+        };
+        let read_once = || async {
+            read::read(
+                session.page(),
+                session.viewport(),
+                Scope::Page,
+                &marks,
+                &read_options,
+            )
+            .await
+            .expect("read")
+        };
+        let (reading, seen) =
+            rt.block_on(async { (read_once().await, visible_words(&session).await) });
+        let chars = reading.markdown.chars().count();
+        eprintln!(
+            "read-size {}: {chars} chars, {} words read, {seen} visible words, {:.2} chars per visible word, first part {} chars{}",
+            name_of(page),
+            reading.words,
+            chars as f64 / seen.max(1) as f64,
+            reading.part(0, read::DEFAULT_READ_CHARS).text.chars().count(),
+            if reading.cut { " (cut at the collection bound)" } else { "" }
+        );
+        let mut group = c.benchmark_group(format!("read/{}", name_of(page)));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(3));
+        group.bench_function("enumerate", |b| {
+            b.iter(|| {
+                rt.block_on(perceive::element_table(
+                    session.page(),
+                    session.viewport(),
+                    &options,
+                ))
+                .expect("enumerate")
+            })
+        });
+        group.bench_function("read", |b| b.iter(|| rt.block_on(read_once())));
+        group.finish();
+    }
+    rt.block_on(session.close());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -343,14 +343,19 @@ fn answer(
     exception: &Option<chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails>,
 ) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
     if let Some(e) = exception {
-        let text = e
-            .exception
-            .as_ref()
-            .and_then(|x| x.description.clone())
-            .unwrap_or_else(|| e.text.clone());
-        return Err(PerceiveError::Enumerate(text));
+        return Err(thrown(e));
     }
     read_result(result)
+}
+
+/// What a script threw, as an error.
+fn thrown(e: &chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails) -> PerceiveError {
+    PerceiveError::Enumerate(
+        e.exception
+            .as_ref()
+            .and_then(|x| x.description.clone())
+            .unwrap_or_else(|| e.text.clone()),
+    )
 }
 
 /// Runs the enumerator on a document (`root` none) or a closed shadow root,
@@ -860,12 +865,7 @@ pub(crate) async fn call_on_registry(
     registry::give_back(page, frame, context, registry);
     let reply = reply?;
     if let Some(e) = &reply.result.exception_details {
-        let text = e
-            .exception
-            .as_ref()
-            .and_then(|x| x.description.clone())
-            .unwrap_or_else(|| e.text.clone());
-        return Err(PerceiveError::Enumerate(text));
+        return Err(thrown(e));
     }
     Ok((
         reply.result.result.value.clone().unwrap_or_default(),

@@ -13,7 +13,6 @@ use seamark::mark::{self, MarkStyle};
 use seamark::perceive::{self, Element, ElementState, PerceiveOptions};
 
 use crate::golden::quality;
-use crate::server::corpus_dir;
 use crate::support::{walking_every_part, within_screens, Fixture};
 
 /// Interactable elements hit-tested per page.
@@ -100,13 +99,7 @@ impl Verdict {
 
 #[tokio::test]
 async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their_element() {
-    let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
-        .expect("../shared/corpus/pages must be present beside the clone")
-        .filter_map(|d| d.ok())
-        .filter(|d| d.path().join("index.html").is_file())
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
+    let dirs = crate::server::corpus_pages();
     assert!(dirs.len() >= 10, "corpus too small: {dirs:?}");
     let fx = Fixture::open("form.html").await;
     let mut report = Vec::new();

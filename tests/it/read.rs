@@ -11,7 +11,7 @@ use seamark::read::{self, Marks, ReadOptions, Scope, Values};
 use crate::agent::{records, stop_script};
 use crate::cli::{run_with_model, seamark_with_env};
 use crate::model_server::{reply, ModelServer, Received};
-use crate::server::{corpus_dir, Server};
+use crate::server::Server;
 use crate::support::Fixture;
 
 /// The pricing page served with its FAQ from another origin.
@@ -479,13 +479,7 @@ const HEADING_JS: &str = r#"(() => {
 
 #[tokio::test]
 async fn every_corpus_page_reads_within_the_bound_with_its_heading_and_none_of_its_hidden_text() {
-    let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
-        .expect("../shared/corpus/pages must be present beside the clone")
-        .filter_map(|d| d.ok())
-        .filter(|d| d.path().join("index.html").is_file())
-        .map(|d| d.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
+    let dirs = crate::server::corpus_pages();
     let fx = Fixture::open("form.html").await;
     let mut failures = Vec::new();
     let mut report = Vec::new();

@@ -35,6 +35,18 @@ pub fn corpus_dir() -> PathBuf {
 }
 
 /// Where the MiniWoB++ task pages and their scripts are (`../shared/miniwob/html`).
+/// The saved pages of the corpus (their directory names), sorted.
+pub fn corpus_pages() -> Vec<String> {
+    let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
+        .expect("../shared/corpus/pages must be present beside the clone")
+        .filter_map(|d| d.ok())
+        .filter(|d| d.path().join("index.html").is_file())
+        .map(|d| d.file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 pub fn miniwob_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miniwob/html")
 }

@@ -56,12 +56,11 @@ impl AnswerSchema {
                 "a schema is a JSON object (or true or false)".into(),
             ));
         }
-        let meta_errors: Vec<String> = jsonschema::meta::validate(&schema)
-            .err()
-            .map(|e| vec![describe(&e.instance_path().to_string(), &e.to_string())])
-            .unwrap_or_default();
-        if let Some(first) = meta_errors.first() {
-            return Err(SchemaError::Invalid(first.clone()));
+        if let Err(e) = jsonschema::meta::validate(&schema) {
+            return Err(SchemaError::Invalid(describe(
+                &e.instance_path().to_string(),
+                &e.to_string(),
+            )));
         }
         let validator = jsonschema::draft202012::options()
             .build(&schema)

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
 use crate::protocol::{Command, ReadTarget, Step};
-use crate::read::{self, Reading};
+use crate::read;
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
@@ -278,8 +278,8 @@ pub struct Executor {
     secret_fields: HashMap<i64, SecretField>,
     /// The step's marked screenshot, shown to the person asked to confirm.
     screenshot: Option<PathBuf>,
-    /// The last reading, and where its next part starts.
-    reading: Option<(Reading, usize)>,
+    /// The last reading, to go on with at `READ:more`.
+    reader: Option<read::Reader>,
     /// Whether an answer that follows the schema was given.
     data_given: bool,
 }
@@ -312,7 +312,7 @@ impl Executor {
             secret_nodes: HashSet::new(),
             secret_fields: HashMap::new(),
             screenshot: None,
-            reading: None,
+            reader: None,
             data_given: false,
         }
     }
@@ -436,10 +436,7 @@ impl Executor {
                                     Status::Failed,
                                     format!("{why}; answer again, corrected"),
                                 );
-                                stop = Some(format!(
-                                    "{} failed; the rest of the plan may not fit any more",
-                                    outcome.command
-                                ));
+                                stop = Some(failed_stop(&outcome));
                                 report.outcomes.push(outcome);
                                 continue;
                             }
@@ -467,10 +464,7 @@ impl Executor {
                     }
                     let failed = outcome.status == Status::Failed;
                     if failed {
-                        stop = Some(format!(
-                            "{} failed; the rest of the plan may not fit any more",
-                            outcome.command
-                        ));
+                        stop = Some(failed_stop(&outcome));
                     }
                     report.outcomes.push(outcome);
                     continue;
@@ -514,10 +508,7 @@ impl Executor {
                 report.progress = true;
             }
             if outcome.status == Status::Failed {
-                stop = Some(format!(
-                    "{} failed; the rest of the plan may not fit any more",
-                    outcome.command
-                ));
+                stop = Some(failed_stop(&outcome));
             } else if outcome.page_changed {
                 stop = Some(format!(
                     "the page changed after {}; look at the new page before going on",
@@ -553,14 +544,20 @@ impl Executor {
         of: &ReadTarget,
     ) -> (Outcome, Option<String>) {
         let max = self.options.read_chars;
+        let shown: HashSet<i64> = self.typed.difference(&self.secret_nodes).copied().collect();
+        let marks = read::Marks {
+            table: self.seen.as_ref().map(|o| &o.table),
+            values: read::Values::Only(&shown),
+        };
+        let (page, viewport) = (session.page(), session.viewport());
         if *of == ReadTarget::More {
-            let Some((reading, from)) = self.reading.as_mut() else {
+            let Some(reader) = self.reader.as_mut() else {
                 return (
                     Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
                     None,
                 );
             };
-            if *from >= reading.markdown.len() {
+            if reader.done() {
                 return (
                     Outcome::new(
                         step,
@@ -570,48 +567,40 @@ impl Executor {
                     None,
                 );
             }
-            let part = reading.part(*from, max);
-            *from = part.to;
-            let message = part_message(&part, "continued the last reading");
-            return (
-                Outcome::new(step, Status::Done, message),
-                Some(part_text(&part)),
-            );
+            return match reader.next_part(page, viewport, &marks, max).await {
+                Ok(part) => (
+                    Outcome::new(
+                        step,
+                        Status::Done,
+                        part_message(&part, "continued the last reading"),
+                    ),
+                    Some(part_text(&part)),
+                ),
+                Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
+            };
         }
-        let element = match of {
+        let scope = match of {
             ReadTarget::Element(id) => match self.element(*id, step) {
-                Ok(e) => Some(e),
+                Ok(e) => read::Scope::Region {
+                    frame: e.frame,
+                    node: e.backend_node_id,
+                },
                 Err(why) => return (Outcome::new(step, Status::Failed, why), None),
             },
-            _ => None,
-        };
-        let scope = match (of, element.as_ref()) {
-            (_, Some(e)) => read::Scope::Region {
-                frame: &e.frame,
-                node: e.backend_node_id,
-            },
-            (ReadTarget::Text(t), _) => read::Scope::Text(t),
+            ReadTarget::Text(t) => read::Scope::Text(t.clone()),
             _ => read::Scope::Page,
         };
-        let shown: HashSet<i64> = self.typed.difference(&self.secret_nodes).copied().collect();
-        let marks = read::Marks {
-            table: self.seen.as_ref().map(|o| &o.table),
-            values: read::Values::Only(&shown),
-        };
-        let reading = match read::read(
-            session.page(),
-            session.viewport(),
-            scope,
-            &marks,
-            &read::ReadOptions::default(),
-        )
-        .await
-        {
+        self.reader = None;
+        let started = read::Reader::start(page, viewport, scope, &marks, max).await;
+        let mut reader = match started {
             Ok(r) => r,
             Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
         };
-        if reading.markdown.trim().is_empty() {
-            self.reading = None;
+        let part = match reader.next_part(page, viewport, &marks, max).await {
+            Ok(p) => p,
+            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
+        };
+        if part.text.trim().is_empty() {
             return (
                 Outcome::new(
                     step,
@@ -621,21 +610,20 @@ impl Executor {
                 None,
             );
         }
-        let part = reading.part(0, max);
         let what = match of {
             ReadTarget::Element(id) => format!("read the region of [{id}]"),
             ReadTarget::Text(t) => format!("read the section holding {t:?}"),
             _ => "read the page".to_string(),
         };
         let mut message = part_message(&part, &what);
-        if reading.cut {
+        if reader.reading().cut && !part.more && part.left() == 0 {
             message.push_str(&format!(
                 "; the page holds more than the {} characters read at most: READ:\"text\" reaches a part further down",
                 read::MAX_COLLECTED
             ));
         }
         let text = part_text(&part);
-        self.reading = Some((reading, part.to));
+        self.reader = Some(reader);
         (Outcome::new(step, Status::Done, message), Some(text))
     }
 
@@ -1150,10 +1138,22 @@ async fn tab_ids(session: &Session) -> Vec<String> {
     }
 }
 
+/// Why the rest of a batch is dropped after a failed command.
+fn failed_stop(outcome: &Outcome) -> String {
+    format!(
+        "{} failed; the rest of the plan may not fit any more",
+        outcome.command
+    )
+}
+
 /// What an outcome of `READ` says of the part it gave.
 fn part_message(part: &read::Part, what: &str) -> String {
     let shown = part.text.chars().count();
-    if part.left() == 0 && part.from == 0 {
+    if part.more {
+        format!(
+            "{what}: {shown} characters, in the page data below; the page holds more, READ:more gives the next part"
+        )
+    } else if part.left() == 0 && part.from == 0 {
         format!("{what}: {shown} characters, in the page data below")
     } else if part.left() == 0 {
         format!("{what}: the last {shown} characters, in the page data below")

@@ -2,7 +2,7 @@
 
 use clap::Args;
 use seamark::browser::Session;
-use seamark::read::{self, Marks, ReadOptions, Scope, Values};
+use seamark::read::{self, Marks, Scope, Values};
 
 use super::{BrowserArgs, UsageError};
 
@@ -44,7 +44,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
     let session = Session::start(&args.browser.options()).await?;
     let result = read_page(&session, &url, &args).await;
     session.close().await;
-    let (reading, notes) = result?;
+    let (reading, part, notes) = result?;
     for note in notes {
         eprintln!("note: {note}");
     }
@@ -53,12 +53,6 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
     } else if reading.markdown.is_empty() {
         eprintln!("note: the page has no readable text");
     } else {
-        let max = if args.max_chars == 0 {
-            usize::MAX
-        } else {
-            args.max_chars
-        };
-        let part = reading.part(0, max);
         print!("{}", part.text);
         if let Some(trailer) = part.trailer() {
             println!("{trailer}");
@@ -70,7 +64,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
         reading.words,
         reading.url,
         reading.ms,
-        if reading.cut {
+        if reading.cut && !part.more {
             format!(
                 "; the page holds more than the {} characters read at most",
                 read::MAX_COLLECTED
@@ -86,7 +80,7 @@ async fn read_page(
     session: &Session,
     url: &str,
     args: &ReadArgs,
-) -> anyhow::Result<(read::Reading, Vec<String>)> {
+) -> anyhow::Result<(read::Reading, read::Part, Vec<String>)> {
     let (obs, nav) =
         super::mark::open_and_perceive(session, url, args.timeout, args.wait_ms).await?;
     let element = match args.id {
@@ -100,23 +94,28 @@ async fn read_page(
     };
     let scope = match (element, args.section.as_deref()) {
         (Some(e), _) => Scope::Region {
-            frame: &e.frame,
+            frame: e.frame.clone(),
             node: e.backend_node_id,
         },
-        (None, Some(text)) => Scope::Text(text),
+        (None, Some(text)) => Scope::Text(text.to_string()),
         (None, None) => Scope::Page,
     };
     let marks = Marks {
         table: Some(&obs.table),
         values: Values::All,
     };
-    let reading = read::read(
-        session.page(),
-        session.viewport(),
-        scope,
-        &marks,
-        &ReadOptions::default(),
-    )
-    .await?;
-    Ok((reading, super::mark::notes(&obs, &nav)))
+    // All of it, unless only a first part is to be printed.
+    let max = if args.json || args.max_chars == 0 {
+        usize::MAX
+    } else {
+        args.max_chars
+    };
+    let (page, viewport) = (session.page(), session.viewport());
+    let mut reader = read::Reader::start(page, viewport, scope, &marks, max).await?;
+    let part = reader.next_part(page, viewport, &marks, max).await?;
+    Ok((
+        reader.reading().clone(),
+        part,
+        super::mark::notes(&obs, &nav),
+    ))
 }

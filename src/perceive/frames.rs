@@ -397,16 +397,18 @@ async fn enumerate_root(
     Ok((meta, nodes))
 }
 
-/// A handle, in `context`, to a closed shadow root.
-async fn shadow_root_handle(
+/// A handle, in `context`, to a node (a closed shadow root, an element to
+/// read); `what` names it in the error.
+async fn node_handle(
     page: &Page,
     context: ExecutionContextId,
-    root: i64,
+    node: i64,
+    what: &str,
 ) -> Result<RemoteObjectId, PerceiveError> {
     let resolved = page
         .execute(
             ResolveNodeParams::builder()
-                .backend_node_id(BackendNodeId::new(root))
+                .backend_node_id(BackendNodeId::new(node))
                 .execution_context_id(context)
                 .object_group(OBJECT_GROUP)
                 .build(),
@@ -416,7 +418,7 @@ async fn shadow_root_handle(
         .result
         .object
         .object_id
-        .ok_or_else(|| PerceiveError::Enumerate("closed shadow root has no handle".into()))
+        .ok_or_else(|| PerceiveError::Enumerate(format!("{what} has no handle")))
 }
 
 fn direction_of(word: Option<&str>) -> Direction {
@@ -599,7 +601,7 @@ async fn enumerate_frame(
         .map(|r| (r, 1))
         .collect();
     while let Some((root, depth)) = pending.pop() {
-        let answer = match shadow_root_handle(page, context, root).await {
+        let answer = match node_handle(page, context, root, "closed shadow root").await {
             Ok(handle) => enumerate_root(page, &mut registry, Some(handle), opts).await,
             Err(e) => Err(e),
         };
@@ -826,21 +828,7 @@ pub(crate) async fn call_on_registry(
         .ok_or_else(|| PerceiveError::Enumerate(format!("frame {frame} has no script context")))?;
     let (registry, _) = registry::take(page, frame, context).await?;
     let target = match target {
-        Some(node) => Some(
-            page.execute(
-                ResolveNodeParams::builder()
-                    .backend_node_id(BackendNodeId::new(node))
-                    .execution_context_id(context)
-                    .object_group(OBJECT_GROUP)
-                    .build(),
-            )
-            .await?
-            .result
-            .object
-            .object_id
-            .clone()
-            .ok_or_else(|| PerceiveError::Enumerate("the element has no handle".into()))?,
-        ),
+        Some(node) => Some(node_handle(page, context, node, "the element").await?),
         None => None,
     };
     let mut params = CallFunctionOnParams::new(function);

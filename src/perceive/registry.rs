@@ -85,14 +85,16 @@ const CHANGES_JS: &str = "(() => { \
     }; \
   })()";
 
-/// Makes a registry. `getEventListeners` exists only while an evaluation with
+/// Makes a registry. The reader (`read.js`) is kept here too, for the same
+/// reason as the enumerator, and reads the registry's numbers. `getEventListeners` exists only while an evaluation with
 /// the command line API runs; the function itself keeps working after it. The
 /// enumerator is compiled once per document and kept here, so the engine
 /// keeps what it learned running it: from the second perception of a page on,
 /// its loops run optimized instead of interpreted (a third of its time).
 fn new_registry_js() -> String {
+    let read_js = crate::read::READ_JS;
     format!(
-        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
+        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), read: ({read_js}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
          pause: {PAUSE_JS}, changes: {CHANGES_JS}, sheets: new Map() }})"
     )

@@ -22,6 +22,8 @@ pub struct Part {
     pub to: usize,
     /// Bytes of the whole Markdown.
     pub total: usize,
+    /// The page holds more than was read: more parts follow the Markdown's end.
+    pub more: bool,
 }
 
 impl Part {
@@ -32,13 +34,20 @@ impl Part {
 
     /// The line that says how much is left, if anything is.
     pub fn trailer(&self) -> Option<String> {
-        (self.left() > 0).then(|| {
-            format!(
-                "[… {} more characters of {}: READ:more continues]",
-                self.left(),
-                self.total
-            )
-        })
+        if self.more {
+            Some(format!(
+                "[… at least {} more characters: READ:more continues]",
+                self.left().max(1)
+            ))
+        } else {
+            (self.left() > 0).then(|| {
+                format!(
+                    "[… {} more characters of {}: READ:more continues]",
+                    self.left(),
+                    self.total
+                )
+            })
+        }
     }
 }
 
@@ -49,7 +58,7 @@ fn inline(text: &str, numbers: &[i64], ids: &HashMap<i64, u32>, met: &mut Vec<u3
     let mut out = String::with_capacity(text.len());
     // (where the marked text starts in `out`, its mark id)
     let mut open: Vec<(usize, Option<u32>)> = Vec::new();
-    let mut chars = text.chars().peekable();
+    let mut chars = text.chars();
     while let Some(c) = chars.next() {
         match c {
             '\u{1}' => {
@@ -476,6 +485,31 @@ pub(super) fn part(text: &str, starts: &[usize], from: usize, max: usize) -> Par
         from,
         to,
         total,
+        more: false,
+    }
+}
+
+/// The blocks a walk that stopped at its bound may have left unfinished, out:
+/// the last one (a table keeps the rows it has, without the line saying how
+/// many were not read), and with it the rest of a folded region it ends in.
+pub(super) fn drop_unfinished(blocks: &mut Vec<Block>) {
+    let Some(last) = blocks.last_mut() else {
+        return;
+    };
+    if last.kind == BlockKind::Table {
+        if let Some(at) = last.text.rfind("\n(") {
+            if last.text.ends_with(" more rows not read)") {
+                last.text.truncate(at);
+            }
+        }
+        return;
+    }
+    let instance = last.instance;
+    blocks.pop();
+    if instance.is_some() {
+        while blocks.last().is_some_and(|b| b.instance == instance) {
+            blocks.pop();
+        }
     }
 }
 

@@ -33,8 +33,9 @@ pub const DEFAULT_READ_CHARS: usize = 6000;
 /// further down only when they fall within it).
 pub const MAX_COLLECTED: usize = 400_000;
 
-/// The walk.
-const READ_JS: &str = include_str!("read.js");
+/// The walk, kept compiled in each document's node registry (see
+/// perceive/registry.rs), as the enumerator is.
+pub(crate) const READ_JS: &str = include_str!("read.js");
 
 /// Errors of reading.
 #[derive(Debug, thiserror::Error)]
@@ -51,20 +52,20 @@ pub enum ReadError {
 }
 
 /// What to read.
-#[derive(Debug, Clone, Copy)]
-pub enum Scope<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
     /// The whole document, frames included.
     Page,
     /// The region around one node (a table, dialog, list, form, section or
     /// card): the node's frame and backendNodeId.
     Region {
         /// CDP frame id.
-        frame: &'a str,
+        frame: String,
         /// backendNodeId.
         node: i64,
     },
     /// The smallest section whose heading or text contains this text.
-    Text(&'a str),
+    Text(String),
 }
 
 /// Whose form values a reading shows (a password's never).
@@ -196,7 +197,10 @@ pub struct Reading {
     starts: Vec<usize>,
     /// Words of visible text read.
     pub words: usize,
-    /// The walk stopped at [`ReadOptions::max_collected`]: the page holds more.
+    /// The walk stopped at [`ReadOptions::max_collected`]: the page holds
+    /// more. The Markdown then ends before the block the walk stopped in (a
+    /// table, before the rows not read), so that a longer read begins with
+    /// exactly this Markdown.
     pub cut: bool,
     /// Milliseconds the read took.
     pub ms: f64,
@@ -295,10 +299,9 @@ async fn read_frame(
     target: Option<i64>,
 ) -> Result<FrameRead, ReadError> {
     let args = serde_json::json!({ "maxChars": options.max_collected });
-    let function =
-        format!("function (o, target) {{ o.target = target; return ({READ_JS}).call(this, o); }}");
+    let function = "function (o, target) { o.target = target; return this.read(o); }";
     let (value, numbers) =
-        perceive::call_on_registry(page, &spot.id, &function, args, target).await?;
+        perceive::call_on_registry(page, &spot.id, function, args, target).await?;
     let text = value
         .as_str()
         .ok_or_else(|| ReadError::Unreadable(format!("unexpected answer: {value}")))?;
@@ -311,7 +314,7 @@ async fn read_frame(
 pub async fn read(
     page: &Page,
     viewport: Viewport,
-    scope: Scope<'_>,
+    scope: &Scope,
     marks: &Marks<'_>,
     options: &ReadOptions,
 ) -> Result<Reading, ReadError> {
@@ -320,12 +323,12 @@ pub async fn read(
     let first = match scope {
         Scope::Region { frame, .. } => spots
             .iter()
-            .position(|s| s.id == frame)
+            .position(|s| s.id == *frame)
             .ok_or_else(|| ReadError::Unreadable("the element's frame is gone".into()))?,
         _ => 0,
     };
     let target = match scope {
-        Scope::Region { node, .. } => Some(node),
+        Scope::Region { node, .. } => Some(*node),
         _ => None,
     };
     let runs = spots.iter().enumerate().map(|(i, spot)| {
@@ -359,9 +362,13 @@ pub async fn read(
     let placed = splice(&frames, first, -1, &mut used, &mut parents);
     let ids = marks.ids();
     let mut blocks = markdown::blocks(&placed, &frames, &ids, marks);
+    let cut = frames.iter().any(|f| f.raw.cut);
+    if cut {
+        markdown::drop_unfinished(&mut blocks);
+    }
     if let Scope::Text(needle) = scope {
         blocks = sections::section_of(blocks, &parents, needle)
-            .ok_or_else(|| ReadError::NotFound(needle.to_string()))?;
+            .ok_or_else(|| ReadError::NotFound(needle.clone()))?;
     }
     if matches!(scope, Scope::Page) {
         blocks = markdown::fold(blocks);
@@ -372,7 +379,7 @@ pub async fn read(
         url: main.url.clone(),
         title: main.title.clone(),
         words: frames.iter().map(|f| f.raw.words).sum(),
-        cut: frames.iter().any(|f| f.raw.cut),
+        cut,
         blocks,
         markdown,
         starts,
@@ -426,5 +433,84 @@ impl Reading {
     /// cut at a block boundary (a line, a space, as a last resort).
     pub fn part(&self, from: usize, max: usize) -> Part {
         markdown::part(&self.markdown, &self.starts, from, max.max(200))
+    }
+}
+
+/// A reading that goes only as far as the parts asked for need: the first
+/// walk collects twice a part's size, and when a part reaches past what it
+/// collected, the page is read again without that bound (it begins with the
+/// same Markdown, see [`Reading::cut`]) and the part goes on from there. A
+/// first part of a page of 50,000 nodes then costs a walk of its first part,
+/// not of the whole page.
+#[derive(Debug)]
+pub struct Reader {
+    scope: Scope,
+    reading: Reading,
+    collected: usize,
+    next: usize,
+}
+
+impl Reader {
+    /// Reads enough of `scope` for a first part of `max` characters. A
+    /// section asked for by its text is looked for in the whole page.
+    pub async fn start(
+        page: &Page,
+        viewport: Viewport,
+        scope: Scope,
+        marks: &Marks<'_>,
+        max: usize,
+    ) -> Result<Reader, ReadError> {
+        let collected = match scope {
+            Scope::Text(_) => MAX_COLLECTED,
+            _ => max.saturating_mul(2).clamp(4000, MAX_COLLECTED),
+        };
+        let options = ReadOptions {
+            max_collected: collected,
+        };
+        let reading = read(page, viewport, &scope, marks, &options).await?;
+        Ok(Reader {
+            scope,
+            reading,
+            collected,
+            next: 0,
+        })
+    }
+
+    /// What was read so far.
+    pub fn reading(&self) -> &Reading {
+        &self.reading
+    }
+
+    /// Whether every part was given (of what can be read at most).
+    pub fn done(&self) -> bool {
+        self.next >= self.reading.markdown.len() && !self.can_read_further()
+    }
+
+    /// Whether the walk stopped at a bound below [`MAX_COLLECTED`].
+    fn can_read_further(&self) -> bool {
+        self.reading.cut && self.collected < MAX_COLLECTED
+    }
+
+    /// The next part, at most `max` characters, reading further first when
+    /// it reaches past what was collected.
+    pub async fn next_part(
+        &mut self,
+        page: &Page,
+        viewport: Viewport,
+        marks: &Marks<'_>,
+        max: usize,
+    ) -> Result<Part, ReadError> {
+        let mut part = self.reading.part(self.next, max);
+        if part.left() == 0 && self.can_read_further() {
+            self.collected = MAX_COLLECTED;
+            let options = ReadOptions {
+                max_collected: self.collected,
+            };
+            self.reading = read(page, viewport, &self.scope, marks, &options).await?;
+            part = self.reading.part(self.next, max);
+        }
+        part.more = self.can_read_further();
+        self.next = part.to;
+        Ok(part)
     }
 }

@@ -33,6 +33,8 @@ function (o) {
     'canvas', 'video', 'audio', 'map', 'object', 'embed', 'datalist', 'option', 'optgroup']);
   const HEADINGS = { h1: 1, h2: 2, h3: 3, h4: 4, h5: 5, h6: 6 };
   const MARKED = new Set(['a', 'button', 'summary']);
+  // Elements whose box is their own even when displayed inline.
+  const REPLACED = new Set(['img', 'iframe', 'frame', 'input', 'select', 'textarea']);
   const MARKED_ROLES = new Set(['link', 'button', 'tab', 'menuitem']);
   const SECTION_TAGS = new Set(['article', 'section', 'aside', 'main', 'form', 'fieldset', 'dialog',
     'table', 'ul', 'ol', 'dl', 'details', 'nav', 'header', 'footer', 'blockquote']);
@@ -45,6 +47,8 @@ function (o) {
   let buf = [];
   const stack = [];
 
+  // Words of inline text, the markers' numbers left out.
+  const countWords = (t) => (t.replace(/\u0001\d+\u0002/g, '').match(/[\p{L}\p{N}]+/gu) || []).length;
   const clean = (s) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '');
   const roleOf = (el) => (el.getAttribute('role') || '').trim().split(/\s+/)[0];
   const isSection = (el) => SECTION_TAGS.has(el.localName) || SECTION_ROLES.has(roleOf(el));
@@ -87,7 +91,7 @@ function (o) {
     // Markers with nothing inside, and spaces left inside them.
     t = t.replace(/\u0001\d+\u0002\s*\u0003/g, '').trim();
     if (!t || !/[^\s\u0001-\u0003\d]|\d/.test(t.replace(/[\u0001]\d+[\u0002]/g, ''))) return;
-    words += (t.match(/[\p{L}\p{N}]+/gu) || []).length;
+    words += countWords(t);
     const block = { k: kind || (ctx && ctx.kind) || 'p', t };
     if (ctx && ctx.kind === 'li' && !kind) {
       block.d = ctx.depth;
@@ -100,17 +104,22 @@ function (o) {
   };
 
   // Whether an element's box shows anything: not zero-size and clipped, not
-  // a one-pixel screen-reader box, not off the canvas.
+  // a one-pixel screen-reader box, not clipped away, not off the canvas.
+  // Style properties are read only when the box makes them matter: each read
+  // costs, and the walk reads every element.
   const boxHidden = (el, st, r) => {
-    const clips = st.overflowX !== 'visible' || st.overflowY !== 'visible';
-    if ((r.width === 0 || r.height === 0) && clips) return true;
-    if (r.width <= 2 && r.height <= 2 && clips) return true;
-    if (st.clip === 'rect(0px, 0px, 0px, 0px)' || st.clipPath === 'inset(50%)') return true;
+    const w = r.width, h = r.height;
+    const tiny = w === 0 || h === 0 || (w <= 2 && h <= 2);
+    if (tiny && (st.overflowX !== 'visible' || st.overflowY !== 'visible')) return true;
+    const pos = st.position;
+    const placed = pos === 'absolute' || pos === 'fixed';
+    if (placed && st.clip === 'rect(0px, 0px, 0px, 0px)') return true;
+    if ((tiny || w <= 2 || h <= 2 || placed) && st.clipPath === 'inset(50%)') return true;
     // Moved off the canvas: a box (one with an area: an empty wrapper's
     // content may show beside it) wholly left of or above the document, or
-    // past its right edge.
-    if ((st.position !== 'static' || st.transform !== 'none') && r.width > 0 && r.height > 0) {
-      if (r.right + sx <= 0 || r.bottom + sy <= 0 || r.left + sx >= dw) return true;
+    // past its right edge, by its position or a transform.
+    if (w > 0 && h > 0 && (r.right + sx <= 0 || r.bottom + sy <= 0 || r.left + sx >= dw)) {
+      return pos !== 'static' || st.transform !== 'none';
     }
     return false;
   };
@@ -124,10 +133,14 @@ function (o) {
     return Array.from((root || el).childNodes);
   };
   const walkChildren = (el, ctx) => {
-    for (const c of childrenOf(el)) {
-      if (cut) return;
-      visit(c, ctx);
+    if (el.shadowRoot || el.localName === 'slot') {
+      for (const c of childrenOf(el)) {
+        if (cut) return;
+        visit(c, ctx);
+      }
+      return;
     }
+    for (let c = el.firstChild; c && !cut; c = c.nextSibling) visit(c, ctx);
   };
 
   const regionOf = (el, st, ctx) => {
@@ -212,6 +225,9 @@ function (o) {
         cells.push(c);
       }
       if (!cells.length) continue;
+      for (const c of cells) {
+        words += countWords(c.t);
+      }
       const r = { cells };
       if (header && row.parentElement === header) r.head = 1;
       rows.push(r);
@@ -245,8 +261,10 @@ function (o) {
     const st = getComputedStyle(el);
     const d = st.display;
     if (d === 'none' || st.contentVisibility === 'hidden' || st.opacity === '0') return;
+    // The box of a plain inline element (text in a span) tells nothing the
+    // checks use: it can be neither clipped, sized nor moved.
     let r = null;
-    if (d !== 'contents') {
+    if (d !== 'contents' && (d !== 'inline' || REPLACED.has(tag))) {
       r = el.getBoundingClientRect();
       if (boxHidden(el, st, r)) return;
     }
@@ -275,9 +293,8 @@ function (o) {
       return;
     }
     const inline = d.startsWith('inline') || d === 'contents' || d === 'ruby';
-    const sub = { ...ctx, vis };
     // A control perception reported: its text is marked with its number.
-    const n0 = (MARKED.has(tag) || MARKED_ROLES.has(roleOf(el))) && map ? map.get(el) : undefined;
+    const n0 = map && (MARKED.has(tag) || MARKED_ROLES.has(roleOf(el))) ? map.get(el) : undefined;
     const mark = (inner) => {
       if (n0 === undefined) return inner();
       addText('\u0001' + n0 + '\u0002');
@@ -287,12 +304,15 @@ function (o) {
     if (ctx.inline || (inline && !HEADINGS[tag])) {
       // Boxes of their own are separate words.
       const boxed = d !== 'inline' && d !== 'contents';
+      const inner = vis === ctx.vis ? ctx : { ...ctx, vis };
       if (boxed || !inline) addText(' ');
-      mark(() => walkChildren(el, sub));
+      if (n0 === undefined) walkChildren(el, inner);
+      else mark(() => walkChildren(el, inner));
       if (boxed || !inline) addText(' ');
       return;
     }
     // A block: what came before it is a paragraph of its own.
+    const sub = { ...ctx, vis };
     flush(ctx);
     const region = regionOf(el, st, ctx);
     if (region) { sub.region = region; sub.ri = ++regions; }
@@ -336,7 +356,7 @@ function (o) {
         walkChildren(el, { ...sub, pre: true, inline: true });
         const t = buf.join('').replace(/\s+$/, '').replace(/^\n+/, '');
         buf = [];
-        if (t.trim()) { words += (t.match(/[\p{L}\p{N}]+/gu) || []).length; emit({ k: 'pre', t }, sub); }
+        if (t.trim()) { words += countWords(t); emit({ k: 'pre', t }, sub); }
       } else if (tag === 'details' && !el.open) {
         const summary = Array.from(el.children).find((c) => c.localName === 'summary');
         if (summary) {

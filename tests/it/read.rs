@@ -506,7 +506,7 @@ async fn every_corpus_page_reads_within_the_bound_with_its_heading_and_none_of_i
             read::read(
                 fx.session.page(),
                 fx.session.viewport(),
-                Scope::Page,
+                &Scope::Page,
                 &marks,
                 &ReadOptions::default(),
             ),
@@ -562,5 +562,54 @@ async fn every_corpus_page_reads_within_the_bound_with_its_heading_and_none_of_i
     }
     eprintln!("{}", report.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    fx.session.close().await;
+}
+
+#[tokio::test]
+async fn read_more_past_what_the_first_walk_collected_reads_on_with_nothing_lost_or_repeated() {
+    // 10,000 rows: the first walk collects only what its first parts need.
+    let fx = Fixture::open("table").await;
+    let obs = perceive::perceive(&fx.session, &PerceiveOptions::default())
+        .await
+        .expect("perceive");
+    let marks = Marks {
+        table: Some(&obs.table),
+        values: Values::All,
+    };
+    let (page, viewport) = (fx.session.page(), fx.session.viewport());
+    let whole = read::read(
+        page,
+        viewport,
+        &Scope::Page,
+        &marks,
+        &ReadOptions::default(),
+    )
+    .await
+    .expect("read");
+    let mut reader = read::Reader::start(page, viewport, Scope::Page, &marks, 500)
+        .await
+        .expect("read");
+    assert!(reader.reading().cut, "the first walk stopped at its bound");
+    assert!(reader.reading().markdown.len() < 10_000);
+    let mut parts = String::new();
+    for _ in 0..40 {
+        let part = reader
+            .next_part(page, viewport, &marks, 500)
+            .await
+            .expect("part");
+        assert!(part.text.len() <= 500);
+        // More follows: beyond what was read, or within it.
+        assert!(part.more || part.left() > 0);
+        assert!(part
+            .trailer()
+            .is_some_and(|t| t.ends_with("READ:more continues]")));
+        parts.push_str(&part.text);
+    }
+    // 40 parts of up to 500 reach past the first walk's 4,000 characters.
+    assert!(parts.len() > 12_000, "{}", parts.len());
+    assert!(
+        whole.markdown.starts_with(&parts),
+        "the parts are the page's Markdown, in order"
+    );
     fx.session.close().await;
 }

@@ -462,8 +462,7 @@ impl Executor {
                     if let Some(text) = text {
                         report.readings.push(text);
                     }
-                    let failed = outcome.status == Status::Failed;
-                    if failed {
+                    if outcome.status == Status::Failed {
                         stop = Some(failed_stop(&outcome));
                     }
                     report.outcomes.push(outcome);

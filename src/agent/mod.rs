@@ -332,6 +332,8 @@ const IMPASSE_STEPS: usize = 3;
 
 /// The state of a run between steps.
 struct Run {
+    /// The system prompt, the same every step.
+    system: String,
     plan: Option<String>,
     history: Vec<String>,
     images: VecDeque<Image>,
@@ -387,6 +389,7 @@ impl Agent {
             "max_steps": self.options.max_steps,
         }))?;
         let mut run = Run {
+            system: self.system_prompt(),
             plan: None,
             history: Vec::new(),
             images: VecDeque::new(),
@@ -675,7 +678,7 @@ impl Agent {
             reading: reading.as_deref(),
         });
         let request = Prompt {
-            system: self.system_prompt(),
+            system: run.system.clone(),
             // Secrets the model itself wrote back (it never saw them) stay out too.
             text: self.options.act.secrets.redact(&text),
             images: run.images.iter().cloned().collect(),

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
@@ -107,7 +107,7 @@ pub enum ActError {
 }
 
 /// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// It ran and something changed (see the outcome's changes).
@@ -116,10 +116,22 @@ pub enum Status {
     NoEffect,
     /// It could not run; the reason says why and what to do.
     Failed,
+    /// A destructive action held for a person's confirmation and not allowed.
+    Held,
+    /// Refused by the domain policy before it ran.
+    Refused,
+}
+
+impl Status {
+    /// Whether the command did not run as asked (failed, held or refused):
+    /// the batch stops there and the step counts as failed.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Failed | Status::Held | Status::Refused)
+    }
 }
 
 /// The result of one command, written for the model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     /// The command as written canonically, e.g. `CLICK:3`.
     pub command: String,
@@ -128,7 +140,7 @@ pub struct Outcome {
     /// What happened, in a sentence: what was done, or why it failed.
     pub message: String,
     /// What changed on the page: navigations, elements that appeared, values set.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<String>,
     /// The page signature moved: what the batch was planned for is gone.
     pub page_changed: bool,
@@ -154,6 +166,8 @@ impl Outcome {
             Status::Done => "done",
             Status::NoEffect => "no visible effect",
             Status::Failed => "FAILED",
+            Status::Held => "HELD",
+            Status::Refused => "REFUSED",
         };
         let mut s = format!("{} → {status}: {}", self.command, self.message);
         if !self.changes.is_empty() {
@@ -165,7 +179,7 @@ impl Outcome {
 }
 
 /// How the task ended, when a command ended it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finish {
     /// `COMPLETE`: the task is done.
@@ -181,50 +195,50 @@ pub enum Finish {
 }
 
 /// What a batch did: the commands that ran, and those dropped and why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchReport {
     /// Outcomes of the commands that ran, in order.
     pub outcomes: Vec<Outcome>,
     /// Commands not run, as written.
     pub dropped: Vec<String>,
     /// Why they were dropped.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped_because: Option<String>,
     /// Whether a page command changed something (WAIT and the commands that
     /// end a task do not count): what the orchestrator calls progress.
     pub progress: bool,
     /// Information the model gave with `ANSWER`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<String>,
     /// What each `READ` gave (Markdown of the page, a part of it), for the
     /// model's next step: page text, to show only as page data.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readings: Vec<String>,
     /// The answer as data: the JSON value of the last `ANSWER` that followed
     /// the schema (with a schema only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
     /// `COMPLETE` or `STOP`, when one ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish: Option<Finish>,
     /// JS dialogs the page opened during the batch.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dialogs: Vec<Dialog>,
     /// Downloads the batch started.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<Download>,
     /// Requests the domain policy refused during the batch.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<Blocked>,
     /// Destructive actions held for confirmation, and what was decided.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub confirmations: Vec<Decision>,
 }
 
 impl BatchReport {
     /// Whether a command failed.
     pub fn failed(&self) -> bool {
-        self.outcomes.iter().any(|o| o.status == Status::Failed)
+        self.outcomes.iter().any(|o| o.status.is_failure())
     }
 
     /// The report as the model reads it next step.
@@ -506,7 +520,7 @@ impl Executor {
             if outcome.status == Status::Done && step.command.touches_page() {
                 report.progress = true;
             }
-            if outcome.status == Status::Failed {
+            if outcome.status.is_failure() {
                 stop = Some(failed_stop(&outcome));
             } else if outcome.page_changed {
                 stop = Some(format!(
@@ -654,11 +668,15 @@ impl Executor {
         session: &Session,
         step: &Step,
         target: Option<&Element>,
-    ) -> Result<Command, String> {
+    ) -> Result<Command, (Status, String)> {
         match &step.command {
             Command::Type { id, text } if Secrets::has_placeholder(text) => {
                 let host = page_host(session).await;
-                let filled = self.options.secrets.fill(text, &host)?;
+                let filled = self
+                    .options
+                    .secrets
+                    .fill(text, &host)
+                    .map_err(|why| (Status::Failed, why))?;
                 if let Some(e) = target {
                     self.secret_nodes.insert(e.backend_node_id);
                     self.secret_fields.insert(
@@ -677,7 +695,8 @@ impl Executor {
             }
             Command::Fetch { url } => {
                 let current = actions::page_url(session.page()).await;
-                let resolved = fetch_target(url, &current, &self.options.fetch_schemes)?;
+                let resolved = fetch_target(url, &current, &self.options.fetch_schemes)
+                    .map_err(|why| (Status::Failed, why))?;
                 if let Some(why) = self.options.domains.url_refusal(resolved.as_str()) {
                     if let Ok(mut b) = self.blocked.lock() {
                         b.push(Blocked {
@@ -686,7 +705,10 @@ impl Executor {
                             at: crate::journal::utc_rfc3339(SystemTime::now()),
                         });
                     }
-                    return Err(format!("refused by the domain policy: {why}"));
+                    return Err((
+                        Status::Refused,
+                        format!("refused by the domain policy: {why}"),
+                    ));
                 }
                 Ok(Command::Fetch {
                     url: resolved.to_string(),
@@ -713,7 +735,7 @@ impl Executor {
         session: &Session,
         step: &Step,
         target: Option<&Element>,
-    ) -> Result<(), String> {
+    ) -> Result<(), (Status, String)> {
         // Ticking a box or picking an option is undone as easily: only what
         // acts (buttons, links, menu items, Enter in a form) can destroy.
         const REVERSIBLE: &[&str] = &[
@@ -788,15 +810,23 @@ impl Executor {
         // Asking may wait on a person at the terminal: off the async threads.
         let decision = tokio::task::spawn_blocking(move || guard.decide(hold))
             .await
-            .map_err(|e| format!("the confirmation could not be asked: {e}"))?;
+            .map_err(|e| {
+                (
+                    Status::Failed,
+                    format!("the confirmation could not be asked: {e}"),
+                )
+            })?;
         let (allowed, by) = (decision.allowed, decision.by.clone());
         self.decisions.push(decision);
         if allowed {
             Ok(())
         } else {
-            Err(format!(
-                "held for a person's confirmation because {why}, and refused ({by}); nothing was done. \
-                 Find another way, or STOP if the task needs it"
+            Err((
+                Status::Held,
+                format!(
+                    "held for a person's confirmation because {why}, and refused ({by}); nothing \
+                     was done. Find another way, or STOP if the task needs it"
+                ),
             ))
         }
     }
@@ -850,7 +880,7 @@ impl Executor {
         let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
         let command = match self.guard(session, step, target.as_ref()).await {
             Ok(c) => c,
-            Err(why) => return Outcome::new(step, Status::Failed, why),
+            Err((status, why)) => return Outcome::new(step, status, why),
         };
         let blocked_before = self.blocked_len();
         let (dialogs_before, downloads_before) = {
@@ -881,7 +911,7 @@ impl Executor {
             Ok(actions::Acted::NoEffect(m)) => Outcome::new(step, Status::NoEffect, m),
             Err(why) => Outcome::new(step, Status::Failed, why),
         };
-        if outcome.status != Status::Failed {
+        if !outcome.status.is_failure() {
             if let (
                 Command::Type { .. }
                 | Command::Clear { .. }

@@ -22,7 +22,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
 /// How JS dialogs are answered. An alert is always accepted (it has one button).
@@ -36,7 +36,7 @@ pub enum DialogPolicy {
 }
 
 /// A JS dialog the page opened, and how it was answered.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dialog {
     /// `alert`, `confirm`, `prompt` or `beforeunload`.
     pub kind: String,
@@ -47,14 +47,14 @@ pub struct Dialog {
 }
 
 /// A download an action started.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Download {
     /// Where it came from.
     pub url: String,
     /// The name the site suggested.
     pub file_name: String,
     /// Where it was saved, when downloads are kept and it completed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
     /// `in progress`, `completed` or `canceled`.
     pub state: String,

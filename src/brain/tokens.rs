@@ -6,13 +6,13 @@
 //! it reports after the call).
 
 use base64::Engine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tiktoken_rs::tokenizer::{get_tokenizer, Tokenizer};
 
 use super::{Image, Prompt};
 
 /// A step's prompt in tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptTokens {
     /// The system prompt and the step's text.
     pub text: usize,

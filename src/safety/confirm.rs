@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use regex::Regex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Words that make an action destructive, matched as whole words in the
 /// element's name or its form's name.
@@ -53,7 +53,7 @@ impl std::str::FromStr for ConfirmPolicy {
 }
 
 /// An action held for confirmation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hold {
     /// The command, e.g. `CLICK:7`.
     pub command: String,
@@ -68,7 +68,7 @@ pub struct Hold {
 }
 
 /// The decision, as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// What was held.
     pub hold: Hold,

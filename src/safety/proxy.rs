@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -21,7 +21,7 @@ use super::domains::DomainPolicy;
 use crate::journal::utc_rfc3339;
 
 /// A request the guard refused.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Blocked {
     /// The URL (plain HTTP) or `host:port` (a tunnel).
     pub target: String,

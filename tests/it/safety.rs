@@ -107,7 +107,7 @@ async fn a_lure_to_another_domain_is_flagged_and_blocked_by_every_route() {
         "the new tab was not reported closed"
     );
     let fetches = &steps[5]["report"]["outcomes"];
-    assert_eq!(fetches[0]["status"], "failed", "{fetches}");
+    assert_eq!(fetches[0]["status"], "refused", "{fetches}");
     assert!(fetches[0]["message"]
         .as_str()
         .unwrap()
@@ -169,6 +169,7 @@ async fn a_destructive_click_is_held_and_refused_without_a_terminal() {
         .await;
     assert!(done.result.success);
     let steps = records(&done.result.run_dir, "step");
+    assert_eq!(steps[0]["report"]["outcomes"][0]["status"], "held");
     let decision = &steps[0]["report"]["confirmations"][0];
     assert_eq!(decision["allowed"], false);
     assert_eq!(decision["hold"]["element"], "button \"Delete account\"");

@@ -14,6 +14,7 @@ pub mod mark;
 pub mod perceive;
 pub mod protocol;
 pub mod read;
+pub mod report;
 pub mod safety;
 pub mod schema;
 pub mod target;

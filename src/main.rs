@@ -16,16 +16,8 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    // Ctrl-C drops the running command, whose browser session then kills the
-    // browser it launched and removes its temporary profile.
-    let outcome = tokio::select! {
-        r = cli::run(args) => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("seamark: interrupted");
-            return ExitCode::from(130);
-        }
-    };
-    match outcome {
+    // Each command handles Ctrl-C itself (a run writes its end and report).
+    match cli::run(args).await {
         Ok(code) => code,
         Err(err) => {
             // Print the whole chain once, outermost first, on one line.

@@ -22,11 +22,13 @@
 mod prompt;
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::act::{ActOptions, BatchReport, Executor, Finish};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
@@ -83,6 +85,8 @@ pub struct AgentOptions {
     pub prices: Prices,
     /// Tag emails, phone numbers, card numbers and tokens in what the model reads.
     pub scrub: bool,
+    /// Write `report.html` and `run.gif` into the run directory when the run ends.
+    pub report: bool,
 }
 
 impl Default for AgentOptions {
@@ -101,12 +105,13 @@ impl Default for AgentOptions {
             act: ActOptions::default(),
             prices: Prices::built_in(),
             scrub: true,
+            report: true,
         }
     }
 }
 
 /// Tokens and, when the price is known, cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spend {
     /// Tokens in and out.
     pub tokens: Usage,
@@ -114,11 +119,43 @@ pub struct Spend {
     pub cost_usd: Option<f64>,
 }
 
+/// How a run ended, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The task was completed (COMPLETE, or the answer given again).
+    Done,
+    /// The model stopped with a reason (STOP), or an impasse persisted.
+    Stopped,
+    /// A budget ran out: steps, time or cost.
+    Budget,
+    /// Something failed: the browser, the model, the page, answers that
+    /// could not be read, commands that failed step after step, a loop.
+    Failed,
+    /// The run was interrupted (Ctrl-C) before it ended.
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word the report and the terminal show.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Budget => "out of budget",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// The task was completed.
     pub success: bool,
+    /// How the run ended, in one word.
+    pub status: RunStatus,
     /// What the model gave with ANSWER (the last one, when several).
     pub answer: Option<String>,
     /// Why the run ended: the completion summary, the STOP reason, or the budget.
@@ -136,17 +173,21 @@ pub struct RunResult {
     /// The model.
     pub model: String,
     /// For a replay: where the live pages differed from the recording.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub divergences: Vec<String>,
     /// With a schema: the answer as the JSON value that followed it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
     /// Each step's prompt in tokens, counted before it was sent.
     pub prompt_tokens: Vec<brain::PromptTokens>,
+    /// The run's `report.html`, once it is written (the journal's end record,
+    /// written before it, never has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<PathBuf>,
 }
 
 /// Timings of one step, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct StepTimings {
     /// Perception.
     pub perceive_ms: f64,
@@ -158,10 +199,31 @@ pub struct StepTimings {
     pub act_ms: f64,
 }
 
+/// The journal's first record: what the run was asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartRecord {
+    /// Always `start`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The task, in plain words.
+    pub task: String,
+    /// The start URL (or file) as given.
+    pub url: String,
+    /// The model.
+    pub model: String,
+    /// When the run started, RFC 3339 UTC.
+    pub started: String,
+    /// The version of seamark that ran it.
+    pub seamark: String,
+    /// The step budget.
+    pub max_steps: usize,
+}
+
 /// The journal record of one step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRecord {
     /// Always `step`.
+    #[serde(skip_deserializing)]
     pub kind: &'static str,
     /// 1-based.
     pub step: usize,
@@ -173,6 +235,10 @@ pub struct StepRecord {
     pub signature: String,
     /// The element list as the model read it.
     pub elements: String,
+    /// What the model was told about the page besides the list: impasses,
+    /// secrets it may type, blocked requests, where to READ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The marked screenshot's file in the run directory.
     pub screenshot: String,
     /// Characters of prompt text sent.
@@ -185,27 +251,27 @@ pub struct StepRecord {
     /// The model's raw answer.
     pub answer: Option<String>,
     /// The plan after this step.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
     /// The commands as parsed.
     pub commands: Vec<String>,
     /// Why the answer could not be parsed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parse_error: Option<String>,
     /// What the commands did.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<BatchReport>,
     /// Requests the domain policy refused outside the commands (while a page
     /// loaded, or from its timers).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<safety::Blocked>,
     /// Tokens and cost of this step.
     pub spend: Spend,
     /// Where the page differs from a replayed recording.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divergence: Option<String>,
     /// An error that ended the run at this step.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Costs.
     pub timings: StepTimings,
@@ -230,6 +296,23 @@ pub struct Agent {
     brain: Box<dyn Brain>,
     options: AgentOptions,
     progress: Box<dyn Progress>,
+    interrupt: Option<Interrupt>,
+}
+
+/// A signal that ends a run early (Ctrl-C in the CLI): when it resolves, the
+/// step under way is dropped, the browser closed, and the run ends as
+/// [`RunStatus::Interrupted`] with its end record and report written.
+pub type Interrupt = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs `work` unless the signal comes first (`None` then).
+async fn until<T>(signal: &mut Option<Interrupt>, work: impl Future<Output = T>) -> Option<T> {
+    match signal {
+        Some(s) => tokio::select! {
+            out = work => Some(out),
+            () = s.as_mut() => None,
+        },
+        None => Some(work.await),
+    }
 }
 
 /// Builds an [`Agent`].
@@ -241,6 +324,7 @@ pub struct AgentBuilder {
     options: AgentOptions,
     progress: Option<Box<dyn Progress>>,
     http: HttpPolicy,
+    interrupt: Option<Interrupt>,
 }
 
 impl AgentBuilder {
@@ -299,6 +383,12 @@ impl AgentBuilder {
         self
     }
 
+    /// A signal that interrupts the run (see [`Interrupt`]).
+    pub fn interrupt(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.interrupt = Some(Box::pin(signal));
+        self
+    }
+
     /// Checks that task, URL and model are there.
     pub fn build(self) -> Result<Agent, AgentError> {
         let task = self
@@ -318,6 +408,7 @@ impl AgentBuilder {
             brain,
             options: self.options,
             progress: self.progress.unwrap_or_else(|| Box::new(Silent)),
+            interrupt: self.interrupt,
         })
     }
 }
@@ -356,12 +447,38 @@ struct Run {
     data: Option<serde_json::Value>,
     /// Each step's prompt in tokens.
     prompt_tokens: Vec<brain::PromptTokens>,
+    /// The step under way (0 before the first).
+    step: usize,
+}
+
+impl Run {
+    /// The ending of a run interrupted now, and the steps it finished.
+    fn interrupted(&self) -> (Ending, usize) {
+        let reason = match self.step {
+            0 => "interrupted (Ctrl-C) before the first step".to_string(),
+            n => format!("interrupted (Ctrl-C) during step {n}, whose record was not written"),
+        };
+        (
+            Ending::new(RunStatus::Interrupted, reason),
+            self.step.saturating_sub(1),
+        )
+    }
 }
 
 /// How the loop ended.
 struct Ending {
-    success: bool,
+    status: RunStatus,
     reason: String,
+}
+
+impl Ending {
+    fn new(status: RunStatus, reason: String) -> Self {
+        Self { status, reason }
+    }
+
+    fn failed(reason: String) -> Self {
+        Self::new(RunStatus::Failed, reason)
+    }
 }
 
 impl Agent {
@@ -379,15 +496,15 @@ impl Agent {
         };
         journal.redact(self.options.act.secrets.clone());
         let model = self.brain.name();
-        journal.write(&serde_json::json!({
-            "kind": "start",
-            "task": self.task,
-            "url": self.url,
-            "model": model,
-            "started": utc_rfc3339(SystemTime::now()),
-            "seamark": env!("CARGO_PKG_VERSION"),
-            "max_steps": self.options.max_steps,
-        }))?;
+        journal.write(&StartRecord {
+            kind: "start",
+            task: self.task.clone(),
+            url: self.url.clone(),
+            model: model.clone(),
+            started: utc_rfc3339(SystemTime::now()),
+            seamark: env!("CARGO_PKG_VERSION").to_string(),
+            max_steps: self.options.max_steps,
+        })?;
         let mut run = Run {
             system: self.system_prompt(),
             plan: None,
@@ -405,40 +522,33 @@ impl Agent {
             readings: Vec::new(),
             data: None,
             prompt_tokens: Vec::new(),
+            step: 0,
         };
         // Domain limits: every request of the browser goes through the guard.
         let guard = match self.domain_guard().await {
             Ok(g) => g,
             Err(reason) => {
-                return self.end(
-                    journal,
-                    run,
-                    started,
-                    model,
-                    Ending {
-                        success: false,
-                        reason,
-                    },
-                    0,
-                );
+                return self.end(journal, run, started, model, Ending::failed(reason), 0);
             }
         };
-        let (ending, steps) = match Session::start(&self.options.browser).await {
-            Ok(mut session) => {
-                let out = self
-                    .drive(&mut session, &mut journal, &mut run, started)
+        let mut interrupt = self.interrupt.take();
+        let (ending, steps) =
+            match until(&mut interrupt, Session::start(&self.options.browser)).await {
+                Some(Ok(mut session)) => {
+                    let out = until(
+                        &mut interrupt,
+                        self.drive(&mut session, &mut journal, &mut run, started),
+                    )
                     .await;
-                session.close().await;
-                out
-            }
-            Err(e) => (
-                Ending {
-                    success: false,
-                    reason: format!("the browser could not start: {e}"),
-                },
-                0,
-            ),
-        };
+                    session.close().await;
+                    out.unwrap_or_else(|| run.interrupted())
+                }
+                Some(Err(e)) => (
+                    Ending::failed(format!("the browser could not start: {e}")),
+                    0,
+                ),
+                None => run.interrupted(),
+            };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)
     }
@@ -482,7 +592,8 @@ impl Agent {
         steps: usize,
     ) -> Result<RunResult, AgentError> {
         let result = RunResult {
-            success: ending.success,
+            success: ending.status == RunStatus::Done,
+            status: ending.status,
             answer: run.answer,
             reason: ending.reason,
             steps,
@@ -494,8 +605,18 @@ impl Agent {
             divergences: run.divergences,
             data: run.data,
             prompt_tokens: run.prompt_tokens,
+            report: None,
         };
         journal.write(&serde_json::json!({ "kind": "end", "result": result }))?;
+        let mut result = result;
+        if self.options.report {
+            // A report that cannot be written loses the run nothing: the
+            // journal has it all, and `seamark report` writes it again.
+            match crate::report::write(journal.dir()) {
+                Ok(written) => result.report = Some(written.html),
+                Err(e) => tracing::warn!("the report was not written: {e}"),
+            }
+        }
         Ok(result)
     }
 
@@ -507,10 +628,8 @@ impl Agent {
         run: &mut Run,
         started: Instant,
     ) -> (Ending, usize) {
-        let fail = |reason: String| Ending {
-            success: false,
-            reason,
-        };
+        let fail = Ending::failed;
+        let budget = |reason: String| Ending::new(RunStatus::Budget, reason);
         let url = match crate::target::to_url(&self.url) {
             Ok(u) => u,
             Err(e) => return (fail(format!("bad start URL: {e}")), 0),
@@ -527,7 +646,7 @@ impl Agent {
             if let Some(limit) = self.options.max_time {
                 if started.elapsed() >= limit {
                     return (
-                        fail(format!("the time budget of {} s ran out", limit.as_secs())),
+                        budget(format!("the time budget of {} s ran out", limit.as_secs())),
                         step - 1,
                     );
                 }
@@ -535,7 +654,7 @@ impl Agent {
             if let (Some(limit), Some(cost)) = (self.options.max_cost, run.spend.cost_usd) {
                 if cost >= limit {
                     return (
-                        fail(format!(
+                        budget(format!(
                             "the cost budget of ${limit:.2} ran out (${cost:.4} spent)"
                         )),
                         step - 1,
@@ -549,7 +668,7 @@ impl Agent {
             }
         }
         (
-            fail(format!(
+            budget(format!(
                 "the step budget of {max} ran out before the task was done"
             )),
             max,
@@ -565,11 +684,9 @@ impl Agent {
         journal: &mut Journal,
         run: &mut Run,
     ) -> Result<Option<Ending>, Ending> {
-        let fail = |reason: String| Ending {
-            success: false,
-            reason,
-        };
+        let fail = Ending::failed;
         let max = self.options.max_steps;
+        run.step = step;
         let mut timings = StepTimings::default();
         let t = Instant::now();
         let obs = exec
@@ -623,10 +740,10 @@ impl Agent {
         }
         if let Some((imp, n)) = &run.impasse {
             if *n >= IMPASSE_STEPS {
-                return Err(fail(format!(
-                    "impasse: {} (for {n} steps in a row)",
-                    imp.describe()
-                )));
+                return Err(Ending::new(
+                    RunStatus::Stopped,
+                    format!("impasse: {} (for {n} steps in a row)", imp.describe()),
+                ));
             }
             notes.push(format!("IMPASSE: {}", imp.describe()));
         }
@@ -692,6 +809,7 @@ impl Agent {
             title,
             signature: obs.signature.clone(),
             elements,
+            notes: notes.clone(),
             screenshot,
             prompt_chars: request.system.len() + request.text.len(),
             prompt_tokens: brain::tokens::count(&self.brain.name(), &request),
@@ -766,10 +884,7 @@ impl Agent {
         if let Some(answer) = repeated_answer(&steps, run.answer.as_deref()) {
             let reason = format!("answered: {answer} (given again without COMPLETE)");
             self.finish_step(journal, &record)?;
-            return Ok(Some(Ending {
-                success: true,
-                reason,
-            }));
+            return Ok(Some(Ending::new(RunStatus::Done, reason)));
         }
         let t = Instant::now();
         let report = exec.run(session, &steps).await;
@@ -828,16 +943,16 @@ impl Agent {
         let last_failure = report
             .outcomes
             .iter()
-            .rfind(|o| o.status == crate::act::Status::Failed)
+            .rfind(|o| o.status.is_failure())
             .map(|o| o.line());
         record.report = Some(report);
         self.finish_step(journal, &record)?;
         match finish {
-            Some(Finish::Complete { summary }) => Ok(Some(Ending {
-                success: true,
-                reason: summary,
-            })),
-            Some(Finish::Stop { reason }) => Ok(Some(fail(format!("stopped: {reason}")))),
+            Some(Finish::Complete { summary }) => Ok(Some(Ending::new(RunStatus::Done, summary))),
+            Some(Finish::Stop { reason }) => Ok(Some(Ending::new(
+                RunStatus::Stopped,
+                format!("stopped: {reason}"),
+            ))),
             None if run.failures >= self.options.max_failures => Ok(Some(fail(format!(
                 "{} steps in a row failed; last: {}",
                 run.failures,
@@ -869,10 +984,7 @@ impl Agent {
         journal: &Journal,
         step: usize,
     ) -> Result<(String, Image), Ending> {
-        let fail = |reason: String| Ending {
-            success: false,
-            reason,
-        };
+        let fail = Ending::failed;
         let style = MarkStyle::default();
         let image = mark::mark_observation(obs, &style, hide)
             .map_err(|e| fail(format!("the screenshot could not be marked: {e}")))?;
@@ -922,10 +1034,9 @@ impl Agent {
 
     fn finish_step(&self, journal: &mut Journal, record: &StepRecord) -> Result<(), Ending> {
         self.progress.step(record, self.options.max_steps);
-        journal.write(record).map_err(|e| Ending {
-            success: false,
-            reason: e.to_string(),
-        })
+        journal
+            .write(record)
+            .map_err(|e| Ending::failed(e.to_string()))
     }
 }
 

@@ -3,8 +3,10 @@
 mod mark;
 mod read;
 mod replay;
+mod report;
 mod run;
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,6 +46,13 @@ enum Command {
     /// Run a recorded run again against the live site, with the recorded
     /// answers, and report where the pages differ from the recording.
     Replay(replay::ReplayArgs),
+    /// Write a run's report.html and run.gif again from its run directory.
+    ///
+    /// A run writes both when it ends; this writes them for a run that was
+    /// killed (its journal ends mid-step), or elsewhere: a report written
+    /// outside the run directory holds its images inside it, so it is one
+    /// file that opens anywhere.
+    Report(report::ReportArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -81,12 +90,29 @@ impl BrowserArgs {
     }
 }
 
+/// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
+pub const INTERRUPTED: u8 = 130;
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Mark(args) => mark::run(args).await.map(|()| ExitCode::SUCCESS),
-        Command::Read(args) => read::run(args).await.map(|()| ExitCode::SUCCESS),
+        Command::Mark(args) => or_ctrl_c(mark::run(args)).await,
+        Command::Read(args) => or_ctrl_c(read::run(args)).await,
+        // These end the run themselves on Ctrl-C, to write its end and report.
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
+        Command::Report(args) => report::run(args),
+    }
+}
+
+/// Runs a command that has nothing to save: Ctrl-C drops it, and the browser
+/// session it holds kills the browser it launched and removes its profile.
+async fn or_ctrl_c(work: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<ExitCode> {
+    tokio::select! {
+        r = work => r.map(|()| ExitCode::SUCCESS),
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("seamark: interrupted");
+            Ok(ExitCode::from(INTERRUPTED))
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Args;
 use seamark::act::{ActOptions, DialogPolicy};
-use seamark::agent::{Agent, AgentOptions, Progress, RunResult, StepRecord};
+use seamark::agent::{Agent, AgentOptions, Progress, RunResult, RunStatus, StepRecord};
 use seamark::brain::{self, Brain, HttpPolicy, Prices};
 use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
@@ -221,14 +221,21 @@ pub async fn run_agent(
         .brain(brain)
         .options(options)
         .progress(Box::new(TermProgress::new()))
+        .interrupt(async {
+            // Without a handler there is no Ctrl-C to wait for: never interrupt.
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            eprintln!("\nseamark: interrupted; writing the run's end and its report");
+        })
         .build()?
         .run()
         .await?;
     print_result(&result, common.json)?;
-    Ok(if result.success {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    Ok(match result.status {
+        RunStatus::Done => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
+        _ => ExitCode::from(1),
     })
 }
 
@@ -237,6 +244,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     if json {
         let v = serde_json::json!({
             "success": r.success,
+            "status": r.status,
             "answer": r.answer,
             "reason": r.reason,
             "steps": r.steps,
@@ -248,11 +256,12 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "divergences": r.divergences,
             "data": r.data,
             "prompt_tokens": r.prompt_tokens,
+            "report": r.report,
         });
         writeln!(out, "{v}")?;
         return Ok(());
     }
-    let mark = if r.success { "done" } else { "not done" };
+    let mark = r.status.word();
     writeln!(
         out,
         "{mark} after {} steps in {:.1} s: {}",
@@ -276,6 +285,9 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         writeln!(out, "diverged: {d}")?;
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
+    if let Some(report) = &r.report {
+        writeln!(out, "report: {}", report.display())?;
+    }
     Ok(())
 }
 

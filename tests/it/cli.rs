@@ -94,6 +94,25 @@ pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
     Run { dir, out }
 }
 
+/// `seamark run --json --out rec` with the scripted model, started and left
+/// running: for tests that interrupt or kill it. The directory is the run's
+/// working directory.
+pub fn spawn_with_model(
+    model: &crate::model_server::ModelServer,
+    args: &[&str],
+) -> (tokio::process::Child, tempfile::TempDir) {
+    let mut all = vec!["run", "--json", "--out", "rec"];
+    all.extend_from_slice(args);
+    let (mut cmd, dir) = command(&all);
+    cmd.env("OPENAI_BASE_URL", format!("{}/v1", model.base))
+        .env("SEAMARK_MODEL", "openai/scripted")
+        .env_remove("OPENAI_API_KEY")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    (cmd.spawn().expect("start seamark"), dir)
+}
+
 /// `seamark run --json --out rec` with the scripted model as its model
 /// (OpenAI's wire format) and these flags.
 pub async fn run_with_model(model: &crate::model_server::ModelServer, args: &[&str]) -> Run {

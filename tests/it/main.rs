@@ -13,6 +13,7 @@ mod golden;
 mod miniwob;
 mod perception;
 mod read;
+mod report;
 mod rules;
 mod safety;
 mod scrolled;

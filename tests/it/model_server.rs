@@ -141,6 +141,8 @@ pub enum Reply {
     Status(u16, String, Option<u32>),
     /// 200 with a body that is not the provider's format.
     Raw(String),
+    /// No answer at all: the request is left waiting, as a stuck model leaves it.
+    Hang,
 }
 
 /// One entry of a script.
@@ -156,6 +158,11 @@ pub fn say(text: &str) -> Turn {
 pub fn reply(f: impl FnMut(&Received) -> String + Send + 'static) -> Turn {
     let mut f = f;
     Box::new(move |r| Reply::Text(f(r)))
+}
+
+/// A turn that never answers.
+pub fn hang() -> Turn {
+    Box::new(|_| Reply::Hang)
 }
 
 /// A turn that fails with an HTTP status.
@@ -281,6 +288,10 @@ async fn serve(
         Reply::Text(text) => (200, wire(anthropic, &text), None),
         Reply::Status(code, body, retry) => (code, body, retry),
         Reply::Raw(body) => (200, body, None),
+        Reply::Hang => {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            return Ok(());
+        }
     };
     let retry = retry
         .map(|s| format!("Retry-After: {s}\r\n"))

@@ -171,6 +171,18 @@ async fn serve(
             return stream.flush().await;
         }
         "/image.png" => (200, "image/png", tiny_png()),
+        // A page that is another on every visit: a replay of it diverges.
+        "/visits" => {
+            let n = log
+                .lock()
+                .map(|l| l.iter().filter(|p| *p == "/visits").count())
+                .unwrap_or(0);
+            let page = format!(
+                "<!doctype html><title>Visits</title><h1>Visit {n}</h1>\
+                 <button>Visit {n}</button><button>Done</button>"
+            );
+            (200, "text/html", page.into_bytes())
+        }
         "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),
         "/links" => (200, "text/html", links_page(6_000).into_bytes()),

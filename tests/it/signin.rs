@@ -78,7 +78,12 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
         assert!(!body.contains(PW), "request {i} carried the secret");
     }
     let run_dir = run.path("rec");
-    for (name, bytes) in all_bytes(&run_dir) {
+    let files = all_bytes(&run_dir);
+    // The report and the animation are files of the run like the others.
+    for made in ["report.html", "run.gif"] {
+        assert!(files.iter().any(|(name, _)| name == made), "no {made}");
+    }
+    for (name, bytes) in files {
         assert!(
             !bytes.windows(PW.len()).any(|w| w == PW.as_bytes()),
             "{name} holds the secret"

@@ -1,0 +1,438 @@
+//! `report.html`: the run log as one page. The page is rendered by askama,
+//! which escapes every value it inserts; the style and the script are the
+//! only inline code, allowed by their hashes in the page's
+//! Content-Security-Policy.
+
+use askama::Template;
+use base64::Engine;
+use ring::digest;
+
+use super::{RunLog, ANIMATION};
+use crate::act::{BatchReport, Status};
+use crate::agent::StepRecord;
+
+const STYLE: &str = include_str!("report.css");
+const SCRIPT: &str = include_str!("report.js");
+
+/// How the page holds its images.
+pub enum Images {
+    /// Referred to by name, beside the report in the run directory.
+    Beside {
+        /// Whether `run.gif` was written.
+        gif: bool,
+    },
+    /// Inside the page as `data:` URLs.
+    Embedded {
+        /// The animation's bytes, when there is one.
+        gif: Option<Vec<u8>>,
+    },
+}
+
+/// The word a report shows for a command's outcome.
+pub fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Done => "done",
+        Status::NoEffect => "no visible effect",
+        Status::Failed => "failed",
+        Status::Held => "held for confirmation",
+        Status::Refused => "refused by the domain policy",
+    }
+}
+
+#[derive(Template)]
+#[template(path = "report.html")]
+struct Page {
+    csp: String,
+    style: &'static str,
+    script: &'static str,
+    task: String,
+    url: String,
+    model: String,
+    started: String,
+    status_class: &'static str,
+    status_word: String,
+    reason: String,
+    answer: Option<String>,
+    data: Option<String>,
+    facts: Vec<(&'static str, String)>,
+    stages: Vec<Stage>,
+    problems: Vec<String>,
+    failed: Vec<usize>,
+    diverged: Vec<usize>,
+    replay: bool,
+    animation: Option<String>,
+    steps: Vec<Card>,
+}
+
+struct Stage {
+    name: &'static str,
+    ms: String,
+    share: String,
+}
+
+struct Card {
+    n: usize,
+    classes: String,
+    image: Option<String>,
+    url: String,
+    title: String,
+    answer: Option<String>,
+    plan: Option<String>,
+    commands: Vec<CommandRow>,
+    dropped: Option<String>,
+    lists: Vec<Listed>,
+    problems: Vec<String>,
+    divergence: Option<String>,
+    cost: String,
+}
+
+/// A named list of a card (dialogs, downloads, …).
+struct Listed {
+    name: &'static str,
+    class: String,
+    items: Vec<String>,
+}
+
+struct CommandRow {
+    command: String,
+    class: &'static str,
+    word: &'static str,
+    message: String,
+    changes: Vec<String>,
+    ms: String,
+}
+
+/// The page for a run log.
+pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
+    let start = log.start.as_ref();
+    let end = log.end.as_ref();
+    let steps: Vec<Card> = log.steps.iter().map(|s| card(log, s, images)).collect();
+    let failed = log
+        .steps
+        .iter()
+        .filter(|s| step_failed(s))
+        .map(|s| s.step)
+        .collect();
+    let diverged = log
+        .steps
+        .iter()
+        .filter(|s| s.divergence.is_some())
+        .map(|s| s.step)
+        .collect();
+    let (status_class, status_word, reason) = match end {
+        Some(e) => (
+            if e.success { "good" } else { "bad" },
+            e.status.word().to_string(),
+            e.reason.clone(),
+        ),
+        None => (
+            "bad",
+            "interrupted".to_string(),
+            match log.steps.last() {
+                Some(s) => format!(
+                    "the run did not end: its journal stops after step {} (the process was killed \
+                     or crashed during the next step)",
+                    s.step
+                ),
+                None => "the run did not end: its journal stops before the first step".into(),
+            },
+        ),
+    };
+    let mut tokens = crate::brain::Usage::default();
+    let mut cost: Option<f64> = None;
+    let mut stage = [0.0f64; 4];
+    for s in &log.steps {
+        tokens += s.spend.tokens;
+        if let Some(c) = s.spend.cost_usd {
+            cost = Some(cost.unwrap_or(0.0) + c);
+        }
+        let t = &s.timings;
+        for (sum, v) in stage
+            .iter_mut()
+            .zip([t.perceive_ms, t.mark_ms, t.model_ms, t.act_ms])
+        {
+            *sum += v;
+        }
+    }
+    let (tokens, cost) = match end {
+        Some(e) => (e.tokens, e.cost_usd),
+        None => (tokens, cost),
+    };
+    let total: f64 = stage.iter().sum();
+    let stages = ["perceive", "mark", "model", "act"]
+        .into_iter()
+        .zip(stage)
+        .map(|(name, ms)| Stage {
+            name,
+            ms: format!("{:.1} s", ms / 1e3),
+            share: if total > 0.0 {
+                format!("{:.0}%", ms / total * 100.0)
+            } else {
+                "–".into()
+            },
+        })
+        .collect();
+    let mut facts = vec![(
+        "steps",
+        match start {
+            Some(s) => format!("{} of {}", log.steps.len(), s.max_steps),
+            None => log.steps.len().to_string(),
+        },
+    )];
+    facts.push((
+        "tokens",
+        format!("{} in, {} out", tokens.input, tokens.output),
+    ));
+    facts.push((
+        "cost",
+        cost.map(|c| format!("${c:.4}"))
+            .unwrap_or_else(|| "unknown (no price for this model)".into()),
+    ));
+    if let Some(e) = end {
+        facts.push(("wall time", format!("{:.1} s", e.wall_time_s)));
+    }
+    let animation = match images {
+        Images::Beside { gif: true } => Some(ANIMATION.to_string()),
+        Images::Beside { gif: false } => None,
+        Images::Embedded { gif } => gif.as_deref().map(|b| data_url("image/gif", b)),
+    };
+    let page = Page {
+        csp: csp(),
+        style: STYLE,
+        script: SCRIPT,
+        task: start.map(|s| s.task.clone()).unwrap_or_default(),
+        url: start.map(|s| s.url.clone()).unwrap_or_default(),
+        model: end
+            .map(|e| e.model.clone())
+            .or_else(|| start.map(|s| s.model.clone()))
+            .unwrap_or_default(),
+        started: start.map(|s| s.started.clone()).unwrap_or_default(),
+        status_class,
+        status_word,
+        reason,
+        answer: end.and_then(|e| e.answer.clone()),
+        data: end
+            .and_then(|e| e.data.as_ref())
+            .map(|d| serde_json::to_string_pretty(d).unwrap_or_default()),
+        facts,
+        stages,
+        problems: log.problems.clone(),
+        failed,
+        diverged,
+        replay: log.is_replay(),
+        animation,
+        steps,
+    };
+    page.render()
+}
+
+/// Whether a step is one a person should look at first: a command that did
+/// not run as asked, an answer that could not be read, an error.
+fn step_failed(s: &StepRecord) -> bool {
+    s.parse_error.is_some()
+        || s.error.is_some()
+        || s.report.as_ref().is_some_and(BatchReport::failed)
+}
+
+fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
+    let mut classes = vec!["step"];
+    if step_failed(s) {
+        classes.push("failed");
+    }
+    if s.divergence.is_some() {
+        classes.push("diverged");
+    }
+    let image = log.screenshot(s).and_then(|path| match images {
+        Images::Beside { .. } => Some(s.screenshot.clone()),
+        Images::Embedded { .. } => {
+            let bytes = std::fs::read(&path).ok()?;
+            let mime = match path.extension().and_then(|e| e.to_str()) {
+                Some("jpg" | "jpeg") => "image/jpeg",
+                Some("webp") => "image/webp",
+                _ => "image/png",
+            };
+            Some(data_url(mime, &bytes))
+        }
+    });
+    let empty = BatchReport::default();
+    let report = s.report.as_ref().unwrap_or(&empty);
+    let mut commands: Vec<CommandRow> = report
+        .outcomes
+        .iter()
+        .map(|o| CommandRow {
+            command: o.command.clone(),
+            class: match o.status {
+                Status::Done => "done",
+                Status::NoEffect => "noeffect",
+                _ => "bad",
+            },
+            word: status_word(o.status),
+            message: o.message.clone(),
+            changes: o.changes.clone(),
+            ms: format!("{:.0} ms", o.ms),
+        })
+        .collect();
+    if s.report.is_none() {
+        // The commands were parsed but never ran (the run ended first).
+        commands.extend(s.commands.iter().map(|c| CommandRow {
+            command: c.clone(),
+            class: "noeffect",
+            word: "not run",
+            message: String::new(),
+            changes: Vec::new(),
+            ms: String::new(),
+        }));
+    }
+    let dropped = (!report.dropped.is_empty()).then(|| {
+        format!(
+            "{} ({})",
+            report.dropped.join("; "),
+            report.dropped_because.as_deref().unwrap_or("dropped")
+        )
+    });
+    let mut lists: Vec<Listed> = Vec::new();
+    let mut list = |name: &'static str, items: Vec<String>| {
+        if !items.is_empty() {
+            lists.push(Listed {
+                name,
+                class: name.replace(' ', "-"),
+                items,
+            });
+        }
+    };
+    list(
+        "impasse",
+        s.notes
+            .iter()
+            .filter_map(|n| n.strip_prefix("IMPASSE: "))
+            .map(str::to_string)
+            .collect(),
+    );
+    list(
+        "dialogs",
+        report
+            .dialogs
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} \"{}\" ({})",
+                    d.kind,
+                    d.message,
+                    if d.accepted { "accepted" } else { "dismissed" }
+                )
+            })
+            .collect(),
+    );
+    list(
+        "downloads",
+        report
+            .downloads
+            .iter()
+            .map(|d| match &d.path {
+                Some(p) => format!("{} from {} → {}", d.file_name, d.url, p.display()),
+                None => format!(
+                    "{} from {} (refused: downloads are off)",
+                    d.file_name, d.url
+                ),
+            })
+            .collect(),
+    );
+    list(
+        "confirmations",
+        report
+            .confirmations
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} on {}: held because {}; {} ({})",
+                    c.hold.command,
+                    c.hold.element,
+                    c.hold.why,
+                    if c.allowed { "allowed" } else { "refused" },
+                    c.by
+                )
+            })
+            .collect(),
+    );
+    list(
+        "blocked requests",
+        s.blocked
+            .iter()
+            .chain(&report.blocked)
+            .map(|b| format!("{} ({})", b.target, b.reason))
+            .collect(),
+    );
+    list("answers", report.answers.clone());
+    list(
+        "told the model",
+        s.notes
+            .iter()
+            .filter(|n| !n.starts_with("IMPASSE: "))
+            .cloned()
+            .collect(),
+    );
+    let problems = s
+        .parse_error
+        .iter()
+        .map(|e| format!("the answer could not be read: {e}"))
+        .chain(s.error.iter().cloned())
+        .collect();
+    let t = &s.timings;
+    let cost = format!(
+        "{} in, {} out{} · prompt ≈ {} tokens ({} text, {} images) · perceive {:.0} ms, mark {:.0} \
+         ms, model {:.0} ms, act {:.0} ms",
+        s.spend.tokens.input,
+        s.spend.tokens.output,
+        s.spend
+            .cost_usd
+            .map(|c| format!(" (${c:.4})"))
+            .unwrap_or_default(),
+        s.prompt_tokens.text + s.prompt_tokens.images,
+        s.prompt_tokens.text,
+        s.prompt_tokens.images,
+        t.perceive_ms,
+        t.mark_ms,
+        t.model_ms,
+        t.act_ms,
+    );
+    Card {
+        n: s.step,
+        classes: classes.join(" "),
+        image,
+        url: s.url.clone(),
+        title: s.title.clone(),
+        answer: s.answer.clone(),
+        plan: s.plan.clone(),
+        commands,
+        dropped,
+        lists,
+        problems,
+        divergence: s.divergence.clone(),
+        cost,
+    }
+}
+
+fn data_url(mime: &str, bytes: &[u8]) -> String {
+    format!(
+        "data:{mime};base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+/// The policy: nothing from the network, images only from the report's own
+/// place or `data:`, and only the report's own style and script, by hash.
+fn csp() -> String {
+    let hash = |code: &str| {
+        let d = digest::digest(&digest::SHA256, code.as_bytes());
+        format!(
+            "'sha256-{}'",
+            base64::engine::general_purpose::STANDARD.encode(d.as_ref())
+        )
+    };
+    format!(
+        "default-src 'none'; img-src 'self' data: file:; style-src {}; script-src {}; \
+         base-uri 'none'; form-action 'none'",
+        hash(STYLE),
+        hash(SCRIPT)
+    )
+}

@@ -7,9 +7,9 @@
 //!
 //! `cargo bench --bench actions`; `scripts/bench-table.py` prints the table.
 
-#[path = "../tests/it/server.rs"]
-#[allow(dead_code)]
-mod server;
+mod common;
+
+use common::server;
 
 use std::time::Duration;
 
@@ -26,11 +26,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
 ];
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = common::runtime();
     let (mut session, main) = rt.block_on(async {
         let main = server::Server::start(None).await;
         let session = Session::start(&BrowserOptions::default())

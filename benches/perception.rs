@@ -9,9 +9,9 @@
 //!
 //! `cargo bench --bench perception`; `scripts/bench-table.py` prints the ratios.
 
-#[path = "../tests/it/server.rs"]
-#[allow(dead_code)]
-mod server;
+mod common;
+
+use common::server;
 
 use std::time::{Duration, Instant};
 
@@ -41,11 +41,7 @@ fn name_of(page: &str) -> String {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = common::runtime();
     let (session, main, _other) = rt.block_on(async {
         let other = server::Server::start(None).await;
         let main = server::Server::start(Some(other.base.clone())).await;

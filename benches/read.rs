@@ -7,9 +7,9 @@
 //!
 //! `cargo bench --bench read`.
 
-#[path = "../tests/it/server.rs"]
-#[allow(dead_code)]
-mod server;
+mod common;
+
+use common::server;
 
 use std::time::Duration;
 
@@ -50,11 +50,7 @@ async fn visible_words(session: &Session) -> usize {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = common::runtime();
     let (session, main, _other) = rt.block_on(async {
         let other = server::Server::start(None).await;
         let main = server::Server::start(Some(other.base.clone())).await;

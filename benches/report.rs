@@ -9,9 +9,9 @@
 //!
 //! `cargo bench --bench report`.
 
-#[path = "../tests/it/server.rs"]
-#[allow(dead_code)]
-mod server;
+mod common;
+
+use common::server;
 
 use std::path::Path;
 use std::time::Duration;
@@ -132,11 +132,7 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = common::runtime();
     let shots = screenshots(&rt);
     let dir = tempfile::tempdir().expect("temp dir");
     run_dir(dir.path(), &shots);

@@ -1,0 +1,15 @@
+//! What the browser benchmarks share: the tests' HTTP server and the runtime.
+
+#[path = "../../tests/it/server.rs"]
+#[allow(dead_code)]
+pub mod server;
+
+/// The runtime the benchmarks drive the browser from: two workers, as this
+/// machine has two cores.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}

@@ -295,6 +295,19 @@ impl Session {
 
     /// Whether seamark launched the browser (with its flags: every frame in
     /// the page's process) rather than attaching to a running one (`--cdp`).
+    /// Whether the browser is still there: its connection is open and, when
+    /// seamark launched it, its process runs. A dead browser's commands wait
+    /// out their timeouts, so this is asked first.
+    pub fn is_alive(&mut self) -> bool {
+        if self.handler.is_finished() {
+            return false;
+        }
+        match self.browser.get_mut_child() {
+            Some(child) => !matches!(child.as_mut_inner().try_wait(), Ok(Some(_))),
+            None => true,
+        }
+    }
+
     pub fn launched(&self) -> bool {
         self.profile.is_some()
     }
@@ -450,14 +463,19 @@ impl Drop for Session {
 /// so a failed first attempt is retried briefly.
 fn remove_profile(profile: tempfile::TempDir) {
     let path = profile.path().to_path_buf();
-    if profile.close().is_ok() {
-        return;
-    }
-    for _ in 0..20 {
-        std::thread::sleep(Duration::from_millis(25));
-        if std::fs::remove_dir_all(&path).is_ok() || !path.exists() {
-            return;
+    let _ = profile.close();
+    // Chromium's helper processes outlive the main one for a moment (longer
+    // on a loaded machine) and may still write into the profile, even create
+    // it again: remove it until it stays gone, for at most about 3 s.
+    for _ in 0..60 {
+        if !path.exists() {
+            std::thread::sleep(Duration::from_millis(25));
+            if !path.exists() {
+                return;
+            }
         }
+        let _ = std::fs::remove_dir_all(&path);
+        std::thread::sleep(Duration::from_millis(25));
     }
     tracing::warn!("could not remove the browser profile {}", path.display());
 }

@@ -11,6 +11,7 @@ pub mod brain;
 pub mod browser;
 pub mod journal;
 pub mod mark;
+pub mod mcp;
 pub mod perceive;
 pub mod protocol;
 pub mod read;

@@ -19,7 +19,8 @@
 //! # }
 //! ```
 
-mod prompt;
+pub(crate) mod prompt;
+pub(crate) mod view;
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -27,14 +28,12 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime};
 
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 use crate::act::{ActOptions, BatchReport, Executor, Finish};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
 use crate::browser::{BrowserOptions, Session};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
-use crate::mark::{self, Encoding, MarkStyle};
 use crate::perceive;
 use crate::protocol;
 use crate::safety::{self, DomainGuard};
@@ -696,19 +695,24 @@ impl Agent {
             .clone();
         timings.perceive_ms = ms(t);
         // An impasse the orchestrator sees for itself; one that persists ends the run.
+        let t = Instant::now();
+        let view = view::model_view(
+            &obs,
+            exec,
+            &self.options.act.secrets,
+            self.options.scrub,
+            self.options.list_cap,
+        )
+        .map_err(fail)?;
+        let screenshot = journal
+            .save_image(step, "png", &view.full_png)
+            .map_err(|e| fail(e.to_string()))?;
+        timings.mark_ms = ms(t);
         // A sign-in page is none when the person gave a secret for its host:
         // the model is told which names it may type there instead.
-        let usable: Vec<String> = self
-            .options
-            .act
-            .secrets
-            .allowed_on(&crate::act::host_of(&obs.url))
-            .iter()
-            .map(|n| format!("{{{{secret:{n}}}}}"))
-            .collect();
         let impasse = safety::detect_impasse(session.page())
             .await
-            .filter(|i| *i != safety::Impasse::LoginWall || usable.is_empty());
+            .filter(|i| *i != safety::Impasse::LoginWall || view.usable_secrets.is_empty());
         // It counts the steps that made no progress against it: a model that
         // closes a popup over a sign-in form and fills it is not stuck.
         run.impasse = match (run.impasse.take(), impasse) {
@@ -719,13 +723,7 @@ impl Agent {
             (_, None) => None,
         };
         let mut notes = obs.notes.clone();
-        if !usable.is_empty() {
-            notes.push(format!(
-                "secrets the person gave for this site, to type as they are written here (you never \
-                 see their values): {}",
-                usable.join(", ")
-            ));
-        }
+        notes.extend(view.secrets_note());
         let blocked = self.blocked_since(&mut run.blocked_told);
         let told: Vec<String> = blocked
             .iter()
@@ -748,34 +746,22 @@ impl Agent {
             notes.push(format!("IMPASSE: {}", imp.describe()));
         }
         let (typed, secret_nodes) = exec.typed_nodes();
-        let secrets = &self.options.act.secrets;
         let privacy = prompt::Privacy {
             typed,
             secret_nodes,
             scrub: self.options.scrub,
-            secrets,
+            secrets: &self.options.act.secrets,
         };
-        let elements = prompt::model_list(&obs, self.options.list_cap, &privacy);
         let reading = prompt::model_reading(&std::mem::take(&mut run.readings), &privacy);
+        let view::ModelView {
+            elements,
+            title,
+            sent: image,
+            ..
+        } = view;
         if reading.is_none() {
             notes.extend(prompt::reading_note(obs.text_chars, elements.len()));
         }
-        let title = privacy.text(&obs.title);
-        // Password fields and fields holding a secret show in no image.
-        let hide: Vec<perceive::Rect> = obs
-            .table
-            .elements
-            .iter()
-            .filter(|e| {
-                e.input_type.as_deref() == Some("password")
-                    || secret_nodes.contains(&e.backend_node_id)
-                    || e.value.as_deref().is_some_and(|v| secrets.reveals(v))
-            })
-            .filter_map(|e| e.visible.or(Some(e.bbox)))
-            .collect();
-        let t = Instant::now();
-        let (screenshot, image) = self.marked(&obs, &hide, journal, step)?;
-        timings.mark_ms = ms(t);
         exec.set_screenshot(Some(journal.dir().join(&screenshot)));
         run.images.push_back(image);
         while run.images.len() > self.options.images.max(1) {
@@ -974,40 +960,6 @@ impl Agent {
             ),
             None => SYSTEM.to_string(),
         }
-    }
-
-    /// Marks the screenshot, saves it, and encodes what the model gets.
-    fn marked(
-        &self,
-        obs: &perceive::Observation,
-        hide: &[perceive::Rect],
-        journal: &Journal,
-        step: usize,
-    ) -> Result<(String, Image), Ending> {
-        let fail = Ending::failed;
-        let style = MarkStyle::default();
-        let image = mark::mark_observation(obs, &style, hide)
-            .map_err(|e| fail(format!("the screenshot could not be marked: {e}")))?;
-        let png = mark::encode(&image, Encoding::Png)
-            .map_err(|e| fail(format!("the marked image could not be encoded: {e}")))?;
-        let file = journal
-            .save_image(step, "png", &png)
-            .map_err(|e| fail(e.to_string()))?;
-        let sent = match mark::downscale(
-            &image,
-            style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
-        ) {
-            Some(small) => mark::encode(&small, Encoding::Png)
-                .map_err(|e| fail(format!("the marked image could not be encoded: {e}")))?,
-            None => png,
-        };
-        Ok((
-            file,
-            Image {
-                media_type: "image/png".into(),
-                base64: base64::engine::general_purpose::STANDARD.encode(sent),
-            },
-        ))
     }
 
     /// The guard's refusals after the first `told`, and `told` moved past them.

@@ -56,7 +56,7 @@ fn defang(text: &str) -> String {
 }
 
 /// What the model may read of the page.
-pub(super) struct Privacy<'a> {
+pub(crate) struct Privacy<'a> {
     /// Nodes the agent typed into: their values may be shown.
     pub typed: &'a HashSet<i64>,
     /// Nodes that got a secret: their values never are.

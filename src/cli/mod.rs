@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
 mod mark;
+mod mcp;
 mod read;
 mod replay;
 mod report;
@@ -53,6 +54,13 @@ enum Command {
     /// outside the run directory holds its images inside it, so it is one
     /// file that opens anywhere.
     Report(report::ReportArgs),
+    /// Serve seamark's perception and executor to any MCP client.
+    ///
+    /// Tools: open, observe, act, read, tabs. Over stdio by default (stdout
+    /// carries only the protocol; logs go to stderr), or streamable HTTP with
+    /// --http. The browser starts at the first call that needs it; the
+    /// session is journaled in its run directory, with its report at the end.
+    Mcp(mcp::McpArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -102,6 +110,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
         Command::Report(args) => report::run(args),
+        Command::Mcp(args) => mcp::run(args).await,
     }
 }
 

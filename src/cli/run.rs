@@ -67,6 +67,29 @@ pub struct CommonArgs {
     /// Longest wait for one model answer.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     model_timeout: u64,
+    /// Destructive clicks and keys (delete, pay, send, a form with a password…):
+    /// ask a person at the terminal (without a terminal: deny), deny, or allow.
+    #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
+    confirm: ConfirmPolicy,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    /// A JSON Schema (a file) the answer must follow: the model ends with
+    /// ANSWER: and one JSON value, which is validated (draft 2020-12) and
+    /// given as "data" in the result.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
+    /// Screenshots sent per step: the current one and the ones before it
+    /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
+    /// Anthropic).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    images: usize,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+/// The policies of the executor that `run`, `replay` and `mcp` share.
+#[derive(Debug, Args)]
+pub struct PolicyArgs {
     /// Answer confirm and prompt dialogs with Cancel instead of OK.
     #[arg(long)]
     dismiss_dialogs: bool,
@@ -80,10 +103,6 @@ pub struct CommonArgs {
     /// These hosts are never reached (repeatable), whatever the allow list says.
     #[arg(long, value_name = "PATTERN")]
     block_domain: Vec<DomainPattern>,
-    /// Destructive clicks and keys (delete, pay, send, a form with a password…):
-    /// ask a person at the terminal (without a terminal: deny), deny, or allow.
-    #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
-    confirm: ConfirmPolicy,
     /// Another word that makes a click destructive (repeatable).
     #[arg(long, value_name = "WORD")]
     confirm_word: Vec<String>,
@@ -95,22 +114,50 @@ pub struct CommonArgs {
     /// Send page text to the model as it is: no tagging of emails, phone
     /// numbers, card numbers and tokens.
     #[arg(long)]
-    no_scrub: bool,
-    /// A JSON Schema (a file) the answer must follow: the model ends with
-    /// ANSWER: and one JSON value, which is validated (draft 2020-12) and
-    /// given as "data" in the result.
-    #[arg(long, value_name = "FILE")]
-    schema: Option<PathBuf>,
-    /// Screenshots sent per step: the current one and the ones before it
-    /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
-    /// Anthropic).
-    #[arg(long, value_name = "N", default_value_t = 2)]
-    images: usize,
+    pub no_scrub: bool,
     /// Most characters one READ gives the model (READ:more gives the next part).
     #[arg(long, value_name = "N", default_value_t = seamark::read::DEFAULT_READ_CHARS)]
     read_chars: usize,
-    #[command(flatten)]
-    browser: BrowserArgs,
+}
+
+impl PolicyArgs {
+    /// The executor's options under these policies, with this confirmation
+    /// policy and, for `ask`, who is asked.
+    pub fn act_options(
+        &self,
+        confirm: ConfirmPolicy,
+        confirmer: Option<Arc<dyn Confirmer>>,
+    ) -> anyhow::Result<ActOptions> {
+        // Parsed here rather than by clap, whose errors would echo the value.
+        let secrets = self
+            .secret
+            .iter()
+            .map(|s| s.parse::<Secret>())
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(Secrets::new)
+            .map_err(UsageError)?;
+        if self.read_chars < 500 {
+            return Err(UsageError("--read-chars must be 500 or more".into()).into());
+        }
+        let mut words: Vec<String> = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
+        words.extend(self.confirm_word.iter().cloned());
+        Ok(ActOptions {
+            dialogs: if self.dismiss_dialogs {
+                DialogPolicy::Dismiss
+            } else {
+                DialogPolicy::Accept
+            },
+            download_dir: self.download_dir.clone(),
+            domains: DomainPolicy {
+                allow: self.allow_domain.clone(),
+                block: self.block_domain.clone(),
+            },
+            secrets,
+            confirm: ConfirmGuard::new(confirm, words, confirmer),
+            read_chars: self.read_chars,
+            ..ActOptions::default()
+        })
+    }
 }
 
 impl CommonArgs {
@@ -131,22 +178,11 @@ impl CommonArgs {
             Some(f) => Prices::with_file(&f).map_err(UsageError)?,
             None => Prices::built_in(),
         };
-        // Parsed here rather than by clap, whose errors would echo the value.
-        let secrets = self
-            .secret
-            .iter()
-            .map(|s| s.parse::<Secret>())
-            .collect::<Result<Vec<_>, _>>()
-            .and_then(Secrets::new)
-            .map_err(UsageError)?;
         let confirmer: Option<Arc<dyn Confirmer>> = (self.confirm == ConfirmPolicy::Ask
             && std::io::stdin().is_terminal())
         .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
         if self.images == 0 {
             return Err(UsageError("--images must be 1 or more".into()).into());
-        }
-        if self.read_chars < 500 {
-            return Err(UsageError("--read-chars must be 500 or more".into()).into());
         }
         let answer_schema = match &self.schema {
             Some(path) => Some(Arc::new(
@@ -154,10 +190,8 @@ impl CommonArgs {
             )),
             None => None,
         };
-        let mut words: Vec<String> = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
-        words.extend(self.confirm_word.iter().cloned());
         Ok(AgentOptions {
-            scrub: !self.no_scrub,
+            scrub: !self.policy.no_scrub,
             max_steps: self.max_steps.max(1),
             max_failures: self.max_failures.max(1),
             max_cost: self.max_cost,
@@ -165,21 +199,8 @@ impl CommonArgs {
             out: self.out.clone(),
             browser: self.browser.options(),
             act: ActOptions {
-                dialogs: if self.dismiss_dialogs {
-                    DialogPolicy::Dismiss
-                } else {
-                    DialogPolicy::Accept
-                },
-                download_dir: self.download_dir.clone(),
-                domains: DomainPolicy {
-                    allow: self.allow_domain.clone(),
-                    block: self.block_domain.clone(),
-                },
-                secrets,
-                confirm: ConfirmGuard::new(self.confirm, words, confirmer),
-                read_chars: self.read_chars,
                 answer_schema,
-                ..ActOptions::default()
+                ..self.policy.act_options(self.confirm, confirmer)?
             },
             images: self.images,
             prices,

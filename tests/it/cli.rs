@@ -54,7 +54,8 @@ fn profiles_in(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
+/// The binary with these arguments, in a new temp dir that is also its TMPDIR.
+pub fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();

@@ -10,6 +10,7 @@ mod agent;
 mod cli;
 mod corpus;
 mod golden;
+mod mcp;
 mod miniwob;
 mod perception;
 mod read;

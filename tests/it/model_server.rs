@@ -68,12 +68,7 @@ impl Received {
 
     /// The id of the element listed with exactly this name: `[id] role "name"`.
     pub fn id_of(&self, name: &str) -> u32 {
-        let needle = format!("\"{name}\"");
-        self.text()
-            .lines()
-            .filter(|l| l.starts_with('[') && l.contains(&needle))
-            .find_map(|l| l[1..].split(']').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no element {name:?} in the prompt:\n{}", self.text()))
+        id_in(&self.text(), name)
     }
 
     /// The list line of the element with this name, with the state its
@@ -131,6 +126,16 @@ impl Received {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The id of the element an element list shows with exactly this name, as
+/// a model reads it off `[id] role "name"`.
+pub fn id_in(text: &str, name: &str) -> u32 {
+    let needle = format!("\"{name}\"");
+    text.lines()
+        .filter(|l| l.starts_with('[') && l.contains(&needle))
+        .find_map(|l| l[1..].split(']').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no element {name:?} in the list:\n{text}"))
 }
 
 /// What the scripted model does with one request.

@@ -1,0 +1,109 @@
+//! What a model is shown of one observation, under a run's privacy rules:
+//! the element list and title (values only where the agent typed them, never
+//! a secret, personal data scrubbed), the marked screenshot with password and
+//! secret fields painted over, and the note naming the secrets it may type.
+//! The agent loop and the MCP server show pages through these alike.
+
+use crate::act::Executor;
+use crate::brain::Image;
+use crate::mark::{self, Encoding, MarkStyle};
+use crate::perceive::{Observation, Rect};
+use crate::safety::Secrets;
+
+use super::prompt::{self, Privacy};
+
+/// One observation as the model gets it.
+pub(crate) struct ModelView {
+    /// The element list.
+    pub elements: String,
+    /// The page title, as the model may read it.
+    pub title: String,
+    /// The placeholders of the secrets the person gave for this page's host.
+    pub usable_secrets: Vec<String>,
+    /// The marked screenshot at full size, as the run directory keeps it.
+    pub full_png: Vec<u8>,
+    /// The marked screenshot as sent: shrunk to the long edge models take.
+    pub sent: Image,
+}
+
+/// Shows an observation the executor made: its list, title and marked image.
+pub(crate) fn model_view(
+    obs: &Observation,
+    exec: &Executor,
+    secrets: &Secrets,
+    scrub: bool,
+    list_cap: usize,
+) -> Result<ModelView, String> {
+    let (typed, secret_nodes) = exec.typed_nodes();
+    let privacy = Privacy {
+        typed,
+        secret_nodes,
+        scrub,
+        secrets,
+    };
+    let elements = prompt::model_list(obs, list_cap, &privacy);
+    let title = privacy.text(&obs.title);
+    // Password fields and fields holding a secret show in no image.
+    let hide: Vec<Rect> = obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| {
+            e.input_type.as_deref() == Some("password")
+                || secret_nodes.contains(&e.backend_node_id)
+                || e.value.as_deref().is_some_and(|v| secrets.reveals(v))
+        })
+        .filter_map(|e| e.visible.or(Some(e.bbox)))
+        .collect();
+    let (full_png, sent) = marked(obs, &hide)?;
+    let usable_secrets = secrets
+        .allowed_on(&crate::act::host_of(&obs.url))
+        .iter()
+        .map(|n| format!("{{{{secret:{n}}}}}"))
+        .collect();
+    Ok(ModelView {
+        elements,
+        title,
+        usable_secrets,
+        full_png,
+        sent,
+    })
+}
+
+impl ModelView {
+    /// The note telling the model which secrets it may type here, if any.
+    pub fn secrets_note(&self) -> Option<String> {
+        (!self.usable_secrets.is_empty()).then(|| {
+            format!(
+                "secrets the person gave for this site, to type as they are written here (you \
+                 never see their values): {}",
+                self.usable_secrets.join(", ")
+            )
+        })
+    }
+}
+
+/// The marked screenshot as PNG at full size, and as sent to a model.
+fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), String> {
+    use base64::Engine;
+    let style = MarkStyle::default();
+    let image = mark::mark_observation(obs, &style, hide)
+        .map_err(|e| format!("the screenshot could not be marked: {e}"))?;
+    let encode = |img| {
+        mark::encode(img, Encoding::Png)
+            .map_err(|e| format!("the marked image could not be encoded: {e}"))
+    };
+    let png = encode(&image)?;
+    let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
+    let sent = match mark::downscale(&image, long_edge) {
+        Some(small) => encode(&small)?,
+        None => png.clone(),
+    };
+    Ok((
+        png,
+        Image {
+            media_type: "image/png".into(),
+            base64: base64::engine::general_purpose::STANDARD.encode(sent),
+        },
+    ))
+}

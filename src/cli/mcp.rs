@@ -1,0 +1,111 @@
+//! `seamark mcp`: seamark's perception and executor as MCP tools, over stdio
+//! (the default) or streamable HTTP. stdout carries only the protocol.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt;
+use seamark::mcp::{Desk, McpOptions, SeamarkMcp};
+use seamark::safety::ConfirmPolicy;
+use tokio::sync::Mutex;
+
+use super::run::PolicyArgs;
+use super::{BrowserArgs, UsageError};
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve over streamable HTTP at [ADDR:]PORT (127.0.0.1 unless an
+    /// address is given; the endpoint is http://ADDR:PORT/mcp) instead of stdio.
+    #[arg(long, value_name = "[ADDR:]PORT")]
+    http: Option<String>,
+    /// The session's run directory (default: runs/<time>-mcp-session).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Destructive clicks and keys (delete, pay, send, a form with a
+    /// password…): deny (MCP has no terminal to ask at) or allow.
+    #[arg(long, value_name = "deny|allow", default_value = "deny")]
+    confirm: ConfirmPolicy,
+    #[command(flatten)]
+    policy: PolicyArgs,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let act = args.policy.act_options(args.confirm, None)?;
+    let desk = Desk::new(McpOptions {
+        browser: args.browser.options(),
+        act,
+        scrub: !args.policy.no_scrub,
+        out: args.out.clone(),
+        ..McpOptions::default()
+    })?;
+    eprintln!("seamark mcp: run directory {}", desk.dir().display());
+    let desk = Arc::new(Mutex::new(desk));
+    let served = match &args.http {
+        None => serve_stdio(desk.clone()).await,
+        Some(addr) => serve_http(desk.clone(), addr).await,
+    };
+    let dir = desk.lock().await.finish().await;
+    eprintln!(
+        "seamark mcp: session ended; report {}",
+        dir.join(seamark::report::REPORT).display()
+    );
+    served.map(|()| ExitCode::SUCCESS)
+}
+
+/// Serves one client on stdin and stdout until it closes them (or Ctrl-C).
+async fn serve_stdio(desk: Arc<Mutex<Desk>>) -> anyhow::Result<()> {
+    let service = SeamarkMcp::new(desk)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("the MCP session could not start")?;
+    tokio::select! {
+        r = service.waiting() => { r.context("the MCP session failed")?; }
+        _ = tokio::signal::ctrl_c() => {}
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP until Ctrl-C; every connection shares the browser.
+async fn serve_http(desk: Arc<Mutex<Desk>>, addr: &str) -> anyhow::Result<()> {
+    let addr = match addr.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) => addr.to_string(),
+    };
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
+    let local = listener.local_addr()?;
+    let service = TowerToHyperService::new(StreamableHttpService::new(
+        move || Ok(SeamarkMcp::new(desk.clone())),
+        LocalSessionManager::default().into(),
+        StreamableHttpServerConfig::default(),
+    ));
+    eprintln!("seamark mcp: serving MCP over streamable HTTP at http://{local}/mcp");
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!("a connection could not be accepted: {e}");
+                    continue;
+                }
+            },
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

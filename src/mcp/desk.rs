@@ -1,0 +1,514 @@
+//! The browser behind the MCP tools: one session, its executor and its run
+//! directory, driven call by call. Every call that acts is journaled as a
+//! step of a run (the observation it was planned on, the commands, their
+//! outcomes), so a session is reported like a run.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::act::{ActOptions, BatchReport, Executor};
+use crate::agent::view::{self, ModelView};
+use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
+use crate::brain::Image;
+use crate::browser::{BrowserOptions, Session};
+use crate::journal::{utc_rfc3339, Journal, JournalError};
+use crate::perceive::{self, Observation};
+use crate::protocol::{self, Command, ReadTarget, Step};
+use crate::safety::DomainGuard;
+
+/// How the MCP server drives its browser.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    /// How the browser starts (or which one to attach to).
+    pub browser: BrowserOptions,
+    /// How commands run: timeouts, domains, secrets, confirmation.
+    pub act: ActOptions,
+    /// Tag emails, phone numbers, card numbers and tokens in what the client reads.
+    pub scrub: bool,
+    /// Most elements in a list.
+    pub list_cap: usize,
+    /// The session's run directory; else a new one under `runs_root`.
+    pub out: Option<PathBuf>,
+    /// Where run directories go.
+    pub runs_root: PathBuf,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        Self {
+            browser: BrowserOptions::default(),
+            act: ActOptions::default(),
+            scrub: true,
+            list_cap: perceive::DEFAULT_LIST_CAP,
+            out: None,
+            runs_root: PathBuf::from("runs"),
+        }
+    }
+}
+
+/// What a tool gives back: text, the marked image when asked for, and
+/// whether the call failed (a tool error the client's model reads).
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    /// The text content.
+    pub text: String,
+    /// The marked screenshot, as a model gets it.
+    pub image: Option<Image>,
+    /// The call did not do what it was asked.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    fn error(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            image: None,
+            is_error: true,
+        }
+    }
+}
+
+/// The last observation shown, as a step record needs it.
+struct Shown {
+    url: String,
+    title: String,
+    signature: String,
+    elements: String,
+    notes: Vec<String>,
+    screenshot: String,
+}
+
+/// The browser, its executor and the session's journal.
+pub struct Desk {
+    options: McpOptions,
+    journal: Journal,
+    started: Instant,
+    guard: Option<DomainGuard>,
+    session: Option<Session>,
+    exec: Option<Executor>,
+    shown: Option<Shown>,
+    /// Looks saved so far (each screenshot's number).
+    looks: usize,
+    /// Steps journaled so far.
+    steps: usize,
+}
+
+impl Desk {
+    /// Opens the session's run directory; the browser starts at the first
+    /// call that needs it.
+    pub fn new(options: McpOptions) -> Result<Desk, JournalError> {
+        let mut journal = match &options.out {
+            Some(dir) => Journal::create(dir)?,
+            None => Journal::create_in(&options.runs_root, "mcp session")?,
+        };
+        journal.redact(options.act.secrets.clone());
+        journal.write(&StartRecord {
+            kind: "start",
+            task: "an MCP session: the client's model gives the commands".into(),
+            url: String::new(),
+            model: "mcp client".into(),
+            started: utc_rfc3339(SystemTime::now()),
+            seamark: env!("CARGO_PKG_VERSION").to_string(),
+            max_steps: 0,
+        })?;
+        Ok(Desk {
+            options,
+            journal,
+            started: Instant::now(),
+            guard: None,
+            session: None,
+            exec: None,
+            shown: None,
+            looks: 0,
+            steps: 0,
+        })
+    }
+
+    /// The run directory.
+    pub fn dir(&self) -> PathBuf {
+        self.journal.dir().to_path_buf()
+    }
+
+    /// Starts the browser (and the domain guard) unless it runs.
+    async fn ensure(&mut self) -> Result<(), String> {
+        if self.alive().is_ok() {
+            return Ok(());
+        }
+        let mut browser = self.options.browser.clone();
+        if self.options.act.domains.is_active() && self.guard.is_none() {
+            if browser.cdp.is_some() {
+                return Err(
+                    "domain limits need a browser seamark launches: an attached \
+                            browser's requests cannot be routed through the domain guard \
+                            (drop --cdp)"
+                        .into(),
+                );
+            }
+            let guard = DomainGuard::start(self.options.act.domains.clone())
+                .await
+                .map_err(|e| format!("the domain guard could not start: {e}"))?;
+            self.options.act.blocked = Some(guard.record());
+            self.guard = Some(guard);
+        }
+        if let Some(g) = &self.guard {
+            browser.proxy = Some(g.addr.clone());
+        }
+        let session = Session::start(&browser)
+            .await
+            .map_err(|e| format!("the browser could not start: {e}"))?;
+        let exec = Executor::new(&session, self.options.act.clone()).await;
+        self.session = Some(session);
+        self.exec = Some(exec);
+        Ok(())
+    }
+
+    /// Whether a browser runs; one that died is forgotten (dropping it kills
+    /// what is left of it and removes its profile), with a message saying so.
+    fn alive(&mut self) -> Result<(), String> {
+        match self.session.as_mut().map(Session::is_alive) {
+            None => Err("no page is open: call open with a URL first".into()),
+            Some(true) => Ok(()),
+            Some(false) => {
+                self.session = None;
+                self.exec = None;
+                self.shown = None;
+                Err(
+                    "the browser was lost (it crashed or was closed); open a page to start a \
+                     new one"
+                        .into(),
+                )
+            }
+        }
+    }
+
+    /// Forgets a browser that stopped answering, so the next call starts one.
+    async fn lose_browser(&mut self, why: &str) -> ToolOutput {
+        if let Some(s) = self.session.take() {
+            s.close().await;
+        }
+        self.exec = None;
+        self.shown = None;
+        ToolOutput::error(format!(
+            "{why}. The browser was lost; the next call starts a new one (open a page first)"
+        ))
+    }
+
+    /// `open`: navigates and shows the page.
+    pub async fn open(&mut self, target: &str, image: bool) -> ToolOutput {
+        let url = match crate::target::to_url(target) {
+            Ok(u) => u,
+            Err(e) => return ToolOutput::error(format!("bad URL: {e}")),
+        };
+        if let Some(why) = self.options.act.domains.url_refusal(&url) {
+            return ToolOutput::error(format!("refused by the domain policy: {why}"));
+        }
+        if let Err(why) = self.ensure().await {
+            return ToolOutput::error(why);
+        }
+        let Some(session) = self.session.as_mut() else {
+            return ToolOutput::error("no browser");
+        };
+        if let Err(e) = session
+            .navigate(&url, self.options.act.navigation_timeout)
+            .await
+        {
+            if session.page().url().await.is_err() {
+                return self
+                    .lose_browser(&format!("the page could not be opened: {e}"))
+                    .await;
+            }
+            return ToolOutput::error(format!("the page could not be opened: {e}"));
+        }
+        // A fresh executor: the ids and typed fields of the page before are gone.
+        let exec = Executor::new(session, self.options.act.clone()).await;
+        self.exec = Some(exec);
+        self.observe(image).await
+    }
+
+    /// `observe`: the marked screenshot and the list of the page as it is.
+    pub async fn observe(&mut self, image: bool) -> ToolOutput {
+        if let Err(why) = self.alive() {
+            return ToolOutput::error(why);
+        }
+        let (Some(session), Some(exec)) = (self.session.as_ref(), self.exec.as_mut()) else {
+            return ToolOutput::error("no page is open: call open with a URL first");
+        };
+        let obs = match exec.observe(session).await {
+            Ok(o) => o.clone(),
+            Err(e) => {
+                return self
+                    .lose_browser(&format!("the page could not be read: {e}"))
+                    .await
+            }
+        };
+        self.show(&obs, image)
+    }
+
+    fn show(&mut self, obs: &Observation, image: bool) -> ToolOutput {
+        let Some(exec) = self.exec.as_mut() else {
+            return ToolOutput::error("no page is open: call open with a URL first");
+        };
+        let secrets = &self.options.act.secrets;
+        let view = match view::model_view(
+            obs,
+            exec,
+            secrets,
+            self.options.scrub,
+            self.options.list_cap,
+        ) {
+            Ok(v) => v,
+            Err(why) => return ToolOutput::error(why),
+        };
+        self.looks += 1;
+        let screenshot = match self.journal.save_image(self.looks, "png", &view.full_png) {
+            Ok(name) => name,
+            Err(e) => return ToolOutput::error(e.to_string()),
+        };
+        exec.set_screenshot(Some(self.journal.dir().join(&screenshot)));
+        let mut notes = obs.notes.clone();
+        notes.extend(view.secrets_note());
+        let text = page_text(obs, &view, &notes);
+        self.shown = Some(Shown {
+            url: obs.url.clone(),
+            title: view.title.clone(),
+            signature: obs.signature.clone(),
+            elements: view.elements.clone(),
+            notes,
+            screenshot,
+        });
+        ToolOutput {
+            text: self.options.act.secrets.redact(&text),
+            image: image.then_some(view.sent),
+            is_error: false,
+        }
+    }
+
+    /// `act`: a batch of commands, run by the executor with its rules.
+    pub async fn act(&mut self, commands: &str, image: bool) -> ToolOutput {
+        let steps = match protocol::parse(commands) {
+            Ok(s) if s.is_empty() => return ToolOutput::error("no command given"),
+            Ok(s) => s,
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "the commands could not be read: {e}. One command per line, as CLICK:3 or \
+                     TYPE:5:John Smith"
+                ))
+            }
+        };
+        let t = Instant::now();
+        let report = match self.run(&steps).await {
+            Ok(r) => r,
+            Err(why) => return ToolOutput::error(why),
+        };
+        let act_ms = t.elapsed().as_secs_f64() * 1e3;
+        let failed = report.failed();
+        let mut text = batch_text(&report);
+        self.journal_step(commands, &steps, &report, act_ms);
+        let after = self.observe(image).await;
+        text.push_str("\n\n");
+        text.push_str(&after.text);
+        ToolOutput {
+            text: self.options.act.secrets.redact(&text),
+            image: after.image,
+            is_error: failed || after.is_error,
+        }
+    }
+
+    /// `read`: the page's content as Markdown, or a part of it.
+    pub async fn read(&mut self, of: ReadTarget) -> ToolOutput {
+        let step = Step {
+            command: Command::Read { of },
+            echo: None,
+        };
+        let report = match self.run(std::slice::from_ref(&step)).await {
+            Ok(r) => r,
+            Err(why) => return ToolOutput::error(why),
+        };
+        let failed = report.failed();
+        let text = if failed {
+            batch_text(&report)
+        } else {
+            report.readings.join("\n\n")
+        };
+        let text = match &self.exec {
+            Some(exec) => {
+                let (typed, secret_nodes) = exec.typed_nodes();
+                let privacy = crate::agent::prompt::Privacy {
+                    typed,
+                    secret_nodes,
+                    scrub: self.options.scrub,
+                    secrets: &self.options.act.secrets,
+                };
+                privacy.text(&text)
+            }
+            None => text,
+        };
+        ToolOutput {
+            text,
+            image: None,
+            is_error: failed,
+        }
+    }
+
+    /// `tabs`: the open tabs, and with `select` a switch to one.
+    pub async fn tabs(&mut self, select: Option<usize>) -> ToolOutput {
+        if let Err(why) = self.alive() {
+            return ToolOutput::error(why);
+        }
+        let Some(session) = self.session.as_mut() else {
+            return ToolOutput::error("no browser yet: call open with a URL first");
+        };
+        let pages = match session.browser().pages().await {
+            Ok(p) => p,
+            Err(e) => {
+                return self
+                    .lose_browser(&format!("the tabs could not be listed: {e}"))
+                    .await
+            }
+        };
+        let current = session.page().target_id().clone();
+        if let Some(n) = select {
+            let Some(page) = n.checked_sub(1).and_then(|i| pages.get(i)).cloned() else {
+                return ToolOutput::error(format!(
+                    "there is no tab {n}: the tabs are numbered 1 to {}",
+                    pages.len()
+                ));
+            };
+            if let Err(e) = session.switch_to(page).await {
+                return ToolOutput::error(format!("could not switch to tab {n}: {e}"));
+            }
+            let exec = Executor::new(session, self.options.act.clone()).await;
+            self.exec = Some(exec);
+            let mut out = self.observe(false).await;
+            out.text = format!("switched to tab {n}\n\n{}", out.text);
+            return out;
+        }
+        let mut lines = Vec::new();
+        for (i, p) in pages.iter().enumerate() {
+            let url = p.url().await.ok().flatten().unwrap_or_default();
+            let title = p.get_title().await.ok().flatten().unwrap_or_default();
+            let mark = if *p.target_id() == current {
+                " (current)"
+            } else {
+                ""
+            };
+            lines.push(format!("{}. {title} · {url}{mark}", i + 1));
+        }
+        ToolOutput {
+            text: self.options.act.secrets.redact(&lines.join("\n")),
+            image: None,
+            is_error: false,
+        }
+    }
+
+    /// Runs steps on the current page.
+    async fn run(&mut self, steps: &[Step]) -> Result<BatchReport, String> {
+        self.alive()?;
+        let (Some(session), Some(exec)) = (self.session.as_mut(), self.exec.as_mut()) else {
+            return Err("no page is open: call open with a URL first".into());
+        };
+        if exec.observation().is_none() {
+            // Commands name ids of an observation: make one first.
+            let _ = exec.observe(session).await;
+        }
+        Ok(exec.run(session, steps).await)
+    }
+
+    fn journal_step(&mut self, answer: &str, steps: &[Step], report: &BatchReport, act_ms: f64) {
+        self.steps += 1;
+        let shown = self.shown.take().unwrap_or(Shown {
+            url: String::new(),
+            title: String::new(),
+            signature: String::new(),
+            elements: String::new(),
+            notes: Vec::new(),
+            screenshot: String::new(),
+        });
+        let record = StepRecord {
+            kind: "step",
+            step: self.steps,
+            url: shown.url,
+            title: shown.title,
+            signature: shown.signature,
+            elements: shown.elements,
+            notes: shown.notes,
+            screenshot: shown.screenshot,
+            prompt_chars: 0,
+            prompt_tokens: Default::default(),
+            images: 0,
+            answer: Some(answer.to_string()),
+            plan: None,
+            commands: steps.iter().map(|s| s.to_string()).collect(),
+            parse_error: None,
+            report: Some(report.clone()),
+            blocked: Vec::new(),
+            spend: Spend::default(),
+            divergence: None,
+            error: None,
+            timings: StepTimings {
+                act_ms,
+                ..StepTimings::default()
+            },
+        };
+        if let Err(e) = self.journal.write(&record) {
+            tracing::warn!("the session's journal could not be written: {e}");
+        }
+    }
+
+    /// Ends the session: the end record, the report, the browser closed.
+    pub async fn finish(&mut self) -> PathBuf {
+        let result = RunResult {
+            success: true,
+            status: RunStatus::Done,
+            answer: None,
+            reason: "the MCP session ended".into(),
+            steps: self.steps,
+            tokens: Default::default(),
+            cost_usd: None,
+            run_dir: self.dir(),
+            wall_time_s: self.started.elapsed().as_secs_f64(),
+            model: "mcp client".into(),
+            divergences: Vec::new(),
+            data: None,
+            prompt_tokens: Vec::new(),
+            report: None,
+        };
+        if let Err(e) = self
+            .journal
+            .write(&serde_json::json!({ "kind": "end", "result": result }))
+        {
+            tracing::warn!("the session's end could not be written: {e}");
+        }
+        if let Some(s) = self.session.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(10), s.close()).await;
+        }
+        if let Err(e) = crate::report::write(self.journal.dir()) {
+            tracing::warn!("the session's report was not written: {e}");
+        }
+        self.dir()
+    }
+}
+
+/// The page as the client's model reads it: URL, title, viewport, notes,
+/// then the element list.
+fn page_text(obs: &Observation, view: &ModelView, notes: &[String]) -> String {
+    let mut text = format!(
+        "URL: {}\nTitle: {}\nViewport: {}x{} at scroll {},{}\n",
+        obs.url, view.title, obs.viewport.width, obs.viewport.height, obs.scroll.x, obs.scroll.y
+    );
+    for n in notes {
+        text.push_str(&format!("Note: {n}\n"));
+    }
+    text.push_str("Elements ([id] role \"name\" state; the ids match the marks on the image):\n");
+    text.push_str(&view.elements);
+    text
+}
+
+/// Each command's outcome, and what was not run and why.
+fn batch_text(report: &BatchReport) -> String {
+    let mut text = report.feedback();
+    for a in &report.answers {
+        text.push_str(&format!("\nanswer recorded: {a}"));
+    }
+    text
+}

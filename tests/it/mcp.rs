@@ -1,0 +1,423 @@
+//! `seamark mcp` driven by a real MCP client (rmcp's), over a child
+//! process's stdio and over streamable HTTP, against the fixture site.
+
+use std::path::Path;
+use std::time::Duration;
+
+use base64::Engine;
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::RunningService;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::agent::{all_bytes, records};
+use crate::cli::command;
+use crate::model_server::id_in;
+use crate::server::Server;
+
+/// A client connected to `seamark mcp`, and the temp dir it runs in (its
+/// run directory is `rec` there).
+struct Mcp {
+    client: RunningService<RoleClient, ()>,
+    dir: tempfile::TempDir,
+    /// The server process, for HTTP (the stdio one belongs to the transport).
+    server: Option<tokio::process::Child>,
+}
+
+/// What one tool call gave.
+struct Called {
+    text: String,
+    images: Vec<Vec<u8>>,
+    is_error: bool,
+}
+
+impl Mcp {
+    /// `seamark mcp --out rec ARGS` over its stdio.
+    async fn stdio(args: &[&str]) -> Mcp {
+        let mut all = vec!["mcp", "--out", "rec"];
+        all.extend_from_slice(args);
+        let (cmd, dir) = command(&all);
+        let transport = TokioChildProcess::new(cmd).expect("start seamark mcp");
+        let client = ().serve(transport).await.expect("MCP handshake");
+        Mcp {
+            client,
+            dir,
+            server: None,
+        }
+    }
+
+    /// `seamark mcp --http PORT --out rec ARGS`, and a client over HTTP.
+    async fn http(args: &[&str]) -> Mcp {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+            l.local_addr().expect("addr").port().to_string()
+        };
+        let mut all = vec!["mcp", "--http", port.as_str(), "--out", "rec"];
+        all.extend_from_slice(args);
+        let (mut cmd, dir) = command(&all);
+        cmd.stderr(std::process::Stdio::piped()).kill_on_drop(true);
+        let mut server = cmd.spawn().expect("start seamark mcp --http");
+        // Wait for the line that says it listens.
+        let stderr = server.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Ok(Some(l)) = lines.next_line().await {
+                if let Some(u) = l.split("streamable HTTP at ").nth(1) {
+                    return u.trim().to_string();
+                }
+            }
+            String::new()
+        })
+        .await
+        .expect("seamark mcp --http listens");
+        assert!(url.ends_with("/mcp"), "{url}");
+        let client =
+            ().serve(StreamableHttpClientTransport::from_uri(url))
+                .await
+                .expect("MCP handshake over HTTP");
+        Mcp {
+            client,
+            dir,
+            server: Some(server),
+        }
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> Called {
+        let args = args.as_object().cloned().unwrap_or_default();
+        let result = self
+            .client
+            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+            .await
+            .unwrap_or_else(|e| panic!("{tool} failed as a call: {e}"));
+        let mut text = String::new();
+        let mut images = Vec::new();
+        for c in result.content {
+            match c {
+                ContentBlock::Text(t) => text.push_str(&t.text),
+                ContentBlock::Image(i) => images.push(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(i.data)
+                        .expect("base64 image"),
+                ),
+                _ => {}
+            }
+        }
+        Called {
+            text,
+            images,
+            is_error: result.is_error == Some(true),
+        }
+    }
+
+    fn run_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("rec")
+    }
+
+    /// Ends the session as a client does (closing the transport) and waits
+    /// for the server to write its end.
+    async fn close(mut self) -> tempfile::TempDir {
+        let _ = self.client.cancel().await;
+        if let Some(mut server) = self.server.take() {
+            let pid = server.id().map(|p| p.to_string()).unwrap_or_default();
+            let _ = tokio::process::Command::new("kill")
+                .args(["-INT", &pid])
+                .status()
+                .await;
+            let _ = tokio::time::timeout(Duration::from_secs(30), server.wait()).await;
+        }
+        // The stdio server ends when its stdin closes: wait for its report.
+        let report = self.dir.path().join("rec/report.html");
+        for _ in 0..300 {
+            if report.exists() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        self.dir
+    }
+}
+
+#[tokio::test]
+async fn tools_are_listed_and_open_gives_the_marked_screenshot_and_the_list() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    let tools = mcp.client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["act", "observe", "open", "read", "tabs"]);
+    let act = tools.iter().find(|t| t.name == "act").expect("act");
+    let schema = serde_json::to_value(&act.input_schema).unwrap_or_default();
+    assert_eq!(
+        schema["properties"]["commands"]["type"], "string",
+        "{schema}"
+    );
+    assert_eq!(schema["required"], json!(["commands"]), "{schema}");
+    assert!(act
+        .description
+        .as_deref()
+        .unwrap_or_default()
+        .contains("CLICK:3"));
+    let opened = mcp
+        .call("open", json!({"url": server.url("form.html")}))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    assert!(
+        opened
+            .text
+            .contains("[1] textbox \"Email address\" type=email"),
+        "{}",
+        opened.text
+    );
+    assert!(
+        opened.text.contains("Viewport: 1280x800"),
+        "{}",
+        opened.text
+    );
+    let png = image::load_from_memory(&opened.images[0]).expect("a PNG");
+    assert_eq!((png.width(), png.height()), (1280, 800));
+    // Text alone on request.
+    let text_only = mcp.call("observe", json!({"image": false})).await;
+    assert!(text_only.images.is_empty());
+    assert!(text_only.text.contains("Email address"));
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn act_signs_in_with_a_secret_that_no_result_and_no_file_holds() {
+    const PW: &str = "correct-horse-battery-9";
+    let server = Server::start(None).await;
+    let secret = format!("ACME_PW={PW}");
+    let mcp = Mcp::stdio(&["--secret", &secret]).await;
+    let opened = mcp
+        .call("open", json!({"url": server.url("signin.html")}))
+        .await;
+    assert!(
+        opened.text.contains("{{secret:ACME_PW}}"),
+        "the client's model is told which secret it may type: {}",
+        opened.text
+    );
+    let user = id_in(&opened.text, "Email or username");
+    let pw = id_in(&opened.text, "Password");
+    let button = id_in(&opened.text, "Sign in");
+    let commands =
+        format!("TYPE:{user}:ada\nTYPE:{pw}:{{{{secret:ACME_PW}}}}\nCLICK:{button}\nCLICK:{user}");
+    let acted = mcp.call("act", json!({ "commands": commands })).await;
+    assert!(!acted.is_error, "{}", acted.text);
+    assert!(acted.text.contains("signed-in.html"), "{}", acted.text);
+    // The batch stopped at the new page: the last command was not run.
+    assert!(
+        acted.text.contains(&format!("not run: CLICK:{user}")),
+        "{}",
+        acted.text
+    );
+    assert_eq!(server.posted("/signed-in.html").len(), 1);
+    // The result ends with the new page's list; an id it does not have is refused.
+    let stale = mcp.call("act", json!({"commands": "CLICK:99"})).await;
+    assert!(stale.is_error);
+    assert!(
+        stale.text.contains("there is no element 99"),
+        "{}",
+        stale.text
+    );
+    let read = mcp.call("read", json!({})).await;
+    assert!(!read.is_error, "{}", read.text);
+    for called in [&opened, &acted, &stale, &read] {
+        assert!(!called.text.contains(PW), "a tool result holds the secret");
+        for img in &called.images {
+            assert!(!img.windows(PW.len()).any(|w| w == PW.as_bytes()));
+        }
+    }
+    let dir = mcp.close().await;
+    let rec = dir.path().join("rec");
+    let files = all_bytes(&rec);
+    assert!(files.iter().any(|(n, _)| n == "report.html"), "no report");
+    for (name, bytes) in files {
+        assert!(
+            !bytes.windows(PW.len()).any(|w| w == PW.as_bytes()),
+            "{name} holds the secret"
+        );
+    }
+    // Each act is a step of the session's journal, as a run's are.
+    let steps = records(&rec, "step");
+    assert_eq!(steps.len(), 2);
+    assert_eq!(
+        steps[0]["report"]["outcomes"][2]["command"],
+        format!("CLICK:{button}")
+    );
+    assert_eq!(records(&rec, "end").len(), 1);
+}
+
+#[tokio::test]
+async fn a_destructive_click_is_held_and_a_blocked_domain_is_refused() {
+    let server = Server::start(None).await;
+    let other = Server::start(None).await;
+    let other_host = other.base.trim_start_matches("http://").to_string();
+    // Both servers are 127.0.0.1: block by the other's port through localhost.
+    let blocked_url = other.url("form.html").replace("127.0.0.1", "localhost");
+    let mcp = Mcp::stdio(&["--block-domain", "localhost"]).await;
+    let refused = mcp.call("open", json!({ "url": blocked_url })).await;
+    assert!(refused.is_error);
+    assert!(
+        refused.text.contains("refused by the domain policy"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        !other.was_requested("/form.html"),
+        "{other_host} was reached"
+    );
+    let opened = mcp
+        .call("open", json!({"url": server.url("delete.html")}))
+        .await;
+    let delete = id_in(&opened.text, "Delete account");
+    let held = mcp
+        .call("act", json!({ "commands": format!("CLICK:{delete}") }))
+        .await;
+    assert!(held.is_error, "{}", held.text);
+    assert!(held.text.contains("HELD"), "{}", held.text);
+    assert!(
+        held.text.contains("held for a person's confirmation"),
+        "{}",
+        held.text
+    );
+    assert!(!server.was_requested("/deleted"), "the form was posted");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn bad_calls_are_errors_and_the_server_keeps_serving() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    // Before any page.
+    let early = mcp.call("observe", json!({})).await;
+    assert!(
+        early.is_error && early.text.contains("call open"),
+        "{}",
+        early.text
+    );
+    // Unknown tool, a missing and a wrong-typed argument: protocol errors.
+    for (tool, args) in [
+        ("fly", json!({})),
+        ("open", json!({})),
+        ("act", json!({"commands": 5})),
+    ] {
+        let args = args.as_object().cloned().unwrap_or_default();
+        let r = mcp
+            .client
+            .call_tool(CallToolRequestParams::new(tool).with_arguments(args))
+            .await;
+        assert!(
+            r.is_err() || r.as_ref().is_ok_and(|r| r.is_error == Some(true)),
+            "{tool}: {r:?}"
+        );
+    }
+    mcp.call("open", json!({"url": server.url("form.html")}))
+        .await;
+    let unparsed = mcp.call("act", json!({"commands": "JUMP:3"})).await;
+    assert!(unparsed.is_error);
+    assert!(
+        unparsed.text.contains("could not be read"),
+        "{}",
+        unparsed.text
+    );
+    let bad_url = mcp
+        .call("open", json!({"url": "http://127.0.0.1:1/"}))
+        .await;
+    assert!(bad_url.is_error, "{}", bad_url.text);
+    // The browser dies between calls: the next call says so, the one after
+    // starts a new browser.
+    kill_browsers_under(mcp.dir.path()).await;
+    let lost = mcp.call("observe", json!({})).await;
+    assert!(lost.is_error, "{}", lost.text);
+    assert!(lost.text.contains("the browser was lost"), "{}", lost.text);
+    let again = mcp
+        .call("open", json!({"url": server.url("form.html")}))
+        .await;
+    assert!(!again.is_error, "{}", again.text);
+    assert!(again.text.contains("Email address"));
+    mcp.close().await;
+}
+
+/// Kills the Chromium whose profile lives under `dir` (its TMPDIR).
+async fn kill_browsers_under(dir: &Path) {
+    let _ = tokio::process::Command::new("pkill")
+        .args(["-KILL", "-f", &dir.display().to_string()])
+        .status()
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+}
+
+#[tokio::test]
+async fn a_malformed_line_gets_an_error_and_the_next_request_its_answer() {
+    let (mut cmd, _dir) = command(&["mcp", "--out", "rec"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().expect("start seamark mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    let lines = [
+        init.to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        "{this is not json".to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(),
+    ];
+    for l in lines {
+        stdin
+            .write_all(format!("{l}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    stdin.flush().await.expect("flush");
+    let mut answers: Vec<Value> = Vec::new();
+    let got = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = out.next_line().await {
+            // stdout carries only the protocol: every line is JSON-RPC.
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout held a line that is not JSON ({e}): {line}"));
+            assert_eq!(v["jsonrpc"], "2.0", "{v}");
+            let done = v["id"] == 2;
+            answers.push(v);
+            if done {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(got.is_ok(), "no answer to tools/list: {answers:?}");
+    let tools = answers.iter().find(|a| a["id"] == 2).expect("the answer");
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5));
+    drop(stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+}
+
+#[tokio::test]
+async fn over_streamable_http_the_same_tools_drive_the_same_browser() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::http(&[]).await;
+    let opened = mcp
+        .call("open", json!({"url": server.url("form.html")}))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    assert_eq!(opened.images.len(), 1);
+    let news = id_in(&opened.text, "Send me news");
+    let acted = mcp
+        .call("act", json!({ "commands": format!("CLICK:{news}") }))
+        .await;
+    assert!(!acted.is_error, "{}", acted.text);
+    assert!(
+        acted.text.contains(&format!("CLICK:{news} → done")),
+        "{}",
+        acted.text
+    );
+    let tabs = mcp.call("tabs", json!({})).await;
+    assert!(tabs.text.contains("(current)"), "{}", tabs.text);
+    assert!(mcp.run_dir().join("journal.jsonl").is_file());
+    let dir = mcp.close().await;
+    assert_eq!(records(&dir.path().join("rec"), "step").len(), 1);
+}

@@ -29,8 +29,9 @@ pub struct McpArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Destructive clicks and keys (delete, pay, send, a form with a
-    /// password…): deny (MCP has no terminal to ask at) or allow.
-    #[arg(long, value_name = "deny|allow", default_value = "deny")]
+    /// password…): ask the person through the client when it supports MCP
+    /// elicitation, else refuse (there is no terminal to ask at); deny; allow.
+    #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
     confirm: ConfirmPolicy,
     #[command(flatten)]
     policy: PolicyArgs,

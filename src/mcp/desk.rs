@@ -14,7 +14,11 @@ use crate::browser::{BrowserOptions, Session};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
-use crate::safety::DomainGuard;
+use crate::safety::{ConfirmPolicy, DomainGuard};
+
+use super::consent::{ElicitConfirmer, PeerSlot};
+use rmcp::service::{Peer, RoleServer};
+use std::sync::Arc;
 
 /// How the MCP server drives its browser.
 #[derive(Debug, Clone)]
@@ -91,12 +95,26 @@ pub struct Desk {
     looks: usize,
     /// Steps journaled so far.
     steps: usize,
+    /// The client of the call under way, asked to confirm destructive actions.
+    peer: PeerSlot,
 }
 
 impl Desk {
     /// Opens the session's run directory; the browser starts at the first
     /// call that needs it.
-    pub fn new(options: McpOptions) -> Result<Desk, JournalError> {
+    pub fn new(mut options: McpOptions) -> Result<Desk, JournalError> {
+        let peer = PeerSlot::default();
+        // `ask` asks the person at the client, where it supports elicitation.
+        if options.act.confirm.policy == ConfirmPolicy::Ask {
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let confirmer = ElicitConfirmer::new(peer.clone(), runtime);
+                options.act.confirm = options
+                    .act
+                    .confirm
+                    .clone()
+                    .with_confirmer(Arc::new(confirmer));
+            }
+        }
         let mut journal = match &options.out {
             Some(dir) => Journal::create(dir)?,
             None => Journal::create_in(&options.runs_root, "mcp session")?,
@@ -121,7 +139,15 @@ impl Desk {
             shown: None,
             looks: 0,
             steps: 0,
+            peer,
         })
+    }
+
+    /// The client of the call under way: a destructive action is put to it.
+    pub fn set_peer(&self, peer: Peer<RoleServer>) {
+        if let Ok(mut slot) = self.peer.lock() {
+            *slot = Some(peer);
+        }
     }
 
     /// The run directory.

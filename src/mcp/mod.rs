@@ -14,6 +14,7 @@
 //! One browser serves the server's life, started at the first call that
 //! needs it; calls run one at a time. Every session has a run directory.
 
+mod consent;
 mod desk;
 
 use std::sync::Arc;
@@ -21,9 +22,11 @@ use std::sync::Arc;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
 use tokio::sync::Mutex;
 
+pub use consent::{Consent, ElicitConfirmer, PeerSlot};
 pub use desk::{Desk, McpOptions, ToolOutput};
 
 use crate::protocol::ReadTarget;
@@ -136,11 +139,16 @@ impl SeamarkMcp {
                        (CLICK:3, TYPE:5:John Smith, SELECT:7:Blue, SCROLL:down, PRESS:Enter, \
                        BACK, WAIT:2). The batch stops as soon as the page changes; ids of a page \
                        that changed are refused. Destructive actions (delete, pay, send) are held \
-                       for a person's confirmation. Returns each command's outcome, what was not \
+                       for a person's confirmation (asked through the client when it supports elicitation). Returns each command's outcome, what was not \
                        run and why, and the new element list."
     )]
-    async fn act(&self, Parameters(args): Parameters<ActArgs>) -> CallToolResult {
+    async fn act(
+        &self,
+        context: RequestContext<RoleServer>,
+        Parameters(args): Parameters<ActArgs>,
+    ) -> CallToolResult {
         let mut desk = self.desk.lock().await;
+        desk.set_peer(context.peer);
         result(desk.act(&args.commands, args.image.unwrap_or(false)).await)
     }
 

@@ -82,6 +82,12 @@ pub struct Decision {
 pub trait Confirmer: Send + Sync {
     /// Asks; true means go ahead.
     fn confirm(&self, hold: &Hold) -> bool;
+
+    /// Why no one can be asked now (the action is then refused, and this is
+    /// recorded as who decided); `None` when someone can.
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The rule set: words, policy, and who to ask.
@@ -138,6 +144,12 @@ impl ConfirmGuard {
         }
     }
 
+    /// The same rules, asking this confirmer.
+    pub fn with_confirmer(mut self, confirmer: Arc<dyn Confirmer>) -> Self {
+        self.confirmer = Some(confirmer);
+        self
+    }
+
     /// The first destructive word found in `text`.
     pub fn word_in(&self, text: &str) -> Option<&str> {
         self.words
@@ -151,7 +163,10 @@ impl ConfirmGuard {
         let (allowed, by) = match (self.policy, &self.confirmer) {
             (ConfirmPolicy::Allow, _) => (true, "--confirm allow".to_string()),
             (ConfirmPolicy::Deny, _) => (false, "--confirm deny".to_string()),
-            (ConfirmPolicy::Ask, Some(c)) => (c.confirm(&hold), "a person".to_string()),
+            (ConfirmPolicy::Ask, Some(c)) => match c.unavailable() {
+                Some(why) => (false, why),
+                None => (c.confirm(&hold), "a person".to_string()),
+            },
             (ConfirmPolicy::Ask, None) => (false, "no one to ask (no terminal)".to_string()),
         };
         Decision { hold, allowed, by }

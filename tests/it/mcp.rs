@@ -6,9 +6,14 @@ use std::time::Duration;
 
 use base64::Engine;
 use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    Implementation,
+};
+use rmcp::service::RequestContext;
 use rmcp::service::RunningService;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -19,8 +24,8 @@ use crate::server::Server;
 
 /// A client connected to `seamark mcp`, and the temp dir it runs in (its
 /// run directory is `rec` there).
-struct Mcp {
-    client: RunningService<RoleClient, ()>,
+struct Mcp<H: ClientHandler = ()> {
+    client: RunningService<RoleClient, H>,
     dir: tempfile::TempDir,
     /// The server process, for HTTP (the stdio one belongs to the transport).
     server: Option<tokio::process::Child>,
@@ -34,18 +39,10 @@ struct Called {
 }
 
 impl Mcp {
-    /// `seamark mcp --out rec ARGS` over its stdio.
+    /// `seamark mcp --out rec ARGS` over its stdio, with a client that has
+    /// no person behind it.
     async fn stdio(args: &[&str]) -> Mcp {
-        let mut all = vec!["mcp", "--out", "rec"];
-        all.extend_from_slice(args);
-        let (cmd, dir) = command(&all);
-        let transport = TokioChildProcess::new(cmd).expect("start seamark mcp");
-        let client = ().serve(transport).await.expect("MCP handshake");
-        Mcp {
-            client,
-            dir,
-            server: None,
-        }
+        Mcp::stdio_with((), args).await
     }
 
     /// `seamark mcp --http PORT --out rec ARGS`, and a client over HTTP.
@@ -81,6 +78,22 @@ impl Mcp {
             client,
             dir,
             server: Some(server),
+        }
+    }
+}
+
+impl<H: ClientHandler> Mcp<H> {
+    /// `seamark mcp --out rec ARGS` over its stdio, with this client.
+    async fn stdio_with(handler: H, args: &[&str]) -> Mcp<H> {
+        let mut all = vec!["mcp", "--out", "rec"];
+        all.extend_from_slice(args);
+        let (cmd, dir) = command(&all);
+        let transport = TokioChildProcess::new(cmd).expect("start seamark mcp");
+        let client = handler.serve(transport).await.expect("MCP handshake");
+        Mcp {
+            client,
+            dir,
+            server: None,
         }
     }
 
@@ -282,8 +295,75 @@ async fn a_destructive_click_is_held_and_a_blocked_domain_is_refused() {
         "{}",
         held.text
     );
+    assert!(
+        held.text
+            .contains("the MCP client does not support elicitation"),
+        "{}",
+        held.text
+    );
     assert!(!server.was_requested("/deleted"), "the form was posted");
     mcp.close().await;
+}
+
+/// A client with a person behind it, who answers every confirmation so.
+#[derive(Clone)]
+struct Person {
+    says_yes: bool,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Person {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::builder().enable_elicitation().build(),
+            Implementation::new("a person", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(serde_json::to_string(&request).unwrap_or_default());
+        }
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({ "go_ahead": self.says_yes })))
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_can_ask_its_person_lets_a_destructive_click_through_on_a_yes() {
+    let server = Server::start(None).await;
+    for says_yes in [false, true] {
+        let person = Person {
+            says_yes,
+            asked: Default::default(),
+        };
+        let asked = person.asked.clone();
+        let mcp = Mcp::stdio_with(person, &[]).await;
+        let opened = mcp
+            .call("open", json!({"url": server.url("delete.html")}))
+            .await;
+        let delete = id_in(&opened.text, "Delete account");
+        let acted = mcp
+            .call("act", json!({ "commands": format!("CLICK:{delete}") }))
+            .await;
+        assert_eq!(acted.is_error, !says_yes, "{}", acted.text);
+        assert_eq!(server.was_requested("/deleted"), says_yes, "{}", acted.text);
+        let asked = asked.lock().map(|a| a.clone()).unwrap_or_default();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(asked[0].contains("Delete account"), "{asked:?}");
+        assert!(
+            asked[0].contains("go_ahead"),
+            "the schema was sent: {asked:?}"
+        );
+        let dir = mcp.close().await;
+        let decision = &records(&dir.path().join("rec"), "step")[0]["report"]["confirmations"][0];
+        assert_eq!(decision["allowed"], says_yes, "{decision}");
+        assert_eq!(decision["by"], "a person", "{decision}");
+    }
 }
 
 #[tokio::test]

@@ -303,6 +303,51 @@ pub struct Agent {
 /// [`RunStatus::Interrupted`] with its end record and report written.
 pub type Interrupt = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// Writes a run's end record and then, when asked, its report; the result
+/// says where the report is. A report that cannot be written loses the run
+/// nothing: the journal has it all, and `seamark report` writes it again.
+pub(crate) fn write_end(
+    journal: &mut Journal,
+    mut result: RunResult,
+    report: bool,
+) -> Result<RunResult, JournalError> {
+    journal.write(&serde_json::json!({ "kind": "end", "result": result }))?;
+    if report {
+        match crate::report::write(journal.dir()) {
+            Ok(written) => result.report = Some(written.html),
+            Err(e) => tracing::warn!("the report was not written: {e}"),
+        }
+    }
+    Ok(result)
+}
+
+/// Domain limits route the browser's requests through the guard, which only
+/// a browser seamark launches can be made to do.
+pub(crate) fn guard_needs_launch(browser: &BrowserOptions) -> Result<(), String> {
+    match browser.cdp {
+        Some(_) => Err(
+            "domain limits need a browser seamark launches: an attached browser's \
+                        requests cannot be routed through the domain guard (drop --cdp)"
+                .into(),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Starts the domain guard for the executor's policy, and routes the
+/// browser (its proxy) and the executor (its record of refusals) through it.
+pub(crate) async fn start_guard(
+    act: &mut ActOptions,
+    browser: &mut BrowserOptions,
+) -> Result<DomainGuard, String> {
+    let guard = DomainGuard::start(act.domains.clone())
+        .await
+        .map_err(|e| format!("the domain guard could not start: {e}"))?;
+    browser.proxy = Some(guard.addr.clone());
+    act.blocked = Some(guard.record());
+    Ok(guard)
+}
+
 /// Runs `work` unless the signal comes first (`None` then).
 async fn until<T>(signal: &mut Option<Interrupt>, work: impl Future<Output = T>) -> Option<T> {
     match signal {
@@ -559,25 +604,16 @@ impl Agent {
         if !policy.is_active() {
             return Ok(None);
         }
-        if self.options.browser.cdp.is_some() {
-            return Err(
-                "domain limits need a browser seamark launches: an attached browser's \
-                        requests cannot be routed through the domain guard (drop --cdp)"
-                    .into(),
-            );
-        }
+        guard_needs_launch(&self.options.browser)?;
         let start = crate::target::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
             return Err(format!(
                 "the start URL is refused by the domain policy: {why}"
             ));
         }
-        let guard = DomainGuard::start(policy)
+        start_guard(&mut self.options.act, &mut self.options.browser)
             .await
-            .map_err(|e| format!("the domain guard could not start: {e}"))?;
-        self.options.browser.proxy = Some(guard.addr.clone());
-        self.options.act.blocked = Some(guard.record());
-        Ok(Some(guard))
+            .map(Some)
     }
 
     /// Writes the end record and returns the result.
@@ -606,17 +642,7 @@ impl Agent {
             prompt_tokens: run.prompt_tokens,
             report: None,
         };
-        journal.write(&serde_json::json!({ "kind": "end", "result": result }))?;
-        let mut result = result;
-        if self.options.report {
-            // A report that cannot be written loses the run nothing: the
-            // journal has it all, and `seamark report` writes it again.
-            match crate::report::write(journal.dir()) {
-                Ok(written) => result.report = Some(written.html),
-                Err(e) => tracing::warn!("the report was not written: {e}"),
-            }
-        }
-        Ok(result)
+        Ok(write_end(&mut journal, result, self.options.report)?)
     }
 
     /// Opens the start page and loops; returns the ending and the steps taken.
@@ -694,7 +720,6 @@ impl Agent {
             .map_err(|e| fail(format!("the page could not be read: {e}")))?
             .clone();
         timings.perceive_ms = ms(t);
-        // An impasse the orchestrator sees for itself; one that persists ends the run.
         let t = Instant::now();
         let view = view::model_view(
             &obs,
@@ -708,6 +733,7 @@ impl Agent {
             .save_image(step, "png", &view.full_png)
             .map_err(|e| fail(e.to_string()))?;
         timings.mark_ms = ms(t);
+        // An impasse the orchestrator sees for itself; one that persists ends the run.
         // A sign-in page is none when the person gave a secret for its host:
         // the model is told which names it may type there instead.
         let impasse = safety::detect_impasse(session.page())
@@ -745,13 +771,7 @@ impl Agent {
             }
             notes.push(format!("IMPASSE: {}", imp.describe()));
         }
-        let (typed, secret_nodes) = exec.typed_nodes();
-        let privacy = prompt::Privacy {
-            typed,
-            secret_nodes,
-            scrub: self.options.scrub,
-            secrets: &self.options.act.secrets,
-        };
+        let privacy = view::privacy(exec, &self.options.act.secrets, self.options.scrub);
         let reading = prompt::model_reading(&std::mem::take(&mut run.readings), &privacy);
         let view::ModelView {
             elements,

@@ -26,6 +26,18 @@ pub(crate) struct ModelView {
     pub sent: Image,
 }
 
+/// What the model may read of pages the executor acts on: values only where
+/// it typed them, never a secret, personal data scrubbed when asked.
+pub(crate) fn privacy<'a>(exec: &'a Executor, secrets: &'a Secrets, scrub: bool) -> Privacy<'a> {
+    let (typed, secret_nodes) = exec.typed_nodes();
+    Privacy {
+        typed,
+        secret_nodes,
+        scrub,
+        secrets,
+    }
+}
+
 /// Shows an observation the executor made: its list, title and marked image.
 pub(crate) fn model_view(
     obs: &Observation,
@@ -34,13 +46,8 @@ pub(crate) fn model_view(
     scrub: bool,
     list_cap: usize,
 ) -> Result<ModelView, String> {
-    let (typed, secret_nodes) = exec.typed_nodes();
-    let privacy = Privacy {
-        typed,
-        secret_nodes,
-        scrub,
-        secrets,
-    };
+    let privacy = privacy(exec, secrets, scrub);
+    let secret_nodes = privacy.secret_nodes;
     let elements = prompt::model_list(obs, list_cap, &privacy);
     let title = privacy.text(&obs.title);
     // Password fields and fields holding a secret show in no image.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::act::{ActOptions, BatchReport, Executor};
+use crate::agent;
 use crate::agent::view::{self, ModelView};
 use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
 use crate::brain::Image;
@@ -160,26 +161,14 @@ impl Desk {
         if self.alive().is_ok() {
             return Ok(());
         }
-        let mut browser = self.options.browser.clone();
+        // The guard outlives a browser that died: the next one is routed through it too.
         if self.options.act.domains.is_active() && self.guard.is_none() {
-            if browser.cdp.is_some() {
-                return Err(
-                    "domain limits need a browser seamark launches: an attached \
-                            browser's requests cannot be routed through the domain guard \
-                            (drop --cdp)"
-                        .into(),
-                );
-            }
-            let guard = DomainGuard::start(self.options.act.domains.clone())
-                .await
-                .map_err(|e| format!("the domain guard could not start: {e}"))?;
-            self.options.act.blocked = Some(guard.record());
+            agent::guard_needs_launch(&self.options.browser)?;
+            let guard =
+                agent::start_guard(&mut self.options.act, &mut self.options.browser).await?;
             self.guard = Some(guard);
         }
-        if let Some(g) = &self.guard {
-            browser.proxy = Some(g.addr.clone());
-        }
-        let session = Session::start(&browser)
+        let session = Session::start(&self.options.browser)
             .await
             .map_err(|e| format!("the browser could not start: {e}"))?;
         let exec = Executor::new(&session, self.options.act.clone()).await;
@@ -358,14 +347,7 @@ impl Desk {
         };
         let text = match &self.exec {
             Some(exec) => {
-                let (typed, secret_nodes) = exec.typed_nodes();
-                let privacy = crate::agent::prompt::Privacy {
-                    typed,
-                    secret_nodes,
-                    scrub: self.options.scrub,
-                    secrets: &self.options.act.secrets,
-                };
-                privacy.text(&text)
+                view::privacy(exec, &self.options.act.secrets, self.options.scrub).text(&text)
             }
             None => text,
         };
@@ -499,17 +481,11 @@ impl Desk {
             prompt_tokens: Vec::new(),
             report: None,
         };
-        if let Err(e) = self
-            .journal
-            .write(&serde_json::json!({ "kind": "end", "result": result }))
-        {
-            tracing::warn!("the session's end could not be written: {e}");
-        }
         if let Some(s) = self.session.take() {
             let _ = tokio::time::timeout(Duration::from_secs(10), s.close()).await;
         }
-        if let Err(e) = crate::report::write(self.journal.dir()) {
-            tracing::warn!("the session's report was not written: {e}");
+        if let Err(e) = agent::write_end(&mut self.journal, result, true) {
+            tracing::warn!("the session's end could not be written: {e}");
         }
         self.dir()
     }

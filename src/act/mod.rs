@@ -302,8 +302,7 @@ impl Executor {
     /// Starts watching the session's page (dialogs, requests, crashes, downloads).
     pub async fn new(session: &Session, options: ActOptions) -> Executor {
         let watch = watch::Watch::start(
-            session.browser(),
-            session.page(),
+            session,
             options.dialogs,
             &options.prompt_text,
             options.download_dir.as_ref(),
@@ -411,6 +410,23 @@ impl Executor {
             .lock()
             .map(|b| b.get(n..).unwrap_or_default().to_vec())
             .unwrap_or_default()
+    }
+
+    /// The downloads after the first `n` that the session's own tabs started
+    /// (in a shared browser, other runs' downloads are heard too).
+    async fn downloads_since(&self, session: &Session, n: usize) -> Vec<Download> {
+        let heard = watch::lock(&self.watch.events)
+            .downloads
+            .get(n..)
+            .unwrap_or_default()
+            .to_vec();
+        let mut mine = Vec::new();
+        for d in heard {
+            if session.owns_frame(&d.frame).await {
+                mine.push(d);
+            }
+        }
+        mine
     }
 
     /// Runs a batch in order, stopping at the first failure, at the first
@@ -537,12 +553,8 @@ impl Executor {
                 .get(dialogs_before..)
                 .unwrap_or_default()
                 .to_vec();
-            report.downloads = ev
-                .downloads
-                .get(downloads_before..)
-                .unwrap_or_default()
-                .to_vec();
         }
+        report.downloads = self.downloads_since(session, downloads_before).await;
         report.blocked = self.blocked_since(blocked_before);
         report.confirmations = std::mem::take(&mut self.decisions);
         self.redact(&mut report);
@@ -898,7 +910,7 @@ impl Executor {
                 &command,
                 target.as_ref(),
             ) => r,
-            _ = crashed(&self.watch.events) => Err("the page crashed".to_string()),
+            why = gone(&self.watch.events) => Err(why.to_string()),
         };
         // Whether "nothing changed" means "no effect" depends on the action.
         let mut confirmed = false;
@@ -946,16 +958,16 @@ impl Executor {
                     if d.accepted { "accepted" } else { "dismissed" }
                 ));
             }
-            for d in ev.downloads.get(downloads_before..).unwrap_or_default() {
-                outcome.changes.push(match &d.path {
-                    Some(p) => format!(
-                        "download of {} started, saving to {}",
-                        d.file_name,
-                        p.display()
-                    ),
-                    None => format!("download of {} refused (downloads are off)", d.file_name),
-                });
-            }
+        }
+        for d in self.downloads_since(session, downloads_before).await {
+            outcome.changes.push(match &d.path {
+                Some(p) => format!(
+                    "download of {} started, saving to {}",
+                    d.file_name,
+                    p.display()
+                ),
+                None => format!("download of {} refused (downloads are off)", d.file_name),
+            });
         }
         for b in self.blocked_since(blocked_before) {
             if !b.is_browser_background() {
@@ -1061,7 +1073,7 @@ impl Executor {
 
     /// Follows a tab the action opened; the old one is kept to come back to.
     async fn follow_tabs(&mut self, session: &mut Session, before: &[String]) -> Option<String> {
-        let pages = session.browser().pages().await.ok()?;
+        let pages = session.tabs().await.ok()?;
         let mine = session.page().target_id().clone();
         let fresh = pages.into_iter().find(|p| {
             !before.contains(p.target_id().inner())
@@ -1093,7 +1105,7 @@ impl Executor {
         let crashed = watch::lock(&self.watch.events).crashed;
         let closed = !crashed && {
             let mine = session.page().target_id().clone();
-            match session.browser().pages().await {
+            match session.tabs().await {
                 Ok(pages) => !pages.iter().any(|p| *p.target_id() == mine),
                 Err(_) => false,
             }
@@ -1134,9 +1146,13 @@ impl Executor {
     }
 }
 
-/// Resolves once the page's renderer has crashed.
-async fn crashed(events: &std::sync::Mutex<watch::Events>) {
-    while !watch::lock(events).crashed {
+/// Resolves once the page is gone (its renderer crashed, or the browser
+/// was lost), with why.
+async fn gone(events: &std::sync::Mutex<watch::Events>) -> &'static str {
+    loop {
+        if let Some(why) = watch::lock(events).gone() {
+            return why;
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -1158,7 +1174,7 @@ async fn page_host(session: &Session) -> String {
 
 /// Target ids of the browser's tabs.
 async fn tab_ids(session: &Session) -> Vec<String> {
-    match session.browser().pages().await {
+    match session.tabs().await {
         Ok(pages) => pages
             .iter()
             .map(|p| p.target_id().inner().clone())

@@ -45,7 +45,7 @@ pub(super) async fn settle(
     let mut last_count = None;
     let mut quiet_since = Instant::now();
     loop {
-        if lock(events).crashed {
+        if lock(events).gone().is_some() {
             break;
         }
         let ready = match activity(page).await {

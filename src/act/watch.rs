@@ -20,7 +20,9 @@ use chromiumoxide::cdp::browser_protocol::network::{
 use chromiumoxide::cdp::browser_protocol::page::{
     DialogType, EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
 };
-use chromiumoxide::{Browser, Page};
+use chromiumoxide::Page;
+
+use crate::browser::Session;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
@@ -58,6 +60,10 @@ pub struct Download {
     pub path: Option<PathBuf>,
     /// `in progress`, `completed` or `canceled`.
     pub state: String,
+    /// The frame that started it: in a browser other runs share, it tells
+    /// whose download it is.
+    #[serde(skip)]
+    pub(super) frame: String,
 }
 
 /// Shared record of events, filled by the watcher tasks.
@@ -71,6 +77,21 @@ pub(super) struct Events {
     /// Last time a request started or ended.
     pub last_network: Option<Instant>,
     pub crashed: bool,
+    /// Set when the connection to the browser broke.
+    pub browser_lost: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Events {
+    /// The page is gone: its renderer crashed, or the browser was lost.
+    pub fn gone(&self) -> Option<&'static str> {
+        if self.browser_lost.load(std::sync::atomic::Ordering::SeqCst) {
+            Some("the browser was lost (it crashed, or was killed or closed)")
+        } else if self.crashed {
+            Some("the page crashed")
+        } else {
+            None
+        }
+    }
 }
 
 impl Events {
@@ -109,20 +130,22 @@ pub(super) fn lock(events: &Mutex<Events>) -> std::sync::MutexGuard<'_, Events> 
 impl Watch {
     /// Starts watching the browser (downloads) and its page.
     pub async fn start(
-        browser: &Browser,
-        page: &Page,
+        session: &Session,
         dialogs: DialogPolicy,
         prompt_text: &str,
         download_dir: Option<&PathBuf>,
     ) -> Watch {
-        let events = Arc::new(Mutex::new(Events::default()));
-        let browser_tasks = watch_downloads(browser, download_dir, &events).await;
+        let events = Arc::new(Mutex::new(Events {
+            browser_lost: session.lost_flag(),
+            ..Events::default()
+        }));
+        let browser_tasks = watch_downloads(session, download_dir, &events).await;
         let mut watch = Watch {
             events,
             page_tasks: Vec::new(),
             browser_tasks,
         };
-        watch.follow(page, dialogs, prompt_text).await;
+        watch.follow(session.page(), dialogs, prompt_text).await;
         watch
     }
 
@@ -220,19 +243,22 @@ async fn watch_crash(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinHand
 }
 
 /// Downloads are allowed into `dir` when given, else denied; either way they
-/// are recorded and never wait for a person.
+/// are recorded and never wait for a person. The behavior is the session's
+/// context's when it has one; the events are the whole browser's, each with
+/// the frame it came from.
 async fn watch_downloads(
-    browser: &Browser,
+    session: &Session,
     dir: Option<&PathBuf>,
     events: &Arc<Mutex<Events>>,
 ) -> Vec<JoinHandle<()>> {
+    let browser = session.browser();
     let behavior = SetDownloadBehaviorParams {
         behavior: if dir.is_some() {
             SetDownloadBehaviorBehavior::Allow
         } else {
             SetDownloadBehaviorBehavior::Deny
         },
-        browser_context_id: None,
+        browser_context_id: session.context().cloned(),
         download_path: dir.map(|d| d.to_string_lossy().into_owned()),
         events_enabled: Some(true),
     };
@@ -252,6 +278,7 @@ async fn watch_downloads(
                     url: d.url.clone(),
                     file_name: d.suggested_filename.clone(),
                     path: dir.as_ref().map(|p| p.join(&d.suggested_filename)),
+                    frame: d.frame_id.inner().clone(),
                     state: if dir.is_some() {
                         "in progress".into()
                     } else {

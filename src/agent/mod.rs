@@ -26,13 +26,14 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
 use crate::act::{ActOptions, BatchReport, Executor, Finish};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
-use crate::browser::{BrowserOptions, Session};
+use crate::browser::{BrowserOptions, Pool, Session};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::perceive;
 use crate::protocol;
@@ -296,7 +297,16 @@ pub struct Agent {
     options: AgentOptions,
     progress: Box<dyn Progress>,
     interrupt: Option<Interrupt>,
+    pool: Option<Arc<Pool>>,
+    setup: Option<String>,
+    last_look: Option<LastLook>,
 }
+
+/// A look at the final page after the last step, before the browser closes
+/// (a batch scores the run on it). It is not called when the run never had a
+/// page, or was interrupted.
+pub type LastLook =
+    Box<dyn for<'a> FnOnce(&'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Send>;
 
 /// A signal that ends a run early (Ctrl-C in the CLI): when it resolves, the
 /// step under way is dropped, the browser closed, and the run ends as
@@ -325,14 +335,14 @@ pub(crate) fn write_end(
 /// a browser seamark launches can be made to do.
 pub(crate) fn guard_needs_launch(browser: &BrowserOptions) -> Result<(), String> {
     match browser.cdp {
-        Some(_) => Err(
-            "domain limits need a browser seamark launches: an attached browser's \
-                        requests cannot be routed through the domain guard (drop --cdp)"
-                .into(),
-        ),
+        Some(_) => Err(GUARD_NEEDS_LAUNCH.into()),
         None => Ok(()),
     }
 }
+
+/// Why domain limits and `--cdp` do not go together.
+pub const GUARD_NEEDS_LAUNCH: &str = "domain limits need a browser seamark launches: an \
+     attached browser's requests cannot be routed through the domain guard (drop --cdp)";
 
 /// Starts the domain guard for the executor's policy, and routes the
 /// browser (its proxy) and the executor (its record of refusals) through it.
@@ -369,6 +379,9 @@ pub struct AgentBuilder {
     progress: Option<Box<dyn Progress>>,
     http: HttpPolicy,
     interrupt: Option<Interrupt>,
+    pool: Option<Arc<Pool>>,
+    setup: Option<String>,
+    last_look: Option<LastLook>,
 }
 
 impl AgentBuilder {
@@ -433,6 +446,27 @@ impl AgentBuilder {
         self
     }
 
+    /// Runs in a browser context of its own in one of the pool's browsers,
+    /// instead of launching a browser (a batch's runs share browsers so).
+    pub fn pool(mut self, pool: Arc<Pool>) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// JavaScript evaluated in the start page once it has loaded, before the
+    /// first step (promises awaited): to put the page in the state the task
+    /// starts from. An exception fails the run.
+    pub fn setup(mut self, js: impl Into<String>) -> Self {
+        self.setup = Some(js.into());
+        self
+    }
+
+    /// A look at the final page before the browser closes (see [`LastLook`]).
+    pub fn last_look(mut self, look: LastLook) -> Self {
+        self.last_look = Some(look);
+        self
+    }
+
     /// Checks that task, URL and model are there.
     pub fn build(self) -> Result<Agent, AgentError> {
         let task = self
@@ -453,6 +487,9 @@ impl AgentBuilder {
             options: self.options,
             progress: self.progress.unwrap_or_else(|| Box::new(Silent)),
             interrupt: self.interrupt,
+            pool: self.pool,
+            setup: self.setup,
+            last_look: self.last_look,
         })
     }
 }
@@ -576,23 +613,31 @@ impl Agent {
             }
         };
         let mut interrupt = self.interrupt.take();
-        let (ending, steps) =
-            match until(&mut interrupt, Session::start(&self.options.browser)).await {
-                Some(Ok(mut session)) => {
-                    let out = until(
-                        &mut interrupt,
-                        self.drive(&mut session, &mut journal, &mut run, started),
-                    )
-                    .await;
-                    session.close().await;
-                    out.unwrap_or_else(|| run.interrupted())
+        let opened = match self.pool.clone() {
+            Some(pool) => until(&mut interrupt, pool.open(&self.options.browser)).await,
+            None => until(&mut interrupt, Session::start(&self.options.browser)).await,
+        };
+        let (ending, steps) = match opened {
+            Some(Ok(mut session)) => {
+                let mut out = until(
+                    &mut interrupt,
+                    self.drive(&mut session, &mut journal, &mut run, started),
+                )
+                .await;
+                if let (Some(_), Some(look)) = (&out, self.last_look.take()) {
+                    if until(&mut interrupt, look(&session)).await.is_none() {
+                        out = None;
+                    }
                 }
-                Some(Err(e)) => (
-                    Ending::failed(format!("the browser could not start: {e}")),
-                    0,
-                ),
-                None => run.interrupted(),
-            };
+                session.close().await;
+                out.unwrap_or_else(|| run.interrupted())
+            }
+            Some(Err(e)) => (
+                Ending::failed(format!("the browser could not start: {e}")),
+                0,
+            ),
+            None => run.interrupted(),
+        };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)
     }
@@ -605,6 +650,9 @@ impl Agent {
             return Ok(None);
         }
         guard_needs_launch(&self.options.browser)?;
+        if self.pool.as_ref().is_some_and(|p| !p.launches()) {
+            return Err(GUARD_NEEDS_LAUNCH.into());
+        }
         let start = crate::target::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
             return Err(format!(
@@ -665,6 +713,11 @@ impl Agent {
         {
             return (fail(e.to_string()), 0);
         }
+        if let Some(js) = &self.setup {
+            if let Err(e) = crate::browser::evaluate(session.page(), js).await {
+                return (fail(format!("the setup script failed: {e}")), 0);
+            }
+        }
         let mut exec = Executor::new(session, self.options.act.clone()).await;
         let max = self.options.max_steps;
         for step in 1..=max {
@@ -714,11 +767,19 @@ impl Agent {
         run.step = step;
         let mut timings = StepTimings::default();
         let t = Instant::now();
-        let obs = exec
-            .observe(session)
-            .await
-            .map_err(|e| fail(format!("the page could not be read: {e}")))?
-            .clone();
+        let obs = match exec.observe(session).await {
+            Ok(obs) => obs.clone(),
+            Err(e) => {
+                let why = if !session.is_alive() {
+                    "the browser was lost (it crashed, or was killed or closed)"
+                } else if !session.has_page().await {
+                    "the page was lost (its tab or its browser context closed)"
+                } else {
+                    "the page could not be read"
+                };
+                return Err(fail(format!("{why}: {e}")));
+            }
+        };
         timings.perceive_ms = ms(t);
         let t = Instant::now();
         let view = view::model_view(

@@ -5,13 +5,21 @@
 mod camera;
 mod find;
 mod hit;
+mod pool;
 mod viewport;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams, GetTargetsParams,
+};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use futures::StreamExt;
@@ -20,6 +28,7 @@ use tokio::task::JoinHandle;
 pub use camera::screenshot;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
+pub use pool::Pool;
 pub use viewport::Viewport;
 
 /// Errors of the browser layer.
@@ -53,6 +62,14 @@ pub enum BrowserError {
     Attach {
         /// The websocket URL given with `--cdp`.
         url: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A browser context could not be made in a shared browser.
+    #[error("cannot open a browser context in {browser}: {reason}")]
+    Context {
+        /// The browser (its binary or DevTools URL).
+        browser: String,
         /// What went wrong.
         reason: String,
     },
@@ -126,13 +143,41 @@ const FLAGS: &[&str] = &[
     "disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints",
 ];
 
-/// A live browser with one page that seamark drives.
-pub struct Session {
+/// A running Chromium that seamark drives: one it launched (with a fresh
+/// profile, removed when it ends) or one it attached to (`--cdp`). Sessions
+/// open in it: a run's own [`Session`], or, in a batch, one session per run,
+/// each in a browser context of its own (cookies, storage, cache and
+/// permissions apart) of one shared browser.
+pub struct SharedBrowser {
     browser: Browser,
-    page: Page,
     handler: JoinHandle<()>,
-    /// The fresh profile of a launched browser; removed when the session ends.
+    /// The fresh profile of a launched browser; removed when it ends.
     profile: Option<tempfile::TempDir>,
+    /// The process of a launched browser.
+    pid: Option<u32>,
+    /// Where it came from, for messages: the binary or the DevTools URL.
+    origin: String,
+    /// Set when the connection to the browser broke: it is gone.
+    lost: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for SharedBrowser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedBrowser")
+            .field("origin", &self.origin)
+            .field("launched", &self.profile.is_some())
+            .finish()
+    }
+}
+
+/// A live page that seamark drives, in a browser of its own or in a context
+/// of a shared one.
+pub struct Session {
+    host: Arc<SharedBrowser>,
+    /// The browser context the session's tabs live in, when it has its own;
+    /// disposed (its tabs closed, its storage gone) when the session ends.
+    context: Option<BrowserContextId>,
+    page: Page,
     viewport: Viewport,
     command_timeout: Duration,
     /// Screenshots' own connection to the page (see [`Session::screenshot`]).
@@ -169,13 +214,14 @@ pub struct Navigation {
     pub load_timed_out: bool,
 }
 
-impl Session {
+impl SharedBrowser {
     /// Launches a fresh headless Chromium, or attaches to one when `options.cdp` is set.
-    pub async fn start(options: &BrowserOptions) -> Result<Self, BrowserError> {
+    pub async fn start(options: &BrowserOptions) -> Result<Arc<Self>, BrowserError> {
         match &options.cdp {
             Some(url) => Self::attach(url, options).await,
             None => Self::launch(options).await,
         }
+        .map(Arc::new)
     }
 
     async fn launch(options: &BrowserOptions) -> Result<Self, BrowserError> {
@@ -198,7 +244,7 @@ impl Session {
             // request goes through the guard.
             builder = builder
                 .arg(format!("proxy-server=http://{proxy}"))
-                .arg("proxy-bypass-list=<-loopback>");
+                .arg(format!("proxy-bypass-list={NO_BYPASS}"));
         }
         builder = if options.headful {
             builder.with_head()
@@ -212,14 +258,21 @@ impl Session {
             path: path.clone(),
             reason,
         })?;
-        let (browser, handler) =
+        let (mut browser, handler) =
             Browser::launch(config)
                 .await
                 .map_err(|e| BrowserError::Launch {
                     path: path.clone(),
                     reason: e.to_string(),
                 })?;
-        Self::finish(browser, handler, Some(profile), vp, options.command_timeout).await
+        let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+        Ok(Self::finish(
+            browser,
+            handler,
+            Some(profile),
+            pid,
+            path.display().to_string(),
+        ))
     }
 
     async fn attach(url: &str, options: &BrowserOptions) -> Result<Self, BrowserError> {
@@ -231,49 +284,243 @@ impl Session {
                     .into(),
             });
         }
-        let (browser, handler) = Browser::connect(url)
-            .await
-            .map_err(|e| BrowserError::Attach {
-                url: url.to_string(),
-                reason: e.to_string(),
-            })?;
-        Self::finish(
-            browser,
-            handler,
-            None,
-            options.viewport,
-            options.command_timeout,
-        )
-        .await
+        // A browser that does not answer must not hold the caller for long.
+        let connect = tokio::time::timeout(options.command_timeout, Browser::connect(url));
+        let (browser, handler) = match connect.await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => {
+                return Err(BrowserError::Attach {
+                    url: url.to_string(),
+                    reason: e.to_string(),
+                })
+            }
+            Err(_) => {
+                return Err(BrowserError::Attach {
+                    url: url.to_string(),
+                    reason: format!("no answer within {} s", options.command_timeout.as_secs()),
+                })
+            }
+        };
+        Ok(Self::finish(browser, handler, None, None, url.to_string()))
     }
 
-    async fn finish(
+    fn finish(
         browser: Browser,
         mut handler: chromiumoxide::Handler,
         profile: Option<tempfile::TempDir>,
-        viewport: Viewport,
-        command_timeout: Duration,
-    ) -> Result<Self, BrowserError> {
+        pid: Option<u32>,
+        origin: String,
+    ) -> Self {
         // The handler yields per-message errors; keep polling it, or every later
-        // command times out (../shared/NOTES.md).
+        // command times out (../shared/NOTES.md). A broken connection (the
+        // browser was killed, or its host went away) is the end: the handler
+        // is dropped, so that every command waiting on it fails at once
+        // instead of at its timeout, and the browser counts as lost.
+        let lost = Arc::new(AtomicBool::new(false));
+        let gone = lost.clone();
         let handler = tokio::spawn(async move {
             while let Some(event) = handler.next().await {
-                if let Err(e) = event {
-                    tracing::debug!("CDP handler: {e}");
+                match event {
+                    Err(chromiumoxide::error::CdpError::Ws(e)) => {
+                        // Unless seamark is ending the browser itself.
+                        if gone.load(Ordering::SeqCst) {
+                            tracing::debug!("the connection to the browser closed: {e}");
+                        } else {
+                            tracing::warn!("the connection to the browser broke: {e}");
+                        }
+                        break;
+                    }
+                    Err(e) => tracing::debug!("CDP handler: {e}"),
+                    Ok(()) => {}
                 }
             }
+            gone.store(true, Ordering::SeqCst);
         });
-        let page = browser.new_page("about:blank").await?;
-        // An attached browser keeps its own viewport unless told; a launched one
-        // gets it from the config already, and this makes both the same.
-        page.execute(viewport.metrics_override()).await?;
-        Ok(Self {
+        Self {
             browser,
-            page,
             handler,
             profile,
-            viewport,
-            command_timeout,
+            pid,
+            origin,
+            lost,
+        }
+    }
+
+    /// The browser, for its tabs, downloads and browser-wide events.
+    pub fn browser(&self) -> &Browser {
+        &self.browser
+    }
+
+    /// Where the browser came from: the binary launched, or the DevTools URL.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Whether seamark launched the browser (with its flags: every frame in
+    /// the page's process) rather than attaching to a running one (`--cdp`).
+    pub fn launched(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    /// Whether the browser is still there: its connection is open and, when
+    /// seamark launched it, its process runs. A dead browser's commands wait
+    /// out their timeouts, so this is asked first.
+    pub fn is_alive(&self) -> bool {
+        !self.lost.load(Ordering::SeqCst)
+            && !self.handler.is_finished()
+            && self.pid.is_none_or(process_runs)
+    }
+
+    /// Opens a session in a new browser context of this browser: its own
+    /// cookies, storage, cache and permissions, and its own proxy when
+    /// `options.proxy` is set (the run's domain guard).
+    pub async fn open_context(
+        self: &Arc<Self>,
+        options: &BrowserOptions,
+    ) -> Result<Session, BrowserError> {
+        let mut params = CreateBrowserContextParams::builder().dispose_on_detach(true);
+        if let Some(proxy) = &options.proxy {
+            params = params
+                .proxy_server(format!("http://{proxy}"))
+                .proxy_bypass_list(NO_BYPASS);
+        }
+        let context = within(options.command_timeout, async {
+            self.browser
+                .create_browser_context(params.build())
+                .await
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|reason| BrowserError::Context {
+            browser: self.origin.clone(),
+            reason,
+        })?;
+        match self.browser.new_page(blank_tab(Some(&context))).await {
+            Ok(page) => Session::open(self.clone(), Some(context), page, options).await,
+            Err(e) => {
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    self.browser.dispose_browser_context(context),
+                )
+                .await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Ends the browser when nothing else holds it: closes one seamark
+    /// launched (never one it attached to) and removes its profile.
+    pub async fn close(self: Arc<Self>) {
+        let Ok(mut this) = Arc::try_unwrap(self) else {
+            return;
+        };
+        this.lost.store(true, Ordering::SeqCst);
+        if this.profile.is_some() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.close()).await;
+            let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.wait()).await;
+            if let Some(child) = this.browser.get_mut_child().map(|c| c.as_mut_inner()) {
+                let _ = child.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            }
+        }
+        // Drop removes the profile.
+    }
+}
+
+impl Drop for SharedBrowser {
+    /// Kills a browser seamark launched that is still there (an error or
+    /// Ctrl-C path skipped [`SharedBrowser::close`]), so that its profile can
+    /// be removed.
+    fn drop(&mut self) {
+        self.lost.store(true, Ordering::SeqCst);
+        if let Some(profile) = self.profile.take() {
+            if let Some(child) = self.browser.get_mut_child() {
+                let child = child.as_mut_inner();
+                let _ = child.start_kill();
+                // Give the process a moment to release the profile; bounded.
+                for _ in 0..50 {
+                    if matches!(child.try_wait(), Ok(Some(_))) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            remove_profile(profile);
+        }
+        self.handler.abort();
+    }
+}
+
+/// Evaluates `js` in the page's main world, its promise awaited, and gives
+/// its value (`null` when it has none to give), or what it threw.
+pub async fn evaluate(page: &Page, js: &str) -> Result<serde_json::Value, String> {
+    let mut params = EvaluateParams::new(js);
+    params.await_promise = Some(true);
+    params.return_by_value = Some(true);
+    let reply = page.execute(params).await.map_err(|e| e.to_string())?;
+    if let Some(e) = &reply.result.exception_details {
+        return Err(e
+            .exception
+            .as_ref()
+            .and_then(|x| x.description.clone())
+            .unwrap_or_else(|| e.text.clone()));
+    }
+    Ok(reply
+        .result
+        .result
+        .value
+        .clone()
+        .unwrap_or(serde_json::Value::Null))
+}
+
+/// A new blank tab, in `context` when given.
+fn blank_tab(context: Option<&BrowserContextId>) -> CreateTargetParams {
+    let mut target = CreateTargetParams::new("about:blank");
+    target.browser_context_id = context.cloned();
+    target
+}
+
+/// The proxy bypass list that takes away the implicit bypass of loopback:
+/// every request goes through the domain guard.
+const NO_BYPASS: &str = "<-loopback>";
+
+/// Whether process `pid` runs: it exists and is no zombie (Linux's /proc;
+/// elsewhere it is taken to run).
+fn process_runs(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name in parentheses: `1 (chromium) S …`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| !matches!(state, "Z" | "X")),
+        Err(_) => !std::path::Path::new("/proc/self").exists(),
+    }
+}
+
+impl Session {
+    /// Launches a fresh headless Chromium, or attaches to one when
+    /// `options.cdp` is set, and opens a page in it.
+    pub async fn start(options: &BrowserOptions) -> Result<Self, BrowserError> {
+        let host = SharedBrowser::start(options).await?;
+        let page = host.browser.new_page("about:blank").await?;
+        Self::open(host, None, page, options).await
+    }
+
+    async fn open(
+        host: Arc<SharedBrowser>,
+        context: Option<BrowserContextId>,
+        page: Page,
+        options: &BrowserOptions,
+    ) -> Result<Self, BrowserError> {
+        // An attached browser keeps its own viewport unless told; a launched one
+        // gets it from the config already, and this makes both the same.
+        page.execute(options.viewport.metrics_override()).await?;
+        Ok(Self {
+            host,
+            context,
+            page,
+            viewport: options.viewport,
+            command_timeout: options.command_timeout,
             camera: tokio::sync::Mutex::default(),
         })
     }
@@ -290,26 +537,77 @@ impl Session {
 
     /// The browser the page lives in (for tabs, downloads and browser-wide events).
     pub fn browser(&self) -> &Browser {
-        &self.browser
+        &self.host.browser
+    }
+
+    /// The browser context of the session's tabs, when it has its own.
+    pub fn context(&self) -> Option<&BrowserContextId> {
+        self.context.as_ref()
+    }
+
+    /// Whether the browser is still there (see [`SharedBrowser::is_alive`]).
+    pub fn is_alive(&self) -> bool {
+        self.host.is_alive()
     }
 
     /// Whether seamark launched the browser (with its flags: every frame in
     /// the page's process) rather than attaching to a running one (`--cdp`).
-    /// Whether the browser is still there: its connection is open and, when
-    /// seamark launched it, its process runs. A dead browser's commands wait
-    /// out their timeouts, so this is asked first.
-    pub fn is_alive(&mut self) -> bool {
-        if self.handler.is_finished() {
-            return false;
-        }
-        match self.browser.get_mut_child() {
-            Some(child) => !matches!(child.as_mut_inner().try_wait(), Ok(Some(_))),
-            None => true,
-        }
+    pub fn launched(&self) -> bool {
+        self.host.launched()
     }
 
-    pub fn launched(&self) -> bool {
-        self.profile.is_some()
+    /// A flag set the moment the connection to the browser breaks, for
+    /// waits that would otherwise wait out their bound on a dead browser.
+    pub fn lost_flag(&self) -> Arc<AtomicBool> {
+        self.host.lost.clone()
+    }
+
+    /// The session's tabs: every tab of the browser, or of the session's
+    /// context when it has one (another run's tabs are none of its business).
+    pub async fn tabs(&self) -> Result<Vec<Page>, BrowserError> {
+        let pages = self.browser().pages().await?;
+        let Some(context) = &self.context else {
+            return Ok(pages);
+        };
+        let targets = self.browser().execute(GetTargetsParams::default()).await?;
+        let mine: HashSet<&str> = targets
+            .result
+            .target_infos
+            .iter()
+            .filter(|t| t.browser_context_id.as_ref() == Some(context))
+            .map(|t| t.target_id.inner().as_str())
+            .collect();
+        Ok(pages
+            .into_iter()
+            .filter(|p| mine.contains(p.target_id().inner().as_str()))
+            .collect())
+    }
+
+    /// Whether the page seamark drives is still one of the session's tabs.
+    pub async fn has_page(&self) -> bool {
+        let mine = self.page.target_id();
+        self.tabs()
+            .await
+            .is_ok_and(|tabs| tabs.iter().any(|t| t.target_id() == mine))
+    }
+
+    /// Whether frame `frame` is in one of the session's tabs (a download's
+    /// source, in a browser other runs share).
+    pub async fn owns_frame(&self, frame: &str) -> bool {
+        if self.context.is_none() {
+            return true;
+        }
+        for tab in self.tabs().await.unwrap_or_default() {
+            if tab.target_id().inner() == frame {
+                return true;
+            }
+            if let Ok(frames) = tab.frames().await {
+                if frames.iter().any(|f| f.inner() == frame) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// A PNG of the viewport (fast compression), taken over the page's camera:
@@ -324,7 +622,7 @@ impl Session {
             // A connection on the browser's own host opens in a millisecond.
             let opened = within(
                 self.command_timeout.min(Duration::from_secs(5)),
-                camera::Camera::open(self.browser.websocket_address(), &target),
+                camera::Camera::open(self.browser().websocket_address(), &target),
             )
             .await;
             slot.camera = opened
@@ -363,7 +661,10 @@ impl Session {
     /// Replaces a crashed or closed page with a fresh blank tab, so the browser
     /// stays usable. The old page is closed when it still answers.
     pub async fn replace_page(&mut self) -> Result<(), BrowserError> {
-        let fresh = self.browser.new_page("about:blank").await?;
+        let fresh = self
+            .browser()
+            .new_page(blank_tab(self.context.as_ref()))
+            .await?;
         fresh.execute(self.viewport.metrics_override()).await?;
         let old = std::mem::replace(&mut self.page, fresh);
         let _ = tokio::time::timeout(Duration::from_secs(2), old.close()).await;
@@ -416,46 +717,41 @@ impl Session {
         Ok(nav)
     }
 
-    /// Ends the session: closes a browser seamark launched (never one it attached
-    /// to) and removes its temporary profile.
+    /// Ends the session: disposes of its browser context (its tabs and
+    /// storage) when it has one; else closes a browser seamark launched (never
+    /// one it attached to: there only the tab seamark opened is closed) and
+    /// removes its profile.
     pub async fn close(mut self) {
-        if self.profile.is_none() {
-            // Attached: leave the browser running, close only the tab we opened.
-            let _ = tokio::time::timeout(Duration::from_secs(5), self.page.clone().close()).await;
+        let bound = Duration::from_secs(5);
+        if let Some(context) = self.context.take() {
+            let _ = tokio::time::timeout(bound, self.host.browser.dispose_browser_context(context))
+                .await;
+        } else if !self.host.launched() {
+            let _ = tokio::time::timeout(bound, self.page.clone().close()).await;
         } else {
-            let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.close()).await;
-            let _ = tokio::time::timeout(Duration::from_secs(5), self.browser.wait()).await;
-            if let Some(child) = self.browser.get_mut_child().map(|c| c.as_mut_inner()) {
-                let _ = child.start_kill();
-                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-            }
-        }
-        self.handler.abort();
-        if let Some(profile) = self.profile.take() {
-            remove_profile(profile);
+            self.host.clone().close().await;
         }
     }
 }
 
 impl Drop for Session {
-    /// On an error or Ctrl-C path that skipped [`Session::close`]: kill the browser
-    /// we launched now, so its profile can be removed.
+    /// On an error or Ctrl-C path that skipped [`Session::close`]: the
+    /// context goes in the background (the shared browser stays for the
+    /// others); a browser of the session's own goes with the last hold on it
+    /// ([`SharedBrowser`]'s drop).
     fn drop(&mut self) {
-        if let Some(profile) = self.profile.take() {
-            if let Some(child) = self.browser.get_mut_child() {
-                let child = child.as_mut_inner();
-                let _ = child.start_kill();
-                // Give the process a moment to release the profile; bounded.
-                for _ in 0..50 {
-                    if matches!(child.try_wait(), Ok(Some(_))) {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-            remove_profile(profile);
+        if let (Some(context), Ok(runtime)) =
+            (self.context.take(), tokio::runtime::Handle::try_current())
+        {
+            let host = self.host.clone();
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(5),
+                    host.browser.dispose_browser_context(context),
+                )
+                .await;
+            });
         }
-        self.handler.abort();
     }
 }
 

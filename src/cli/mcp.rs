@@ -42,7 +42,7 @@ pub struct McpArgs {
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let act = args.policy.act_options(args.confirm, None)?;
     let desk = Desk::new(McpOptions {
-        browser: args.browser.options(),
+        browser: args.browser.options()?,
         act,
         scrub: !args.policy.no_scrub,
         out: args.out.clone(),

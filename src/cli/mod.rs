@@ -76,8 +76,9 @@ pub struct BrowserArgs {
     chrome: Option<PathBuf>,
     /// Attach to a running browser at this DevTools websocket URL instead of
     /// launching one; seamark never closes a browser it did not start.
+    /// `batch` takes it more than once, to spread its runs over browsers.
     #[arg(long, value_name = "WS_URL")]
-    cdp: Option<String>,
+    cdp: Vec<String>,
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
@@ -87,10 +88,24 @@ pub struct BrowserArgs {
 }
 
 impl BrowserArgs {
-    fn options(&self) -> BrowserOptions {
+    /// The options of one browser: `--cdp` at most once.
+    fn options(&self) -> Result<BrowserOptions, UsageError> {
+        if self.cdp.len() > 1 {
+            return Err(UsageError(
+                "--cdp is given more than once: only `seamark batch` spreads runs over browsers"
+                    .into(),
+            ));
+        }
+        Ok(BrowserOptions {
+            cdp: self.cdp.first().cloned(),
+            ..self.launch_options()
+        })
+    }
+
+    /// How a browser seamark launches starts (whatever `--cdp` says).
+    fn launch_options(&self) -> BrowserOptions {
         BrowserOptions {
             chrome: self.chrome.clone(),
-            cdp: self.cdp.clone(),
             headful: self.headful,
             viewport: self.viewport,
             ..BrowserOptions::default()

@@ -12,6 +12,7 @@ use clap::Args;
 use seamark::act::{ActOptions, DialogPolicy};
 use seamark::agent::{Agent, AgentOptions, Progress, RunResult, RunStatus, StepRecord};
 use seamark::brain::{self, Brain, HttpPolicy, Prices};
+use seamark::browser::BrowserOptions;
 use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
     DEFAULT_WORDS,
@@ -54,10 +55,11 @@ pub struct CommonArgs {
     max_time: Option<u64>,
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
-    json: bool,
-    /// The run directory (default: runs/<time>-<task>).
+    pub json: bool,
+    /// The run directory (default: runs/<time>-<task>; for batch, the batch
+    /// directory, default batches/<time>-<name>).
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
     #[arg(long, value_name = "FILE")]
     prices: Option<PathBuf>,
@@ -70,7 +72,7 @@ pub struct CommonArgs {
     /// Destructive clicks and keys (delete, pay, send, a form with a password…):
     /// ask a person at the terminal (without a terminal: deny), deny, or allow.
     #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
-    confirm: ConfirmPolicy,
+    pub confirm: ConfirmPolicy,
     #[command(flatten)]
     policy: PolicyArgs,
     /// A JSON Schema (a file) the answer must follow: the model ends with
@@ -84,7 +86,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", default_value_t = 2)]
     images: usize,
     #[command(flatten)]
-    browser: BrowserArgs,
+    pub browser: BrowserArgs,
 }
 
 /// The policies of the executor that `run`, `replay` and `mcp` share.
@@ -170,6 +172,18 @@ impl CommonArgs {
     }
 
     pub fn options(&self) -> anyhow::Result<AgentOptions> {
+        let confirmer = (self.confirm == ConfirmPolicy::Ask && std::io::stdin().is_terminal())
+            .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
+        self.options_with(self.browser.options()?, confirmer)
+    }
+
+    /// The options with this browser and, for `--confirm ask`, this person
+    /// to ask (none: deny).
+    pub fn options_with(
+        &self,
+        browser: BrowserOptions,
+        confirmer: Option<Arc<dyn Confirmer>>,
+    ) -> anyhow::Result<AgentOptions> {
         let prices_file = self
             .prices
             .clone()
@@ -178,9 +192,6 @@ impl CommonArgs {
             Some(f) => Prices::with_file(&f).map_err(UsageError)?,
             None => Prices::built_in(),
         };
-        let confirmer: Option<Arc<dyn Confirmer>> = (self.confirm == ConfirmPolicy::Ask
-            && std::io::stdin().is_terminal())
-        .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
         if self.images == 0 {
             return Err(UsageError("--images must be 1 or more".into()).into());
         }
@@ -197,7 +208,7 @@ impl CommonArgs {
             max_cost: self.max_cost,
             max_time: self.max_time.map(Duration::from_secs),
             out: self.out.clone(),
-            browser: self.browser.options(),
+            browser,
             act: ActOptions {
                 answer_schema,
                 ..self.policy.act_options(self.confirm, confirmer)?
@@ -312,11 +323,18 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Asks the person at the terminal before a destructive action.
-struct TerminalConfirmer;
+/// Asks the person at the terminal before a destructive action, one
+/// question at a time (a batch's runs may ask at once).
+pub struct TerminalConfirmer;
+
+/// Held while a question is on the terminal.
+static ASKING: Mutex<()> = Mutex::new(());
 
 impl Confirmer for TerminalConfirmer {
     fn confirm(&self, hold: &Hold) -> bool {
+        let _one_at_a_time = ASKING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,

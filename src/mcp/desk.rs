@@ -180,7 +180,7 @@ impl Desk {
     /// Whether a browser runs; one that died is forgotten (dropping it kills
     /// what is left of it and removes its profile), with a message saying so.
     fn alive(&mut self) -> Result<(), String> {
-        match self.session.as_mut().map(Session::is_alive) {
+        match self.session.as_ref().map(Session::is_alive) {
             None => Err("no page is open: call open with a URL first".into()),
             Some(true) => Ok(()),
             Some(false) => {
@@ -366,7 +366,7 @@ impl Desk {
         let Some(session) = self.session.as_mut() else {
             return ToolOutput::error("no browser yet: call open with a URL first");
         };
-        let pages = match session.browser().pages().await {
+        let pages = match session.tabs().await {
             Ok(p) => p,
             Err(e) => {
                 return self

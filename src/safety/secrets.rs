@@ -108,6 +108,11 @@ impl Secrets {
         Ok(Secrets { list })
     }
 
+    /// These secrets and `more`; a name given twice is an error.
+    pub fn and(&self, more: Vec<Secret>) -> Result<Secrets, String> {
+        Secrets::new(self.list.iter().cloned().chain(more).collect())
+    }
+
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()

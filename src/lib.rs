@@ -7,6 +7,7 @@
 
 pub mod act;
 pub mod agent;
+pub mod batch;
 pub mod brain;
 pub mod browser;
 pub mod journal;
@@ -18,4 +19,5 @@ pub mod read;
 pub mod report;
 pub mod safety;
 pub mod schema;
+pub mod serve;
 pub mod target;

@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
+mod batch;
 mod mark;
 mod mcp;
 mod read;
@@ -54,6 +55,15 @@ enum Command {
     /// outside the run directory holds its images inside it, so it is one
     /// file that opens anywhere.
     Report(report::ReportArgs),
+    /// Run many tasks: a JSONL file of tasks (or a MiniWoB++ suite), each
+    /// scored by its check, several at once in browser contexts of their own.
+    ///
+    /// Writes a batch directory: each run's directory under runs/<id>/<k>/,
+    /// results.jsonl (a line per finished run, as it ends), summary.json and
+    /// summary.md (the table printed at the end). Exit status: 0 when every
+    /// run passed, 1 when one did not, 2 for bad input (every bad line of the
+    /// tasks file is listed), 130 when interrupted.
+    Batch(batch::BatchArgs),
     /// Serve seamark's perception and executor to any MCP client.
     ///
     /// Tools: open, observe, act, read, tabs. Over stdio by default (stdout
@@ -125,6 +135,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
         Command::Report(args) => report::run(args),
+        Command::Batch(args) => batch::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
     }
 }

@@ -57,14 +57,34 @@ fn profiles_in(dir: &Path) -> Vec<String> {
 /// The binary with these arguments, in a new temp dir that is also its TMPDIR.
 pub fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
+    (command_in(dir.path(), args), dir)
+}
+
+/// The binary with these arguments in `dir`, whose `tmp/` is its TMPDIR.
+pub fn command_in(dir: &Path, args: &[&str]) -> tokio::process::Command {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_seamark"));
-    cmd.current_dir(dir.path())
+    cmd.current_dir(dir)
         .env("TMPDIR", &tmp)
         .env_remove("SEAMARK_CHROME")
         .args(args);
-    (cmd, dir)
+    cmd
+}
+
+/// Points the command at the scripted model (OpenAI's wire format), with
+/// none of the user's own model settings.
+pub fn with_model(cmd: &mut tokio::process::Command, model_base: &str) {
+    for var in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "SEAMARK_PRICES",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("OPENAI_BASE_URL", format!("{model_base}/v1"))
+        .env("SEAMARK_MODEL", "openai/scripted");
 }
 
 async fn seamark(args: &[&str]) -> Run {
@@ -105,10 +125,8 @@ pub fn spawn_with_model(
     let mut all = vec!["run", "--json", "--out", "rec"];
     all.extend_from_slice(args);
     let (mut cmd, dir) = command(&all);
-    cmd.env("OPENAI_BASE_URL", format!("{}/v1", model.base))
-        .env("SEAMARK_MODEL", "openai/scripted")
-        .env_remove("OPENAI_API_KEY")
-        .stdout(std::process::Stdio::piped())
+    with_model(&mut cmd, &model.base);
+    cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     (cmd.spawn().expect("start seamark"), dir)

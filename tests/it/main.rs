@@ -7,6 +7,7 @@ mod support;
 
 mod actions;
 mod agent;
+mod batch;
 mod cli;
 mod corpus;
 mod golden;

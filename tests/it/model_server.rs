@@ -119,6 +119,23 @@ impl Received {
             .to_string()
     }
 
+    /// The task the prompt gives (under `# Task`).
+    pub fn task(&self) -> String {
+        let text = self.text();
+        text.split_once("# Task\n\n")
+            .and_then(|(_, rest)| rest.split_once("\n\n# Plan"))
+            .map(|(task, _)| task.trim().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The step the prompt is for (`step N of at most M`), 0 when unknown.
+    pub fn step(&self) -> usize {
+        let text = self.text();
+        text.split_once("(step ")
+            .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// A header's value.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -148,6 +165,9 @@ pub enum Reply {
     Raw(String),
     /// No answer at all: the request is left waiting, as a stuck model leaves it.
     Hang,
+    /// The reply once the condition holds (a model that takes its time, while
+    /// the test does something to the runs under way); at most a minute.
+    When(Arc<dyn Fn() -> bool + Send + Sync>, Box<Reply>),
 }
 
 /// One entry of a script.
@@ -203,19 +223,35 @@ impl Drop for ModelServer {
 impl ModelServer {
     /// Serves the script; past its end, every turn repeats `then`.
     pub async fn start(script: Vec<Turn>, then: fn() -> Turn) -> ModelServer {
+        let script = Mutex::new(VecDeque::from(script));
+        Self::answering(move |r| {
+            let turn = script.lock().ok().and_then(|mut s| s.pop_front());
+            match turn {
+                Some(mut t) => t(r),
+                None => then()(r),
+            }
+        })
+        .await
+    }
+
+    /// Answers every request with `answer`, which reads it (its task, its
+    /// step, its list) as a model would: for runs that go on side by side.
+    pub async fn answering(
+        answer: impl Fn(&Received) -> Reply + Send + Sync + 'static,
+    ) -> ModelServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let received = Arc::new(Mutex::new(Vec::new()));
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let answer: Answer = Arc::new(answer);
         let log = received.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let (log, script) = (log.clone(), script.clone());
+                let (log, answer) = (log.clone(), answer.clone());
                 tokio::spawn(async move {
-                    let _ = serve(stream, log, script, then).await;
+                    let _ = serve(stream, log, answer).await;
                 });
             }
         });
@@ -232,11 +268,13 @@ impl ModelServer {
     }
 }
 
+/// How the server answers a request.
+type Answer = Arc<dyn Fn(&Received) -> Reply + Send + Sync>;
+
 async fn serve(
     mut stream: TcpStream,
     log: Arc<Mutex<Vec<Received>>>,
-    script: Arc<Mutex<VecDeque<Turn>>>,
-    then: fn() -> Turn,
+    answer: Answer,
 ) -> std::io::Result<()> {
     // Read the head, then exactly Content-Length bytes of body.
     let mut buf = Vec::new();
@@ -280,19 +318,26 @@ async fn serve(
         headers,
         body: serde_json::from_str(&raw).unwrap_or(Value::Null),
     };
-    let turn = script.lock().ok().and_then(|mut s| s.pop_front());
-    let reply = match turn {
-        Some(mut t) => t(&received),
-        None => then()(&received),
-    };
     let anthropic = received.is_anthropic();
+    let mut reply = answer(&received);
+    // Received as soon as it is read, even when the answer takes its time.
     if let Ok(mut l) = log.lock() {
         l.push(received);
+    }
+    while let Reply::When(ready, then) = reply {
+        for _ in 0..1200 {
+            if ready() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        reply = *then;
     }
     let (code, body, retry) = match reply {
         Reply::Text(text) => (200, wire(anthropic, &text), None),
         Reply::Status(code, body, retry) => (code, body, retry),
         Reply::Raw(body) => (200, body, None),
+        Reply::When(..) => unreachable!("waited for above"),
         Reply::Hang => {
             tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
             return Ok(());

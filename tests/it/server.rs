@@ -96,6 +96,20 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// The cookies requests for `path` (prefix) came with, in order.
+    pub fn cookies(&self, path: &str) -> Vec<String> {
+        let prefix = format!("COOKIE {path}");
+        self.log
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .filter(|e| e.starts_with(&prefix))
+                    .map(|e| e.splitn(3, ' ').nth(2).unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether a path (prefix) was requested.
     pub fn was_requested(&self, prefix: &str) -> bool {
         self.log
@@ -130,10 +144,19 @@ async fn serve(
     } else {
         None
     };
+    // The cookie a request came with, logged as `COOKIE /path value`.
+    let cookie = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case("cookie")
+            .then(|| v.trim().to_string())
+    });
     if let Ok(mut l) = log.lock() {
         l.push(path.clone());
         if let Some(body) = posted {
             l.push(format!("POST {path} {body}"));
+        }
+        if let Some(c) = cookie {
+            l.push(format!("COOKIE {path} {c}"));
         }
     }
     let clean = path.split(['?', '#']).next().unwrap_or("/").to_string();

@@ -1,0 +1,737 @@
+//! Many tasks at once: each run in a browser context of its own in a shared
+//! browser (or spread over remote ones), scored by its check, recorded in
+//! `results.jsonl` as it ends, and summed up in `summary.json` and
+//! `summary.md`. One failure stays one failure: a run whose browser, context
+//! or model fails is a failed run, and the batch goes on.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use seamark::batch::{Batch, BatchOptions, TaskSpec};
+//!
+//! let tasks = seamark::batch::read_tasks("tasks.jsonl".as_ref())?;
+//! let brains = Arc::new(|_: &TaskSpec| {
+//!     seamark::brain::from_model_name("openai/gpt-4o", Default::default())
+//! });
+//! let outcome = Batch::new(
+//!     BatchOptions { concurrency: 4, ..BatchOptions::new("batches/nightly") },
+//!     brains,
+//! )
+//! .run(tasks)
+//! .await?;
+//! println!("{} of {} passed", outcome.summary.passed, outcome.summary.runs);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod check;
+pub mod miniwob;
+pub mod results;
+pub mod summary;
+pub mod task;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use futures::{Stream, StreamExt};
+use tokio::sync::{mpsc, watch, Semaphore};
+
+use crate::agent::{Agent, AgentOptions, Interrupt, LastLook, RunResult, RunStatus};
+use crate::brain::{Brain, BrainError, Usage};
+use crate::browser::{BrowserError, Pool, Session};
+use crate::journal::utc_rfc3339;
+use crate::safety::{Secret, Secrets};
+use crate::schema::AnswerSchema;
+
+pub use check::Verdict;
+pub use results::{RunRecord, RESULTS};
+pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};
+pub use task::{parse_tasks, read_tasks, Check, LineError, TaskSpec, TasksError};
+
+/// Errors that keep a batch from running. Once it runs, every run's ending,
+/// failures included, is a [`RunRecord`].
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    /// The batch directory cannot be used.
+    #[error("{0}")]
+    Dir(String),
+    /// The browsers could not be started or reached.
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+    /// The options do not go together.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Which part of a suite one machine runs: every `count`-th task from the
+/// `index`-th (1-based), so that a job runner spreads a suite over machines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1 to `count`.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Whether the task at `position` (0-based, in the file's order) is this shard's.
+    pub fn holds(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("{s:?} is not a shard: write I/N, as 1/4 (the first of four)");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count): (usize, usize) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("shard {s}: I must be 1 to N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// How a batch runs.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// The batch directory: `results.jsonl`, the summary, and `runs/<id>/<k>/`.
+    pub dir: PathBuf,
+    /// Runs at once, each in its own browser context.
+    pub concurrency: usize,
+    /// Runs of each task (K).
+    pub repeat: usize,
+    /// Only this part of the tasks.
+    pub shard: Option<Shard>,
+    /// Go on with the batch in `dir`: the runs it finished are skipped. Else
+    /// `dir` must hold no results yet.
+    pub resume: bool,
+    /// DevTools URLs of remote browsers to spread the runs over, instead of
+    /// one browser seamark launches.
+    pub remote: Vec<String>,
+    /// Browsers started already (a MiniWoB++ suite's, which read its
+    /// episodes in them); else they are started from `agent.browser` and
+    /// `remote`, and closed at the end.
+    pub pool: Option<Arc<Pool>>,
+    /// Each run's options: budgets, policies, browser (its `out` is the run's
+    /// own directory, set per run). A task's own `max_steps`, `max_time`,
+    /// `schema` and `secrets` take their place for it.
+    pub agent: AgentOptions,
+}
+
+impl BatchOptions {
+    /// One run at a time, once per task, into `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            concurrency: 1,
+            repeat: 1,
+            shard: None,
+            resume: false,
+            remote: Vec::new(),
+            pool: None,
+            agent: AgentOptions::default(),
+        }
+    }
+}
+
+/// Makes the model of each run (a run needs one of its own).
+pub type BrainMaker = Arc<dyn Fn(&TaskSpec) -> Result<Box<dyn Brain>, BrainError> + Send + Sync>;
+
+/// Where a batch stands, as progress shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Runs planned in this process (finished earlier ones not counted);
+    /// for a stream of tasks, those started so far.
+    pub planned: usize,
+    /// Runs finished so far.
+    pub done: usize,
+    /// Of those, passed.
+    pub passed: usize,
+    /// Of those, failed.
+    pub failed: usize,
+    /// Runs under way.
+    pub running: usize,
+    /// Tokens spent so far.
+    pub tokens: Usage,
+    /// USD spent so far, when the model's price is known.
+    pub cost_usd: Option<f64>,
+}
+
+/// Hears about a batch as it goes (the CLI draws its progress bar from it).
+pub trait BatchProgress: Send + Sync {
+    /// The plan: runs to do (unknown for a stream of tasks), and runs a
+    /// resumed batch had finished already.
+    fn planned(&self, _runs: Option<usize>, _finished_before: usize) {}
+    /// A run started.
+    fn started(&self, _id: &str, _attempt: usize, _tally: &Tally) {}
+    /// A run finished (and is in `results.jsonl`).
+    fn finished(&self, _record: &RunRecord, _tally: &Tally) {}
+    /// Something worth telling that is no run's result (a results line that
+    /// could not be read, a run that could not be recorded).
+    fn note(&self, _message: &str) {}
+}
+
+struct Silent;
+impl BatchProgress for Silent {}
+
+/// What a batch did.
+#[derive(Debug, Clone)]
+pub struct BatchOutcome {
+    /// The batch directory.
+    pub dir: PathBuf,
+    /// Every finished run of the batch directory (earlier ones of a resumed
+    /// batch too), in the order they finished.
+    pub records: Vec<RunRecord>,
+    /// Their summary (also in `summary.json` and `summary.md`).
+    pub summary: Summary,
+    /// Ctrl-C (the interrupt) came before every run was done.
+    pub interrupted: bool,
+}
+
+/// A batch of tasks.
+pub struct Batch {
+    options: BatchOptions,
+    brains: BrainMaker,
+    progress: Arc<dyn BatchProgress>,
+    interrupt: Option<Interrupt>,
+}
+
+/// One run to do: a task, its place in the suite, and which of its K runs.
+struct Unit {
+    spec: Arc<TaskSpec>,
+    position: usize,
+    attempt: usize,
+}
+
+/// What every run shares.
+struct Shared {
+    dir: PathBuf,
+    pool: Arc<Pool>,
+    brains: BrainMaker,
+    agent: AgentOptions,
+    progress: Arc<dyn BatchProgress>,
+    tally: Mutex<Tally>,
+    /// Turns true at the interrupt: running agents end as interrupted.
+    stop: watch::Receiver<bool>,
+}
+
+impl Batch {
+    /// A batch with these options, each run's model made by `brains`.
+    pub fn new(options: BatchOptions, brains: BrainMaker) -> Self {
+        Self {
+            options,
+            brains,
+            progress: Arc::new(Silent),
+            interrupt: None,
+        }
+    }
+
+    /// Where progress goes.
+    pub fn progress(mut self, progress: Arc<dyn BatchProgress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// A signal (Ctrl-C in the CLI) that stops starting runs and ends those
+    /// running; the summary of what finished is still written.
+    pub fn interrupt(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+        self.interrupt = Some(Box::pin(signal));
+        self
+    }
+
+    /// Runs these tasks (checked first: a bad one is an error).
+    pub async fn run(self, tasks: Vec<TaskSpec>) -> Result<BatchOutcome, BatchError> {
+        let mut ids = HashSet::new();
+        for t in &tasks {
+            task::valid_id(&t.id).map_err(BatchError::Config)?;
+            if !ids.insert(t.id.clone()) {
+                return Err(BatchError::Config(format!(
+                    "task id {:?} is used twice",
+                    t.id
+                )));
+            }
+        }
+        let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
+        self.execute(futures::stream::iter(tasks), Some(ids)).await
+    }
+
+    /// Runs tasks as they come (from a program's own queue) until the
+    /// stream ends. A task that cannot run (a bad id, one used before, a bad
+    /// schema or secret) is a failed run that says why.
+    pub async fn run_stream(
+        self,
+        tasks: impl Stream<Item = TaskSpec> + Send,
+    ) -> Result<BatchOutcome, BatchError> {
+        self.execute(tasks, None).await
+    }
+
+    /// Runs the tasks; `ids`, when the tasks are known ahead, tells how many
+    /// runs there are to do.
+    async fn execute(
+        mut self,
+        tasks: impl Stream<Item = TaskSpec> + Send,
+        ids: Option<Vec<String>>,
+    ) -> Result<BatchOutcome, BatchError> {
+        let started = Instant::now();
+        let o = &self.options;
+        if o.concurrency == 0 || o.repeat == 0 {
+            return Err(BatchError::Config(
+                "concurrency and repeat must be 1 or more".into(),
+            ));
+        }
+        let dir = o.dir.clone();
+        let (earlier, problems) = results::read(&dir)
+            .map_err(|e| BatchError::Dir(format!("cannot read {}: {e}", dir.display())))?;
+        for p in &problems {
+            self.progress.note(p);
+        }
+        let written =
+            std::fs::read_to_string(dir.join(RESULTS)).is_ok_and(|t| !t.trim().is_empty());
+        if !o.resume && written {
+            return Err(BatchError::Dir(format!(
+                "{} holds the results of a batch already: go on with it with --resume {0}, or \
+                 choose another directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", dir.display())))?;
+        let mut file = results::ResultsFile::open(&dir).map_err(|e| {
+            BatchError::Dir(format!("cannot write {}: {e}", dir.join(RESULTS).display()))
+        })?;
+        let done_before = results::finished(&earlier);
+        let (pool, own_pool) = match &o.pool {
+            Some(p) => (p.clone(), false),
+            None => (
+                Arc::new(Pool::start(&o.agent.browser, &o.remote).await?),
+                true,
+            ),
+        };
+        if !pool.launches() && o.agent.act.domains.is_active() {
+            return Err(BatchError::Config(crate::agent::GUARD_NEEDS_LAUNCH.into()));
+        }
+        let (stop_tx, stop) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            dir: dir.clone(),
+            pool: pool.clone(),
+            brains: self.brains.clone(),
+            agent: o.agent.clone(),
+            progress: self.progress.clone(),
+            tally: Mutex::new(Tally::default()),
+            stop,
+        });
+        let (repeat, shard, concurrency) = (o.repeat, o.shard, o.concurrency);
+
+        // Results are written by one writer, in the order runs end.
+        let (tx, mut rx) = mpsc::unbounded_channel::<(RunRecord, String)>();
+        let writer_progress = self.progress.clone();
+        let writer = tokio::spawn(async move {
+            let mut new = Vec::new();
+            while let Some((record, line)) = rx.recv().await {
+                if let Err(e) = file.append(&line) {
+                    writer_progress.note(&format!(
+                        "the result of {} could not be written to {}: {e}",
+                        record.name(),
+                        file.path().display()
+                    ));
+                }
+                new.push(record);
+            }
+            new
+        });
+
+        let mut units = Box::pin(plan(tasks, repeat, shard, done_before.clone()));
+        let semaphore = Arc::new(Semaphore::new(concurrency));
+        let mut running = tokio::task::JoinSet::new();
+        let mut interrupt = self.interrupt.take();
+        let mut interrupted = false;
+        let mut planned = 0;
+        let mut interrupted_runs = 0;
+        let total = ids.map(|ids| {
+            ids.iter()
+                .enumerate()
+                .filter(|(i, _)| shard.is_none_or(|s| s.holds(*i)))
+                .map(|(_, id)| {
+                    (1..=repeat)
+                        .filter(|k| !done_before.contains(&(id.clone(), *k)))
+                        .count()
+                })
+                .sum()
+        });
+        self.progress.planned(total, done_before.len());
+        lock(&shared.tally).planned = total.unwrap_or(0);
+        loop {
+            // The next run, once a place is free, unless the interrupt comes first.
+            let next = async {
+                let permit = semaphore.clone().acquire_owned().await.ok()?;
+                units.next().await.map(|u| (u, permit))
+            };
+            let got = match interrupt.as_mut() {
+                Some(signal) => tokio::select! {
+                    n = next => n,
+                    () = signal.as_mut() => { interrupted = true; None }
+                },
+                None => next.await,
+            };
+            let Some((unit, permit)) = got else { break };
+            planned += 1;
+            {
+                let mut t = lock(&shared.tally);
+                t.planned = t.planned.max(planned);
+                t.running += 1;
+                self.progress.started(&unit.spec.id, unit.attempt, &t);
+            }
+            let (shared, tx) = (shared.clone(), tx.clone());
+            running.spawn(async move {
+                let out = run_one(&shared, &unit).await;
+                drop(permit);
+                match out {
+                    Some((record, line)) => {
+                        let mut t = lock(&shared.tally);
+                        t.running -= 1;
+                        t.done += 1;
+                        if record.passed {
+                            t.passed += 1;
+                        } else {
+                            t.failed += 1;
+                        }
+                        t.tokens += record.tokens;
+                        if let Some(c) = record.cost_usd {
+                            t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
+                        }
+                        shared.progress.finished(&record, &t);
+                        drop(t);
+                        let _ = tx.send((record, line));
+                        false
+                    }
+                    None => {
+                        lock(&shared.tally).running -= 1;
+                        true
+                    }
+                }
+            });
+        }
+        // Runs under way go on to their end, unless the interrupt came: then
+        // they end as interrupted (not recorded: --resume runs them again).
+        let mut wait = interrupt;
+        while !running.is_empty() {
+            let joined = match wait.as_mut() {
+                Some(signal) if !interrupted => tokio::select! {
+                    j = running.join_next() => j,
+                    () = signal.as_mut() => {
+                        interrupted = true;
+                        let _ = stop_tx.send(true);
+                        continue;
+                    }
+                },
+                _ => {
+                    if interrupted {
+                        let _ = stop_tx.send(true);
+                    }
+                    running.join_next().await
+                }
+            };
+            if let Some(Ok(true)) = joined {
+                interrupted_runs += 1;
+            }
+        }
+        wait.take();
+        drop(tx);
+        let new = writer.await.unwrap_or_default();
+        // What the plan held beyond what started.
+        let not_started = if interrupted { units.count().await } else { 0 };
+        if own_pool {
+            pool.close().await;
+        }
+
+        let mut records = earlier;
+        records.extend(new);
+        let summary = Summary::of(
+            &records,
+            interrupted_runs,
+            not_started,
+            // A resumed batch's wall time is not all this process's.
+            done_before
+                .is_empty()
+                .then(|| started.elapsed().as_secs_f64()),
+        );
+        write_summary(&dir, &summary)?;
+        Ok(BatchOutcome {
+            dir,
+            records,
+            summary,
+            interrupted,
+        })
+    }
+}
+
+/// The runs to do, in order: each of the shard's tasks K times, less those
+/// finished before. A task id seen before in the stream is kept, to fail as
+/// a run that says why.
+fn plan(
+    tasks: impl Stream<Item = TaskSpec> + Send,
+    repeat: usize,
+    shard: Option<Shard>,
+    done: HashSet<(String, usize)>,
+) -> impl Stream<Item = Unit> + Send {
+    tasks
+        .enumerate()
+        .filter(move |(i, _)| std::future::ready(shard.is_none_or(|s| s.holds(*i))))
+        .flat_map(move |(position, spec)| {
+            let spec = Arc::new(spec);
+            let units: Vec<Unit> = (1..=repeat)
+                .filter(|k| !done.contains(&(spec.id.clone(), *k)))
+                .map(|attempt| Unit {
+                    spec: spec.clone(),
+                    position,
+                    attempt,
+                })
+                .collect();
+            futures::stream::iter(units)
+        })
+}
+
+/// Writes `summary.json` and `summary.md` into the batch directory.
+pub fn write_summary(dir: &Path, summary: &Summary) -> Result<(), BatchError> {
+    let json = serde_json::to_string_pretty(summary)
+        .map_err(|e| BatchError::Dir(format!("the summary could not be made: {e}")))?;
+    let title = format!(
+        "seamark batch {}",
+        dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    );
+    for (name, text) in [
+        (SUMMARY_JSON, json + "\n"),
+        (SUMMARY_MD, summary.markdown(&title)),
+    ] {
+        std::fs::write(dir.join(name), text).map_err(|e| {
+            BatchError::Dir(format!("cannot write {}: {e}", dir.join(name).display()))
+        })?;
+    }
+    Ok(())
+}
+
+/// Joins the results of batch directories (the shards of one suite) into
+/// `out`: one `results.jsonl` whose run directories are absolute, and its
+/// summary. A run found in two directories is counted once (the first).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<BatchOutcome, BatchError> {
+    let mut records: Vec<RunRecord> = Vec::new();
+    let mut seen = HashSet::new();
+    for dir in dirs {
+        if !dir.join(RESULTS).is_file() {
+            return Err(BatchError::Dir(format!(
+                "{} holds no {RESULTS}: not a batch directory",
+                dir.display()
+            )));
+        }
+        let (found, _) = results::read(dir)
+            .map_err(|e| BatchError::Dir(format!("cannot read {}: {e}", dir.display())))?;
+        let base = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        for mut r in found {
+            if seen.insert((r.id.clone(), r.attempt)) {
+                r.run_dir = base.join(&r.run_dir);
+                r.report = r.report.map(|p| base.join(p));
+                records.push(r);
+            }
+        }
+    }
+    if out.join(RESULTS).exists() {
+        return Err(BatchError::Dir(format!(
+            "{} holds results already: merge into a new directory",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", out.display())))?;
+    let mut file = results::ResultsFile::open(out)
+        .map_err(|e| BatchError::Dir(format!("cannot write {}: {e}", out.display())))?;
+    for r in &records {
+        let line = serde_json::to_string(r)
+            .map_err(|e| BatchError::Dir(format!("a record could not be written: {e}")))?;
+        file.append(&line)
+            .map_err(|e| BatchError::Dir(format!("cannot write {}: {e}", out.display())))?;
+    }
+    let summary = Summary::of(&records, 0, 0, None);
+    write_summary(out, &summary)?;
+    Ok(BatchOutcome {
+        dir: out.to_path_buf(),
+        records,
+        summary,
+        interrupted: false,
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Runs one unit to its record and the record's line (secrets redacted), or
+/// `None` when it was interrupted.
+async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
+    let spec = &unit.spec;
+    let rel = PathBuf::from("runs")
+        .join(&spec.id)
+        .join(unit.attempt.to_string());
+    let run_dir = shared.dir.join(&rel);
+    // What an interrupted earlier try left is replaced: it was never recorded.
+    if run_dir.exists() {
+        let _ = std::fs::remove_dir_all(&run_dir);
+    }
+    let started = Instant::now();
+    let fail = |reason: String, secrets: &Secrets| {
+        let result = RunResult {
+            success: false,
+            status: RunStatus::Failed,
+            answer: None,
+            reason,
+            steps: 0,
+            tokens: Usage::default(),
+            cost_usd: None,
+            run_dir: run_dir.clone(),
+            wall_time_s: started.elapsed().as_secs_f64(),
+            model: String::new(),
+            divergences: Vec::new(),
+            data: None,
+            prompt_tokens: Vec::new(),
+            report: None,
+        };
+        Some(record(unit, &rel, &result, None, secrets))
+    };
+    let options = match run_options(shared, unit, &run_dir) {
+        Ok(o) => o,
+        Err(why) => return fail(format!("the task cannot run: {why}"), &Secrets::default()),
+    };
+    let secrets = options.act.secrets.clone();
+    let brain = match (shared.brains)(spec) {
+        Ok(b) => b,
+        Err(e) => return fail(format!("no model: {e}"), &secrets),
+    };
+    let look: Arc<Mutex<Option<check::PageLook>>> = Arc::default();
+    let mut builder = Agent::builder()
+        .task(spec.task.clone())
+        .url(spec.url.clone())
+        .brain(brain)
+        .options(options)
+        .pool(shared.pool.clone())
+        .interrupt(stopped(shared.stop.clone()));
+    if let Some(js) = &spec.setup {
+        builder = builder.setup(js.clone());
+    }
+    if let Some(c) = spec.check.clone().filter(Check::needs_page) {
+        builder = builder.last_look(page_look(c, look.clone()));
+    }
+    let result = match builder.build() {
+        Ok(agent) => agent.run().await,
+        Err(e) => return fail(e.to_string(), &secrets),
+    };
+    let result = match result {
+        Ok(r) => r,
+        Err(e) => return fail(e.to_string(), &secrets),
+    };
+    if result.status == RunStatus::Interrupted {
+        return None;
+    }
+    let seen = lock(&look).take();
+    Some(record(unit, &rel, &result, seen, &secrets))
+}
+
+/// The look at the final page a check needs, kept in `slot`.
+fn page_look(c: Check, slot: Arc<Mutex<Option<check::PageLook>>>) -> LastLook {
+    Box::new(move |session: &Session| {
+        Box::pin(async move {
+            let seen = check::look(session, &c).await;
+            *lock(&slot) = Some(seen);
+        })
+    })
+}
+
+/// Resolves once the batch is told to stop.
+async fn stopped(mut stop: watch::Receiver<bool>) {
+    while !*stop.borrow_and_update() {
+        if stop.changed().await.is_err() {
+            // The batch is gone without stopping: never interrupt.
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+/// The run's options: the batch's, with the task's own budget, schema and
+/// secrets, in its own run directory (downloads in a folder of its own).
+fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOptions, String> {
+    let spec = &unit.spec;
+    let mut options = shared.agent.clone();
+    options.out = Some(run_dir.to_path_buf());
+    if let Some(n) = spec.max_steps {
+        options.max_steps = n;
+    }
+    if let Some(s) = spec.max_time {
+        options.max_time = Some(std::time::Duration::from_secs_f64(s));
+    }
+    if let Some(schema) = &spec.schema {
+        let schema = AnswerSchema::new(schema.clone()).map_err(|e| format!("schema: {e}"))?;
+        options.act.answer_schema = Some(Arc::new(schema));
+    }
+    if !spec.secrets.is_empty() {
+        let own = spec
+            .secrets
+            .iter()
+            .map(|s| s.parse::<Secret>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("secrets: {e}"))?;
+        options.act.secrets = options.act.secrets.and(own)?;
+    }
+    if let Some(d) = &options.act.download_dir {
+        options.act.download_dir = Some(d.join(&spec.id).join(unit.attempt.to_string()));
+    }
+    Ok(options)
+}
+
+/// The record of a finished run, and its line with the run's secrets redacted.
+fn record(
+    unit: &Unit,
+    rel: &Path,
+    result: &RunResult,
+    page: Option<check::PageLook>,
+    secrets: &Secrets,
+) -> (RunRecord, String) {
+    let verdict = check::verdict(unit.spec.check.as_ref(), result, page);
+    let report = result
+        .report
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|name| rel.join(name));
+    let record = RunRecord {
+        id: unit.spec.id.clone(),
+        attempt: unit.attempt,
+        position: unit.position,
+        task: unit.spec.task.clone(),
+        passed: verdict.passed,
+        verdict,
+        status: result.status,
+        reason: result.reason.clone(),
+        answer: result.answer.clone(),
+        data: result.data.clone(),
+        steps: result.steps,
+        tokens: result.tokens,
+        cost_usd: result.cost_usd,
+        wall_time_s: result.wall_time_s,
+        model: result.model.clone(),
+        run_dir: rel.to_path_buf(),
+        report,
+        finished: utc_rfc3339(SystemTime::now()),
+    };
+    let line = secrets.redact(&serde_json::to_string(&record).unwrap_or_default());
+    // The record given back is the one written: secrets redacted.
+    let record = serde_json::from_str(&line).unwrap_or(record);
+    (record, line)
+}

@@ -1,0 +1,375 @@
+//! The tasks of a batch: one JSON object per line of a JSONL file, every line
+//! checked before anything runs.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::safety::Secret;
+use crate::schema::AnswerSchema;
+
+/// One task of a batch (a line of `TASKS.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Names the task in results and run directories: letters, digits, `.`,
+    /// `_` and `-`, unique in the file.
+    pub id: String,
+    /// What to do, in plain words.
+    pub task: String,
+    /// Where to start: a URL, or a local HTML file (relative to the tasks file).
+    pub url: String,
+    /// How the run is scored; without one, by its own ending (done or not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<Check>,
+    /// Most steps, instead of the batch's `--max-steps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<usize>,
+    /// Most seconds, instead of the batch's `--max-time`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time: Option<f64>,
+    /// The JSON Schema the answer must follow (as `--schema` gives it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<serde_json::Value>,
+    /// Secrets of this task, in `--secret`'s form: `NAME=env:VAR`,
+    /// `NAME=@FILE`, `NAME@example.com=…` (a value written here is a secret in
+    /// a file: prefer `env:` or `@FILE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
+    /// JavaScript run in the start page once it has loaded, before the first
+    /// step: the state the task starts from (MiniWoB++ starts its episode so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+}
+
+/// How a run is scored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    /// The final page's URL contains this.
+    UrlContains(String),
+    /// The final page's rendered text contains this (case and spacing aside).
+    TextContains(String),
+    /// The answer contains this (case and spacing aside).
+    AnswerContains(String),
+    /// The answer matches this regular expression.
+    AnswerRegex(String),
+    /// This JavaScript expression, evaluated in the final page (a promise
+    /// awaited), is truthy.
+    Js(String),
+}
+
+impl Check {
+    /// The kind's name, as written in the tasks file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Check::UrlContains(_) => "url_contains",
+            Check::TextContains(_) => "text_contains",
+            Check::AnswerContains(_) => "answer_contains",
+            Check::AnswerRegex(_) => "answer_regex",
+            Check::Js(_) => "js",
+        }
+    }
+
+    /// What it asks for, as written.
+    pub fn wanted(&self) -> &str {
+        match self {
+            Check::UrlContains(s)
+            | Check::TextContains(s)
+            | Check::AnswerContains(s)
+            | Check::AnswerRegex(s)
+            | Check::Js(s) => s,
+        }
+    }
+
+    /// Whether it looks at the final page (rather than at the answer).
+    pub fn needs_page(&self) -> bool {
+        matches!(
+            self,
+            Check::UrlContains(_) | Check::TextContains(_) | Check::Js(_)
+        )
+    }
+}
+
+/// A line of a tasks file that cannot be run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 1-based.
+    pub line: usize,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Why a tasks file cannot be run: every bad line, or no task at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TasksError {
+    /// The file could not be read.
+    #[error("cannot read the tasks file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Lines that cannot be run.
+    #[error("{file}: {} bad line{}, nothing was run:\n  {}", .errors.len(),
+        if .errors.len() == 1 { "" } else { "s" },
+        .errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n  "))]
+    Lines {
+        /// The file, as named.
+        file: String,
+        /// Each bad line.
+        errors: Vec<LineError>,
+    },
+    /// No line holds a task.
+    #[error("{0}: no tasks (one JSON object per line: {{\"id\": …, \"task\": …, \"url\": …}})")]
+    Empty(String),
+}
+
+/// Reads and checks a tasks file; relative file URLs are taken from its folder.
+pub fn read_tasks(path: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TasksError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    parse_tasks(
+        &text,
+        &path.display().to_string(),
+        path.parent().unwrap_or(Path::new(".")),
+    )
+}
+
+/// Parses and checks the lines of a tasks file (named `file` in messages);
+/// blank lines are skipped. Every line is checked, and all the bad ones are
+/// told at once.
+pub fn parse_tasks(text: &str, file: &str, base: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+    let mut tasks = Vec::new();
+    let mut errors = Vec::new();
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let mut bad = |message: String| {
+            errors.push(LineError { line: n, message });
+        };
+        let mut spec: TaskSpec = match serde_json::from_str(line) {
+            Ok(s) => s,
+            Err(e) => {
+                bad(json_error(&e, line));
+                continue;
+            }
+        };
+        let problems = spec_problems(&mut spec, base);
+        if let Some(&first) = ids.get(&spec.id) {
+            bad(format!("id {:?} is used on line {first} already", spec.id));
+        } else if !spec.id.is_empty() {
+            ids.insert(spec.id.clone(), n);
+        }
+        if problems.is_empty() {
+            tasks.push(spec);
+        }
+        for p in problems {
+            bad(p);
+        }
+    }
+    if !errors.is_empty() {
+        return Err(TasksError::Lines {
+            file: file.to_string(),
+            errors,
+        });
+    }
+    if tasks.is_empty() {
+        return Err(TasksError::Empty(file.to_string()));
+    }
+    Ok(tasks)
+}
+
+/// A JSON error on one line, without serde's "line 1" (the line is told
+/// apart) and with what the line starts with when it is no JSON at all.
+fn json_error(e: &serde_json::Error, line: &str) -> String {
+    let what = e.to_string();
+    let what = match what.rsplit_once(" at line 1 column ") {
+        Some((head, col)) => format!("{head} (column {col})"),
+        None => what,
+    };
+    if e.is_syntax() || e.is_eof() {
+        let start: String = line.trim().chars().take(40).collect();
+        format!("not a JSON object: {what}: {start:?}")
+    } else {
+        what
+    }
+}
+
+/// What keeps a parsed task from running; its file URL is made absolute.
+fn spec_problems(spec: &mut TaskSpec, base: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Err(e) = valid_id(&spec.id) {
+        out.push(e);
+    }
+    if spec.task.trim().is_empty() {
+        out.push("the task is empty".into());
+    }
+    if spec.url.trim().is_empty() {
+        out.push("the url is empty".into());
+    } else {
+        // A file beside the tasks file, as the file names it.
+        let beside = base.join(spec.url.trim());
+        let target = if !spec.url.contains(':') && beside.is_file() {
+            beside.to_string_lossy().into_owned()
+        } else {
+            spec.url.clone()
+        };
+        match crate::target::to_url(&target) {
+            Ok(u) => spec.url = u,
+            Err(e) => out.push(format!("bad url: {e}")),
+        }
+    }
+    match &spec.check {
+        Some(Check::AnswerRegex(r)) => {
+            if let Err(e) = regex::Regex::new(r) {
+                // The parser's message draws the pattern over lines; its
+                // last line says what is wrong.
+                let text = e.to_string();
+                let why = text
+                    .lines()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or_default();
+                out.push(format!(
+                    "answer_regex {r:?} is not a regular expression: {}",
+                    why.trim().trim_start_matches("error: ")
+                ));
+            }
+        }
+        Some(c) if c.wanted().trim().is_empty() => {
+            out.push(format!("the {} check is empty", c.kind()));
+        }
+        _ => {}
+    }
+    if spec.max_steps == Some(0) {
+        out.push("max_steps must be 1 or more".into());
+    }
+    if spec.max_time.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+        out.push("max_time must be a number of seconds above 0".into());
+    }
+    if let Some(schema) = &spec.schema {
+        if let Err(e) = AnswerSchema::new(schema.clone()) {
+            out.push(format!("schema: {e}"));
+        }
+    }
+    for s in &spec.secrets {
+        if let Err(e) = s.parse::<Secret>() {
+            out.push(format!("secrets: {e}"));
+        }
+    }
+    out
+}
+
+/// Checks a task id: it names a directory, so it is kept plain.
+pub fn valid_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("the id is empty".into());
+    }
+    if id.len() > 100 {
+        return Err("the id is longer than 100 characters".into());
+    }
+    if id.starts_with('.')
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        return Err(format!(
+            "id {id:?} may hold only letters, digits, '.', '_' and '-' (and not start with '.')"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Vec<TaskSpec>, TasksError> {
+        parse_tasks(text, "tasks.jsonl", Path::new("."))
+    }
+
+    fn errors(text: &str) -> Vec<String> {
+        match parse(text) {
+            Err(TasksError::Lines { errors, .. }) => errors.iter().map(|e| e.to_string()).collect(),
+            other => panic!("expected bad lines, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_good_file_parses_with_every_check_kind() {
+        let tasks = parse(
+            r#"{"id": "a", "task": "t", "url": "http://x/", "check": {"url_contains": "/done"}}
+
+{"id": "b", "task": "t", "url": "http://x/", "check": {"js": "1 + 1 == 2"}, "max_steps": 4}
+{"id": "c", "task": "t", "url": "http://x/", "check": {"answer_regex": "^\\d+$"}, "secrets": ["pw=env:HOME"]}"#,
+        )
+        .unwrap();
+        assert_eq!(tasks.len(), 3);
+        assert_eq!(tasks[0].check, Some(Check::UrlContains("/done".into())));
+        assert_eq!(tasks[1].max_steps, Some(4));
+        assert_eq!(
+            tasks[2].check.as_ref().map(Check::kind),
+            Some("answer_regex")
+        );
+    }
+
+    #[test]
+    fn every_bad_line_is_told_with_its_number() {
+        let errs = errors(
+            "{\"id\": \"a\", \"task\": \"t\", \"url\": \"http://x/\"}\n\
+             not json at all\n\
+             {\"id\": \"b\", \"task\": \"t\"}\n\
+             {\"id\": \"c\", \"task\": \"t\", \"url\": \"http://x/\", \"check\": {\"title_is\": \"x\"}}\n\
+             {\"id\": \"a\", \"task\": \"t\", \"url\": \"http://x/\"}\n\
+             {\"id\": \"d e\", \"task\": \"\", \"url\": \"http://x/\", \"check\": {\"answer_regex\": \"(\"}}\n",
+        );
+        assert_eq!(errs.len(), 7, "{errs:#?}");
+        assert!(
+            errs[0].starts_with("line 2: not a JSON object"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[1].starts_with("line 3: missing field `url`"),
+            "{errs:#?}"
+        );
+        assert!(
+            errs[2].starts_with("line 4: unknown variant `title_is`, expected one of"),
+            "{errs:#?}"
+        );
+        assert!(errs[2].contains("`url_contains`"), "{errs:#?}");
+        assert_eq!(errs[3], "line 5: id \"a\" is used on line 1 already");
+        assert!(
+            errs[4].starts_with("line 6: id \"d e\" may hold only"),
+            "{errs:#?}"
+        );
+        assert_eq!(errs[5], "line 6: the task is empty");
+        assert_eq!(
+            errs[6],
+            "line 6: answer_regex \"(\" is not a regular expression: unclosed group"
+        );
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_rather_than_ignored() {
+        let errs = errors(r#"{"id": "a", "task": "t", "url": "http://x/", "chek": {"js": "1"}}"#);
+        assert!(errs[0].contains("unknown field `chek`"), "{errs:#?}");
+    }
+
+    #[test]
+    fn a_file_with_no_task_is_refused() {
+        assert!(matches!(parse("\n  \n"), Err(TasksError::Empty(_))));
+    }
+}

@@ -1,0 +1,351 @@
+//! `seamark batch`: many tasks, several at once, each scored by its check;
+//! progress on stderr, the summary table on stdout.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use seamark::batch::miniwob::Suite;
+use seamark::batch::summary::{plural, thousands};
+use seamark::batch::{
+    self, Batch, BatchError, BatchOptions, BatchOutcome, BatchProgress, RunRecord, Shard, Tally,
+    TaskSpec,
+};
+use seamark::brain;
+use seamark::browser::Pool;
+use seamark::journal::{slug, utc_stamp};
+use seamark::safety::{ConfirmPolicy, Confirmer, Hold};
+
+use super::run::{CommonArgs, TerminalConfirmer};
+use super::UsageError;
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// The tasks: one JSON object per line, {"id", "task", "url"} and
+    /// optionally "check" ({"url_contains": …}, {"text_contains": …},
+    /// {"answer_contains": …}, {"answer_regex": …} or {"js": …}),
+    /// "max_steps", "max_time", "schema", "secrets", "setup".
+    #[arg(
+        value_name = "TASKS.jsonl",
+        id = "tasks_file",
+        required_unless_present_any = ["miniwob", "merge"]
+    )]
+    tasks_file: Option<PathBuf>,
+    /// Runs at once, each in a browser context of its own (cookies, storage,
+    /// cache and permissions apart) of one browser, or spread over --cdp ones.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    concurrency: usize,
+    /// Run each task K times: a task passes k/K, and pass^K counts the
+    /// tasks that passed all K.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    repeat: usize,
+    /// Run only every N-th task from the I-th (1-based), to spread a suite
+    /// over machines; join the results with --merge.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// Go on with the batch in DIR: the runs in its results.jsonl are
+    /// skipped, the others (interrupted, never started) run.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    resume: Option<PathBuf>,
+    /// Join the results of batch directories (shards) into one summary, in
+    /// --out (default batches/<time>-merged); nothing runs.
+    #[arg(long, value_name = "DIR", num_args = 1.., conflicts_with_all = ["tasks_file", "miniwob", "resume"])]
+    merge: Vec<PathBuf>,
+    /// Make the tasks from a MiniWoB++ checkout's task pages (served on
+    /// 127.0.0.1): the episode started with a fixed seed, its instruction as
+    /// the task, its raw reward (above 0) as the check, its time limit kept.
+    #[arg(long, value_name = "DIR", conflicts_with = "tasks_file")]
+    miniwob: Option<PathBuf>,
+    /// With --miniwob: only these tasks (comma-separated names).
+    #[arg(
+        long = "tasks",
+        value_name = "NAME,…",
+        value_delimiter = ',',
+        requires = "miniwob"
+    )]
+    miniwob_tasks: Vec<String>,
+    /// With --miniwob: seeds 0 to N-1, each an episode (a task of its own).
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "miniwob")]
+    seeds: usize,
+    /// With --miniwob: each episode's time limit in seconds, instead of the
+    /// page's own (10 s for most tasks; a slow model needs more).
+    #[arg(long, value_name = "SECONDS", requires = "miniwob")]
+    episode_time: Option<f64>,
+    /// The model of every run: openai/<model> or anthropic/<model> (else env
+    /// SEAMARK_MODEL), as for run.
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
+    if !args.merge.is_empty() {
+        let out = args
+            .common
+            .out
+            .clone()
+            .unwrap_or_else(|| default_dir("merged"));
+        let outcome = batch::merge(&args.merge, &out).map_err(|e| UsageError(e.to_string()))?;
+        return finish(&outcome, args.common.json);
+    }
+    if args.concurrency == 0 || args.repeat == 0 || args.seeds == 0 {
+        return Err(
+            UsageError("--concurrency, --repeat and --seeds must be 1 or more".into()).into(),
+        );
+    }
+    let model = args
+        .model
+        .clone()
+        .or_else(|| std::env::var("SEAMARK_MODEL").ok())
+        .filter(|m| !m.trim().is_empty())
+        .ok_or_else(|| UsageError(brain::NO_MODEL.into()))?;
+    let http = args.common.http();
+    // A model that cannot be made is told once, before anything runs.
+    brain::from_model_name(&model, http).map_err(|e| UsageError(e.to_string()))?;
+    let brains: batch::BrainMaker =
+        Arc::new(move |_: &TaskSpec| brain::from_model_name(&model, http));
+
+    let tty = std::io::stderr().is_terminal();
+    let bar = tty.then(new_bar);
+    let confirmer = (args.common.confirm == ConfirmPolicy::Ask && std::io::stdin().is_terminal())
+        .then(|| Arc::new(BarConfirmer(bar.clone())) as Arc<dyn Confirmer>);
+    let mut agent = args
+        .common
+        .options_with(args.common.browser.launch_options(), confirmer)?;
+    agent.out = None;
+    let remote = args.common.browser.cdp.clone();
+
+    let (dir, resume) = match (&args.resume, &args.common.out) {
+        (Some(d), _) => (d.clone(), true),
+        (None, Some(d)) => (d.clone(), false),
+        (None, None) => {
+            let name = match (&args.tasks_file, &args.miniwob) {
+                (Some(f), _) => f
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                _ => "miniwob".into(),
+            };
+            (default_dir(&slug(&name)), false)
+        }
+    };
+    if resume && !dir.join(batch::RESULTS).is_file() {
+        return Err(UsageError(format!(
+            "{} is not a batch directory (it holds no {}): nothing to resume",
+            dir.display(),
+            batch::RESULTS
+        ))
+        .into());
+    }
+    let pool = Arc::new(
+        Pool::start(&agent.browser, &remote)
+            .await
+            .map_err(|e| UsageError(e.to_string()))?,
+    );
+    // The suite's server lives as long as the batch.
+    let mut _suite = None;
+    let tasks = match (&args.tasks_file, &args.miniwob) {
+        (Some(file), _) => batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?,
+        (None, Some(checkout)) => {
+            let suite = Suite::serve(checkout).await.map_err(UsageError)?;
+            eprintln!(
+                "seamark: reading the MiniWoB++ episodes of {}",
+                suite.root.display()
+            );
+            let tasks = suite
+                .tasks(
+                    &args.miniwob_tasks,
+                    args.seeds,
+                    args.episode_time.map(Duration::from_secs_f64),
+                    &pool,
+                    &agent.browser,
+                    args.concurrency,
+                )
+                .await
+                .map_err(UsageError)?;
+            _suite = Some(suite);
+            tasks
+        }
+        (None, None) => return Err(UsageError("give a tasks file or --miniwob DIR".into()).into()),
+    };
+
+    let progress = Arc::new(Term {
+        bar,
+        concurrency: args.concurrency,
+    });
+    let options = BatchOptions {
+        concurrency: args.concurrency,
+        repeat: args.repeat,
+        shard: args.shard,
+        resume,
+        remote,
+        pool: Some(pool.clone()),
+        agent,
+        ..BatchOptions::new(dir)
+    };
+    let outcome = Batch::new(options, brains)
+        .progress(progress.clone())
+        .interrupt(async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            eprintln!("\nseamark: interrupted; ending the runs under way and writing the summary");
+        })
+        .run(tasks)
+        .await;
+    pool.close().await;
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let outcome = outcome.map_err(|e| match e {
+        BatchError::Browser(_) | BatchError::Dir(_) | BatchError::Config(_) => {
+            UsageError(e.to_string())
+        }
+    })?;
+    finish(&outcome, args.common.json)
+}
+
+/// Prints the summary (the table, or JSON) and the exit status it makes.
+fn finish(outcome: &BatchOutcome, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        println!("{}", serde_json::to_string(&outcome.summary)?);
+    } else {
+        let title = format!("seamark batch {}", outcome.dir.display());
+        println!("{}", outcome.summary.markdown(&title));
+        println!("batch directory: {}", outcome.dir.display());
+    }
+    let s = &outcome.summary;
+    Ok(if outcome.interrupted {
+        ExitCode::from(super::INTERRUPTED)
+    } else if s.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `batches/<time>-<name>`.
+fn default_dir(name: &str) -> PathBuf {
+    PathBuf::from("batches").join(format!("{}-{name}", utc_stamp(SystemTime::now())))
+}
+
+fn new_bar() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} · {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(250));
+    bar
+}
+
+/// Progress on stderr: a bar with done / passed / failed / running and the
+/// spend so far, or plain lines when stderr is not a terminal.
+struct Term {
+    bar: Option<ProgressBar>,
+    concurrency: usize,
+}
+
+impl Term {
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// `passed 3 · failed 1 · running 2 · tokens 12,345 · $0.0123`.
+fn tally_line(t: &Tally) -> String {
+    let cost = t
+        .cost_usd
+        .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+    format!(
+        "passed {} · failed {} · running {} · tokens {} · {cost}",
+        t.passed,
+        t.failed,
+        t.running,
+        thousands(t.tokens.input + t.tokens.output)
+    )
+}
+
+impl BatchProgress for Term {
+    fn planned(&self, runs: Option<usize>, finished_before: usize) {
+        if finished_before > 0 {
+            self.say(&format!(
+                "seamark: resuming: {finished_before} run{} finished before {} kept",
+                plural(finished_before),
+                if finished_before == 1 { "is" } else { "are" }
+            ));
+        }
+        if let Some(n) = runs {
+            match &self.bar {
+                Some(bar) => bar.set_length(n as u64),
+                None => eprintln!(
+                    "seamark: {n} run{}, {} at once",
+                    plural(n),
+                    self.concurrency
+                ),
+            }
+        }
+    }
+
+    fn started(&self, _id: &str, _attempt: usize, tally: &Tally) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(tally_line(tally));
+        }
+    }
+
+    fn finished(&self, r: &RunRecord, tally: &Tally) {
+        let line = format!(
+            "{} {} {} ({}, {} step{}, {:.1} s){}",
+            if r.passed { "✓" } else { "✗" },
+            r.name(),
+            if r.passed { "passed" } else { "failed" },
+            r.status.word(),
+            r.steps,
+            plural(r.steps),
+            r.wall_time_s,
+            if r.passed {
+                String::new()
+            } else {
+                format!(": {}", r.verdict.detail)
+            }
+        );
+        match &self.bar {
+            Some(bar) => {
+                bar.inc(1);
+                bar.set_message(tally_line(tally));
+                bar.println(line);
+            }
+            None => eprintln!(
+                "seamark: [{}/{}] {line} · {}",
+                tally.done,
+                tally.planned.max(tally.done),
+                tally_line(tally)
+            ),
+        }
+    }
+
+    fn note(&self, message: &str) {
+        self.say(&format!("seamark: note: {message}"));
+    }
+}
+
+/// Asks at the terminal with the progress bar out of the way.
+struct BarConfirmer(Option<ProgressBar>);
+
+impl Confirmer for BarConfirmer {
+    fn confirm(&self, hold: &Hold) -> bool {
+        match &self.0 {
+            Some(bar) => bar.suspend(|| TerminalConfirmer.confirm(hold)),
+            None => TerminalConfirmer.confirm(hold),
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! A static file server on 127.0.0.1, for pages seamark serves to the browser
+//! it drives itself (a MiniWoB++ suite's task pages). GET and HEAD only; no
+//! path leaves the folder.
+
+use std::convert::Infallible;
+use std::path::{Component, Path, PathBuf};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// A folder served on 127.0.0.1 until dropped.
+#[derive(Debug)]
+pub struct StaticServer {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    task: JoinHandle<()>,
+}
+
+impl Drop for StaticServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl StaticServer {
+    /// Serves `root` on a free port of 127.0.0.1.
+    pub async fn start(root: PathBuf) -> std::io::Result<StaticServer> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let base = format!("http://{}", listener.local_addr()?);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let root = root.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let root = root.clone();
+                        async move { Ok::<_, Infallible>(answer(&root, &req)) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(StaticServer { base, task })
+    }
+
+    /// The URL of a path under the served folder.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base, path.trim_start_matches('/'))
+    }
+}
+
+fn answer<B>(root: &Path, req: &Request<B>) -> Response<Full<Bytes>> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return plain(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD only");
+    }
+    let Some(mut file) = local_path(root, req.uri().path()) else {
+        return plain(StatusCode::NOT_FOUND, "not found");
+    };
+    if file.is_dir() {
+        file = file.join("index.html");
+    }
+    match std::fs::read(&file) {
+        Ok(body) => {
+            let mime = mime_of(&file);
+            let body = if req.method() == Method::HEAD {
+                Bytes::new()
+            } else {
+                Bytes::from(body)
+            };
+            Response::builder()
+                .header("content-type", mime)
+                .header("cache-control", "no-store")
+                .body(Full::new(body))
+                .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response"))
+        }
+        Err(_) => plain(StatusCode::NOT_FOUND, "not found"),
+    }
+}
+
+/// The file a URL path names under `root`, or `None` when it would leave it.
+fn local_path(root: &Path, url_path: &str) -> Option<PathBuf> {
+    let decoded = percent_encoding::percent_decode_str(url_path)
+        .decode_utf8()
+        .ok()?;
+    let rel = Path::new(decoded.trim_start_matches('/'));
+    if rel
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return None;
+    }
+    Some(root.join(rel))
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from_static(text.as_bytes())));
+    *r.status_mut() = status;
+    r
+}
+
+fn mime_of(path: &Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+    {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "js" => "text/javascript",
+        "css" => "text/css",
+        "json" => "application/json",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "svg" => "image/svg+xml",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_path_leaves_the_folder() {
+        let root = Path::new("/srv/site");
+        assert_eq!(
+            local_path(root, "/miniwob/click-button.html"),
+            Some(PathBuf::from("/srv/site/miniwob/click-button.html"))
+        );
+        assert_eq!(local_path(root, "/../etc/passwd"), None);
+        assert_eq!(local_path(root, "/a/%2e%2e/%2e%2e/etc/passwd"), None);
+        assert_eq!(
+            local_path(root, "/a%20b.html"),
+            Some(PathBuf::from("/srv/site/a b.html"))
+        );
+    }
+}

@@ -605,7 +605,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
             prompt_tokens: Vec::new(),
             report: None,
         };
-        Some(record(unit, &rel, &result, None, secrets))
+        Some(record(unit, &rel, &result, FinalLook::default(), secrets))
     };
     let options = match run_options(shared, unit, &run_dir) {
         Ok(o) => o,
@@ -616,7 +616,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
         Ok(b) => b,
         Err(e) => return fail(format!("no model: {e}"), &secrets),
     };
-    let look: Arc<Mutex<Option<check::PageLook>>> = Arc::default();
+    let look: Arc<Mutex<FinalLook>> = Arc::default();
     let mut builder = Agent::builder()
         .task(spec.task.clone())
         .url(spec.url.clone())
@@ -627,9 +627,10 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     if let Some(js) = &spec.setup {
         builder = builder.setup(js.clone());
     }
-    if let Some(c) = spec.check.clone().filter(Check::needs_page) {
-        builder = builder.last_look(page_look(c, look.clone()));
-    }
+    builder = builder.last_look(final_look(
+        spec.check.clone().filter(Check::needs_page),
+        look.clone(),
+    ));
     let result = match builder.build() {
         Ok(agent) => agent.run().await,
         Err(e) => return fail(e.to_string(), &secrets),
@@ -641,16 +642,32 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     if result.status == RunStatus::Interrupted {
         return None;
     }
-    let seen = lock(&look).take();
+    let seen = std::mem::take(&mut *lock(&look));
     Some(record(unit, &rel, &result, seen, &secrets))
 }
 
-/// The look at the final page a check needs, kept in `slot`.
-fn page_look(c: Check, slot: Arc<Mutex<Option<check::PageLook>>>) -> LastLook {
+/// What the last look at a run's final page found.
+#[derive(Default)]
+struct FinalLook {
+    /// What the check asked of the page, when it looks at one.
+    page: Option<check::PageLook>,
+    /// The browser the run was in.
+    browser: Option<String>,
+}
+
+/// The last look at the final page: the browser it is in and, for a check
+/// that needs it, what the check asks of it; kept in `slot`.
+fn final_look(check: Option<Check>, slot: Arc<Mutex<FinalLook>>) -> LastLook {
     Box::new(move |session: &Session| {
         Box::pin(async move {
-            let seen = check::look(session, &c).await;
-            *lock(&slot) = Some(seen);
+            let page = match &check {
+                Some(c) => Some(check::look(session, c).await),
+                None => None,
+            };
+            *lock(&slot) = FinalLook {
+                page,
+                browser: Some(session.origin().to_string()),
+            };
         })
     })
 }
@@ -701,10 +718,10 @@ fn record(
     unit: &Unit,
     rel: &Path,
     result: &RunResult,
-    page: Option<check::PageLook>,
+    seen: FinalLook,
     secrets: &Secrets,
 ) -> (RunRecord, String) {
-    let verdict = check::verdict(unit.spec.check.as_ref(), result, page);
+    let verdict = check::verdict(unit.spec.check.as_ref(), result, seen.page);
     let report = result
         .report
         .as_ref()
@@ -728,6 +745,7 @@ fn record(
         model: result.model.clone(),
         run_dir: rel.to_path_buf(),
         report,
+        browser: seen.browser,
         finished: utc_rfc3339(SystemTime::now()),
     };
     let line = secrets.redact(&serde_json::to_string(&record).unwrap_or_default());

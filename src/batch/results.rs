@@ -58,6 +58,10 @@ pub struct RunRecord {
     /// Its report, when one was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<PathBuf>,
+    /// The browser it ran in (the binary launched, or the DevTools URL),
+    /// when it had a page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser: Option<String>,
     /// When it ended, RFC 3339 UTC.
     pub finished: String,
 }
@@ -175,6 +179,7 @@ mod tests {
             model: "m".into(),
             run_dir: "runs/b/1".into(),
             report: None,
+            browser: None,
             finished: "2026-12-02T00:00:00Z".into(),
         };
         file.append(&serde_json::to_string(&record).unwrap())

@@ -380,6 +380,7 @@ mod tests {
             model: "openai/m".into(),
             run_dir: format!("runs/{id}/{attempt}").into(),
             report: None,
+            browser: None,
             finished: String::new(),
         }
     }

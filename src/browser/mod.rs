@@ -301,7 +301,13 @@ impl SharedBrowser {
                 })
             }
         };
-        Ok(Self::finish(browser, handler, None, None, url.to_string()))
+        Ok(Self::finish(
+            browser,
+            handler,
+            None,
+            None,
+            without_secrets(url),
+        ))
     }
 
     fn finish(
@@ -473,6 +479,20 @@ pub async fn evaluate(page: &Page, js: &str) -> Result<serde_json::Value, String
         .unwrap_or(serde_json::Value::Null))
 }
 
+/// A DevTools URL as it may be written down: without its query (a hosted
+/// browser's token) or its user and password.
+fn without_secrets(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            u.set_query(None);
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        Err(_) => "a browser at an unreadable URL".to_string(),
+    }
+}
+
 /// A new blank tab, in `context` when given.
 fn blank_tab(context: Option<&BrowserContextId>) -> CreateTargetParams {
     let mut target = CreateTargetParams::new("about:blank");
@@ -538,6 +558,12 @@ impl Session {
     /// The browser the page lives in (for tabs, downloads and browser-wide events).
     pub fn browser(&self) -> &Browser {
         &self.host.browser
+    }
+
+    /// Where the session's browser came from: the binary launched, or the
+    /// DevTools URL attached to.
+    pub fn origin(&self) -> &str {
+        self.host.origin()
     }
 
     /// The browser context of the session's tabs, when it has its own.
@@ -787,4 +813,32 @@ fn is_root() -> bool {
                 .and_then(|l| l.split_whitespace().nth(2).map(|e| e == "0"))
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_devtools_url_is_written_down_without_its_token() {
+        assert_eq!(
+            without_secrets("wss://user:pw@chrome.example.com/chromium?token=s3cret&stealth"),
+            "wss://chrome.example.com/chromium"
+        );
+        assert_eq!(
+            without_secrets("ws://127.0.0.1:9222/devtools/browser/ab"),
+            "ws://127.0.0.1:9222/devtools/browser/ab"
+        );
+    }
+
+    #[test]
+    fn this_process_runs_and_a_finished_one_does_not() {
+        assert!(process_runs(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Exited but not reaped: a zombie, which does not run.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!process_runs(pid));
+        child.wait().unwrap();
+    }
 }

@@ -16,6 +16,8 @@ use super::{BrowserError, BrowserOptions, Session, SharedBrowser};
 #[derive(Debug)]
 pub struct Pool {
     slots: Vec<Slot>,
+    /// Held while a run chooses its browser.
+    choosing: tokio::sync::Mutex<()>,
     /// How a browser seamark launches starts.
     options: BrowserOptions,
 }
@@ -75,6 +77,7 @@ impl Pool {
         }
         Ok(Pool {
             slots,
+            choosing: tokio::sync::Mutex::new(()),
             options: BrowserOptions {
                 cdp: None,
                 proxy: None,
@@ -104,15 +107,26 @@ impl Pool {
     /// one that died is started (or reached) again first. `options` are the
     /// run's: its viewport, and its domain guard as the context's proxy.
     pub async fn open(&self, options: &BrowserOptions) -> Result<Session, BrowserError> {
-        let mut order: Vec<(usize, usize)> = Vec::with_capacity(self.slots.len());
-        for (i, slot) in self.slots.iter().enumerate() {
-            order.push((slot.load(&*slot.browser.lock().await), i));
-        }
-        order.sort();
+        // Runs that start at once must not all choose the same browser: the
+        // choice is made, and counted, one run at a time.
+        let order = {
+            let _choosing = self.choosing.lock().await;
+            let mut order: Vec<(usize, usize)> = Vec::with_capacity(self.slots.len());
+            for (i, slot) in self.slots.iter().enumerate() {
+                order.push((slot.load(&*slot.browser.lock().await), i));
+            }
+            order.sort();
+            if let Some(&(_, first)) = order.first() {
+                self.slots[first].opening.fetch_add(1, Ordering::SeqCst);
+            }
+            order
+        };
         let mut last = None;
-        for (_, i) in order {
+        for (n, (_, i)) in order.into_iter().enumerate() {
             let slot = &self.slots[i];
-            slot.opening.fetch_add(1, Ordering::SeqCst);
+            if n > 0 {
+                slot.opening.fetch_add(1, Ordering::SeqCst);
+            }
             let _opening = Opening(&slot.opening);
             let browser = match self.live(slot).await {
                 Ok(b) => b,

@@ -1139,3 +1139,47 @@ async fn domain_limits_hold_in_every_run_of_a_batch_each_with_its_own_guard() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_are_spread_over_the_remote_browsers_given() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(weather).await;
+    let (mut first, ws1, _p1) = crate::support::running_chromium().await;
+    let (mut second, ws2, _p2) = crate::support::running_chromium().await;
+    let s = &sites;
+    let paris = || Some(json!({"url_contains": "Paris"}));
+    let batch = Batch::new(&model).tasks(&[
+        task("a", "Look up the weather in Paris", s, paris()),
+        task("b", "Look up the weather in Paris", s, paris()),
+    ]);
+    let ran = batch
+        .run(&[
+            "tasks.jsonl",
+            "--concurrency",
+            "2",
+            "--out",
+            "b",
+            "--cdp",
+            &ws1,
+            "--cdp",
+            &ws2,
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let mut used: Vec<String> = batch
+        .results("b")
+        .iter()
+        .map(|r| r["browser"].as_str().unwrap_or_default().to_string())
+        .collect();
+    used.sort();
+    let mut given = vec![ws1.clone(), ws2.clone()];
+    given.sort();
+    assert_eq!(used, given, "one run in each browser");
+    for browser in [&mut first, &mut second] {
+        assert!(
+            browser.try_wait().unwrap().is_none(),
+            "seamark closed a browser it did not start"
+        );
+        browser.kill().await.unwrap();
+    }
+}

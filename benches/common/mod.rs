@@ -13,3 +13,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .build()
         .expect("tokio runtime")
 }
+
+#[path = "../../tests/it/model_server.rs"]
+#[allow(dead_code)]
+pub mod model_server;

@@ -265,7 +265,8 @@ impl Batch {
     }
 
     /// Runs tasks as they come (from a program's own queue) until the
-    /// stream ends. A task that cannot run (a bad id, one used before, a bad
+    /// stream ends. A task whose id cannot name a directory, or came before,
+    /// is left out with a note to the progress; one that cannot run (a bad
     /// schema or secret) is a failed run that says why.
     pub async fn run_stream(
         self,
@@ -287,6 +288,14 @@ impl Batch {
             return Err(BatchError::Config(
                 "concurrency and repeat must be 1 or more".into(),
             ));
+        }
+        if let Some(s) = o.shard {
+            if s.count == 0 || s.index == 0 || s.index > s.count {
+                return Err(BatchError::Config(format!(
+                    "shard {}/{}: I must be 1 to N",
+                    s.index, s.count
+                )));
+            }
         }
         let dir = o.dir.clone();
         let (earlier, problems) = results::read(&dir)
@@ -349,7 +358,13 @@ impl Batch {
             new
         });
 
-        let mut units = Box::pin(plan(tasks, repeat, shard, done_before.clone()));
+        let mut units = Box::pin(plan(
+            tasks,
+            repeat,
+            shard,
+            done_before.clone(),
+            self.progress.clone(),
+        ));
         let semaphore = Arc::new(Semaphore::new(concurrency));
         let mut running = tokio::task::JoinSet::new();
         let mut interrupt = self.interrupt.take();
@@ -440,15 +455,20 @@ impl Batch {
                     running.join_next().await
                 }
             };
-            if let Some(Ok(true)) = joined {
-                interrupted_runs += 1;
+            match joined {
+                Some(Ok(true)) => interrupted_runs += 1,
+                Some(Err(e)) => self
+                    .progress
+                    .note(&format!("a run ended without a result: {e}")),
+                _ => {}
             }
         }
         wait.take();
         drop(tx);
         let new = writer.await.unwrap_or_default();
-        // What the plan held beyond what started.
-        let not_started = if interrupted { units.count().await } else { 0 };
+        // What the plan held beyond what started (unknown for a stream, which
+        // may never end).
+        let not_started = total.map_or(0, |t: usize| t.saturating_sub(planned));
         if own_pool {
             pool.close().await;
         }
@@ -475,17 +495,32 @@ impl Batch {
 }
 
 /// The runs to do, in order: each of the shard's tasks K times, less those
-/// finished before. A task id seen before in the stream is kept, to fail as
-/// a run that says why.
+/// finished before. A task whose id cannot name a directory, or came before
+/// in the stream, is left out and told to `progress`.
 fn plan(
     tasks: impl Stream<Item = TaskSpec> + Send,
     repeat: usize,
     shard: Option<Shard>,
     done: HashSet<(String, usize)>,
+    progress: Arc<dyn BatchProgress>,
 ) -> impl Stream<Item = Unit> + Send {
+    let mut seen = HashSet::new();
     tasks
         .enumerate()
         .filter(move |(i, _)| std::future::ready(shard.is_none_or(|s| s.holds(*i))))
+        .filter(move |(_, spec)| {
+            let why = match task::valid_id(&spec.id) {
+                Err(e) => Some(e),
+                Ok(()) if !seen.insert(spec.id.clone()) => {
+                    Some(format!("id {:?} came before", spec.id))
+                }
+                Ok(()) => None,
+            };
+            if let Some(why) = &why {
+                progress.note(&format!("a task was left out: {why}"));
+            }
+            std::future::ready(why.is_none())
+        })
         .flat_map(move |(position, spec)| {
             let spec = Arc::new(spec);
             let units: Vec<Unit> = (1..=repeat)

@@ -234,14 +234,12 @@ fn default_dir(name: &str) -> PathBuf {
     PathBuf::from("batches").join(format!("{}-{name}", utc_stamp(SystemTime::now())))
 }
 
+/// The bar, drawn once the plan is known.
 fn new_bar() -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} · {msg}")
-    {
+    let bar = ProgressBar::hidden();
+    if let Ok(style) = ProgressStyle::with_template("{elapsed:>4} [{bar:20}] {pos}/{len} {msg}") {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.enable_steady_tick(Duration::from_millis(250));
     bar
 }
 
@@ -255,19 +253,19 @@ struct Term {
 impl Term {
     fn say(&self, line: &str) {
         match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            Some(bar) if !bar.is_hidden() => bar.println(line),
+            _ => eprintln!("{line}"),
         }
     }
 }
 
-/// `passed 3 · failed 1 · running 2 · tokens 12,345 · $0.0123`.
+/// `passed 3 · failed 1 · running 2 · 12,345 tokens · $0.0123`.
 fn tally_line(t: &Tally) -> String {
     let cost = t
         .cost_usd
         .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
     format!(
-        "passed {} · failed {} · running {} · tokens {} · {cost}",
+        "passed {} · failed {} · running {} · {} tokens · {cost}",
         t.passed,
         t.failed,
         t.running,
@@ -286,7 +284,11 @@ impl BatchProgress for Term {
         }
         if let Some(n) = runs {
             match &self.bar {
-                Some(bar) => bar.set_length(n as u64),
+                Some(bar) => {
+                    bar.set_length(n as u64);
+                    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    bar.enable_steady_tick(Duration::from_millis(250));
+                }
                 None => eprintln!(
                     "seamark: {n} run{}, {} at once",
                     plural(n),

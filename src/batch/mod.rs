@@ -340,19 +340,34 @@ impl Batch {
         });
         let (repeat, shard, concurrency) = (o.repeat, o.shard, o.concurrency);
 
-        // Results are written by one writer, in the order runs end.
+        // Results are written by one writer, in the order runs end; a run
+        // counts as finished once its line is written.
         let (tx, mut rx) = mpsc::unbounded_channel::<(RunRecord, String)>();
-        let writer_progress = self.progress.clone();
+        let writer_shared = shared.clone();
         let writer = tokio::spawn(async move {
+            let shared = writer_shared;
             let mut new = Vec::new();
             while let Some((record, line)) = rx.recv().await {
                 if let Err(e) = file.append(&line) {
-                    writer_progress.note(&format!(
+                    shared.progress.note(&format!(
                         "the result of {} could not be written to {}: {e}",
                         record.name(),
                         file.path().display()
                     ));
                 }
+                let mut t = lock(&shared.tally);
+                t.done += 1;
+                if record.passed {
+                    t.passed += 1;
+                } else {
+                    t.failed += 1;
+                }
+                t.tokens += record.tokens;
+                if let Some(c) = record.cost_usd {
+                    t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
+                }
+                shared.progress.finished(&record, &t);
+                drop(t);
                 new.push(record);
             }
             new
@@ -409,51 +424,35 @@ impl Batch {
             running.spawn(async move {
                 let out = run_one(&shared, &unit).await;
                 drop(permit);
+                lock(&shared.tally).running -= 1;
                 match out {
-                    Some((record, line)) => {
-                        let mut t = lock(&shared.tally);
-                        t.running -= 1;
-                        t.done += 1;
-                        if record.passed {
-                            t.passed += 1;
-                        } else {
-                            t.failed += 1;
-                        }
-                        t.tokens += record.tokens;
-                        if let Some(c) = record.cost_usd {
-                            t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
-                        }
-                        shared.progress.finished(&record, &t);
-                        drop(t);
-                        let _ = tx.send((record, line));
+                    Some(done) => {
+                        let _ = tx.send(done);
                         false
                     }
-                    None => {
-                        lock(&shared.tally).running -= 1;
-                        true
-                    }
+                    None => true,
                 }
             });
         }
-        // Runs under way go on to their end, unless the interrupt came: then
-        // they end as interrupted (not recorded: --resume runs them again).
-        let mut wait = interrupt;
+        // Runs under way go on to their end, unless the interrupt comes:
+        // then they end as interrupted (not recorded: --resume runs them again).
+        if interrupted {
+            let _ = stop_tx.send(true);
+        }
+        let mut signal = interrupt.filter(|_| !interrupted);
         while !running.is_empty() {
-            let joined = match wait.as_mut() {
-                Some(signal) if !interrupted => tokio::select! {
-                    j = running.join_next() => j,
-                    () = signal.as_mut() => {
-                        interrupted = true;
-                        let _ = stop_tx.send(true);
-                        continue;
-                    }
+            let joined = match signal.as_mut() {
+                Some(s) => tokio::select! {
+                    j = running.join_next() => Some(j),
+                    () = s.as_mut() => None,
                 },
-                _ => {
-                    if interrupted {
-                        let _ = stop_tx.send(true);
-                    }
-                    running.join_next().await
-                }
+                None => Some(running.join_next().await),
+            };
+            let Some(joined) = joined else {
+                interrupted = true;
+                signal = None;
+                let _ = stop_tx.send(true);
+                continue;
             };
             match joined {
                 Some(Ok(true)) => interrupted_runs += 1,
@@ -463,7 +462,6 @@ impl Batch {
                 _ => {}
             }
         }
-        wait.take();
         drop(tx);
         let new = writer.await.unwrap_or_default();
         // What the plan held beyond what started (unknown for a stream, which

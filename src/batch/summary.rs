@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::results::RunRecord;
+pub use crate::agent::prompt::thousands;
 use crate::agent::RunStatus;
 use crate::brain::Usage;
 
@@ -329,19 +330,6 @@ pub fn plural(n: usize) -> &'static str {
 
 fn cost(c: Option<f64>) -> String {
     c.map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"))
-}
-
-/// 12345 as `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Text fit for a table cell.

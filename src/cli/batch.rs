@@ -20,7 +20,7 @@ use seamark::browser::Pool;
 use seamark::journal::{slug, utc_stamp};
 use seamark::safety::{ConfirmPolicy, Confirmer, Hold};
 
-use super::run::{CommonArgs, TerminalConfirmer};
+use super::run::{model_name, CommonArgs, TerminalConfirmer};
 use super::UsageError;
 
 #[derive(Debug, Args)]
@@ -98,12 +98,16 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             UsageError("--concurrency, --repeat and --seeds must be 1 or more".into()).into(),
         );
     }
-    let model = args
-        .model
-        .clone()
-        .or_else(|| std::env::var("SEAMARK_MODEL").ok())
-        .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| UsageError(brain::NO_MODEL.into()))?;
+    if args
+        .episode_time
+        .is_some_and(|t| !(t > 0.0 && t <= 2_147_483.0))
+    {
+        return Err(UsageError(
+            "--episode-time must be a number of seconds above 0 (at most 2147483)".into(),
+        )
+        .into());
+    }
+    let model = model_name(args.model.as_ref())?;
     let http = args.common.http();
     // A model that cannot be made is told once, before anything runs.
     brain::from_model_name(&model, http).map_err(|e| UsageError(e.to_string()))?;
@@ -142,15 +146,19 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
+    // A tasks file is checked before a browser starts.
+    let listed = match &args.tasks_file {
+        Some(file) => Some(batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?),
+        None => None,
+    };
     let pool = Arc::new(
         Pool::start(&agent.browser, &remote)
             .await
             .map_err(|e| UsageError(e.to_string()))?,
     );
-    // The suite's server lives as long as the batch.
-    let mut _suite = None;
-    let tasks = match (&args.tasks_file, &args.miniwob) {
-        (Some(file), _) => batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?,
+    // A MiniWoB++ suite's server lives as long as the batch.
+    let (tasks, _suite) = match (listed, &args.miniwob) {
+        (Some(tasks), _) => (tasks, None),
         (None, Some(checkout)) => {
             let suite = Suite::serve(checkout).await.map_err(UsageError)?;
             eprintln!(
@@ -168,8 +176,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
                 )
                 .await
                 .map_err(UsageError)?;
-            _suite = Some(suite);
-            tasks
+            (tasks, Some(suite))
         }
         (None, None) => return Err(UsageError("give a tasks file or --miniwob DIR".into()).into()),
     };

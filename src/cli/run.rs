@@ -220,13 +220,16 @@ impl CommonArgs {
     }
 }
 
-pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let model = args
-        .model
-        .clone()
+/// The model asked for: `--model`, else env SEAMARK_MODEL.
+pub fn model_name(flag: Option<&String>) -> Result<String, UsageError> {
+    flag.cloned()
         .or_else(|| std::env::var("SEAMARK_MODEL").ok())
         .filter(|m| !m.trim().is_empty())
-        .ok_or_else(|| UsageError(brain::NO_MODEL.into()))?;
+        .ok_or_else(|| UsageError(brain::NO_MODEL.into()))
+}
+
+pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let model = model_name(args.model.as_ref())?;
     let brain = brain::from_model_name(&model, args.common.http())
         .map_err(|e| UsageError(e.to_string()))?;
     run_agent(

@@ -444,6 +444,19 @@ fn waiting_for(lost: &Arc<AtomicBool>, bystander_waits: bool) -> impl Fn(&Receiv
     }
 }
 
+/// The end of a batch started in the background, and its results in `b`.
+async fn ended(
+    run: tokio::task::JoinHandle<std::io::Result<Output>>,
+    batch: &Batch,
+) -> (Ran, Vec<Value>) {
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("batch hung")
+        .expect("join")
+        .expect("run");
+    (Ran { out }, batch.results("b"))
+}
+
 /// Waits until the model has been asked about a task that starts with `task`.
 async fn asked(model: &ModelServer, task: &str) {
     for _ in 0..600 {
@@ -503,13 +516,7 @@ async fn a_browser_context_lost_under_a_run_fails_that_run_only() {
         .expect("dispose");
     lost.store(true, Ordering::SeqCst);
 
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("batch hung")
-        .expect("join")
-        .expect("run");
-    let ran = Ran { out };
-    let results = batch.results("b");
+    let (ran, results) = ended(run, &batch).await;
     assert_eq!(ran.code(), Some(1), "{}\n{results:#?}", ran.stderr());
     let victim = line(&results, "victim", 1);
     assert_eq!(victim["passed"], false);
@@ -573,13 +580,7 @@ async fn a_browser_killed_under_a_run_fails_it_and_the_next_run_gets_a_new_one()
         .status()
         .expect("kill");
     lost.store(true, Ordering::SeqCst);
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("batch hung")
-        .expect("join")
-        .expect("run");
-    let ran = Ran { out };
-    let results = batch.results("b");
+    let (ran, results) = ended(run, &batch).await;
     assert_eq!(ran.code(), Some(1), "{}\n{results:#?}", ran.stderr());
     let victim = line(&results, "victim", 1);
     assert_eq!(victim["status"], "failed", "{victim:#}");

@@ -98,10 +98,15 @@ impl Batch {
 /// The scripted model of the weather site. "Look up the weather in CITY"
 /// types the city and looks it up; "… and answer" answers what the weather
 /// page says (its "Back: …" link names it); a task that starts with "Stop"
-/// stops at once; one that starts with "Wait" waits a second at each step.
+/// stops at once; one that starts with "Wait" waits a second at each step;
+/// one that starts with "Refuse" gets the provider's 401, as a revoked key
+/// does.
 fn weather(r: &Received) -> Reply {
     let task = r.task();
     let url = r.url();
+    if task.starts_with("Refuse") {
+        return Reply::Status(401, r#"{"error": {"message": "invalid key"}}"#.into(), None);
+    }
     let text = if task.starts_with("Stop") {
         "STOP:the task says to stop".to_string()
     } else if task.starts_with("Wait") {
@@ -223,6 +228,13 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
         ),
         ("none-pass", "Look up the weather in Rome", None, true),
         ("none-fail", "Stop before the weather in Rome", None, false),
+        // A model that fails fails its run only.
+        (
+            "model-fails",
+            "Refuse to look up the weather in Rome",
+            None,
+            false,
+        ),
     ];
     let lines: Vec<Value> = suite
         .iter()
@@ -265,10 +277,11 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
         assert_eq!(end[0]["result"]["status"], r["status"], "{id}");
         assert_eq!(end[0]["result"]["steps"], r["steps"], "{id}");
         assert!(dir.join("report.html").is_file(), "{id}: no report");
-        // The model was asked once per step, each answer counted.
-        let steps = r["steps"].as_u64().unwrap();
-        assert_eq!(r["tokens"]["input"], steps * INPUT_TOKENS, "{id}");
-        assert_eq!(r["tokens"]["output"], steps * OUTPUT_TOKENS, "{id}");
+        // The model was asked once per step, each answer counted (the
+        // refused one answered nothing).
+        let answered = r["steps"].as_u64().unwrap() - u64::from(*id == "model-fails");
+        assert_eq!(r["tokens"]["input"], answered * INPUT_TOKENS, "{id}");
+        assert_eq!(r["tokens"]["output"], answered * OUTPUT_TOKENS, "{id}");
     }
     // What the checks found is told.
     assert!(line(&results, "js-throws", 1)["verdict"]["detail"]
@@ -277,6 +290,15 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
         .contains("ReferenceError"));
     assert_eq!(line(&results, "answer-fail", 1)["answer"], "Oslo is 3°C");
     assert_eq!(line(&results, "url-fail", 1)["status"], "stopped");
+    let refused = line(&results, "model-fails", 1);
+    assert_eq!(refused["status"], "failed");
+    assert!(
+        refused["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("the model failed"),
+        "{refused:#}"
+    );
     let asked: usize = results
         .iter()
         .map(|r| r["steps"].as_u64().unwrap() as usize)
@@ -291,7 +313,10 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
     assert_eq!(summary["failed"], suite.len() - passed);
     assert_eq!(summary["tasks_passing_all"], passed);
     assert_eq!(summary["steps"], asked);
-    assert_eq!(summary["tokens"]["input"], asked as u64 * INPUT_TOKENS);
+    assert_eq!(
+        summary["tokens"]["input"],
+        (asked as u64 - 1) * INPUT_TOKENS
+    );
     for t in summary["per_task"].as_array().unwrap() {
         let r = line(&results, t["id"].as_str().unwrap(), 1);
         assert_eq!(
@@ -316,7 +341,7 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
     assert!(table.contains("the text_contains check failed"), "{table}");
     // Progress went to stderr, a line per run (stderr is no terminal here).
     assert!(
-        ran.stderr().contains("13 runs, 3 at once"),
+        ran.stderr().contains("14 runs, 3 at once"),
         "{}",
         ran.stderr()
     );

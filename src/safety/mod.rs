@@ -9,6 +9,7 @@ mod impasse;
 mod proxy;
 mod scrub;
 mod secrets;
+mod totp;
 
 pub use confirm::{ConfirmGuard, ConfirmPolicy, Confirmer, Decision, Hold, DEFAULT_WORDS};
 pub use domains::{DomainPattern, DomainPolicy};
@@ -16,3 +17,4 @@ pub use impasse::{detect as detect_impasse, Impasse};
 pub use proxy::{Blocked, DomainGuard};
 pub use scrub::scrub;
 pub use secrets::{Secret, Secrets};
+pub use totp::OneTimeCodes;

@@ -4,11 +4,14 @@
 //! has the values replaced by their placeholders.
 //!
 //! `--secret NAME=VALUE`, `NAME=@FILE`, `NAME=env:VAR`; limited to domains with
-//! `NAME@example.com,*.example.org=…`.
+//! `NAME@example.com,*.example.org=…`. A one-time code: `NAME=totp:BASE32`
+//! (the seed may come from `totp:@FILE` or `totp:env:VAR` too) or
+//! `NAME=otpauth://totp/…`: typing it types the code of the moment.
 
 use std::fmt;
 
 use super::domains::DomainPattern;
+use super::totp::OneTimeCodes;
 
 /// Shortest secret kept out of text: shorter values would be replaced in
 /// ordinary words.
@@ -22,6 +25,8 @@ pub struct Secret {
     value: String,
     /// Hosts it may be typed on; empty means any.
     pub domains: Vec<DomainPattern>,
+    /// For a one-time code: what makes the codes (`value` is its seed).
+    codes: Option<OneTimeCodes>,
 }
 
 impl fmt::Debug for Secret {
@@ -68,6 +73,10 @@ impl std::str::FromStr for Secret {
             .filter(|d| !d.trim().is_empty())
             .map(str::parse)
             .collect::<Result<Vec<DomainPattern>, String>>()?;
+        let (totp, source) = match source.strip_prefix("totp:") {
+            Some(rest) => (true, rest),
+            None => (source.starts_with("otpauth://"), source),
+        };
         let value = if let Some(path) = source.strip_prefix('@') {
             std::fs::read_to_string(path)
                 .map_err(|e| format!("secret {name}: cannot read {path}: {e}"))?
@@ -78,6 +87,16 @@ impl std::str::FromStr for Secret {
         } else {
             source.to_string()
         };
+        if totp {
+            let codes = OneTimeCodes::parse(&value)
+                .map_err(|e| format!("secret {name}: not a one-time code seed: {e}"))?;
+            return Ok(Secret {
+                name: name.to_string(),
+                value: codes.seed.clone(),
+                domains,
+                codes: Some(codes),
+            });
+        }
         if value.chars().count() < MIN_LEN {
             return Err(format!(
                 "secret {name}: the value is shorter than {MIN_LEN} characters, too short to keep out of text"
@@ -87,6 +106,7 @@ impl std::str::FromStr for Secret {
             name: name.to_string(),
             value,
             domains,
+            codes: None,
         })
     }
 }
@@ -178,28 +198,43 @@ impl Secrets {
                         .join(", ")
                 ));
             }
-            out.push_str(&secret.value);
+            match &secret.codes {
+                Some(codes) => out.push_str(&codes.current()),
+                None => out.push_str(&secret.value),
+            }
             rest = &after[end + 2..];
         }
         out.push_str(rest);
         Ok(out)
     }
 
+    /// Every value to keep out of text, with its placeholder: each secret's
+    /// value and, for a one-time code, every code given out; longest first,
+    /// so that a value that contains another is replaced whole.
+    fn values(&self) -> Vec<(String, String)> {
+        let mut all: Vec<(String, String)> = Vec::new();
+        for s in &self.list {
+            all.push((s.value.clone(), s.placeholder()));
+            if let Some(codes) = &s.codes {
+                all.extend(codes.issued().into_iter().map(|c| (c, s.placeholder())));
+            }
+        }
+        all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        all
+    }
+
     /// `text` with every secret value replaced by its placeholder.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
-        // Longest first, so a secret that contains another is replaced whole.
-        let mut list: Vec<&Secret> = self.list.iter().collect();
-        list.sort_by_key(|s| std::cmp::Reverse(s.value.len()));
-        for s in list {
-            if out.contains(&s.value) {
-                out = out.replace(&s.value, &s.placeholder());
+        for (value, placeholder) in self.values() {
+            if out.contains(&value) {
+                out = out.replace(&value, &placeholder);
             }
             // As it reads inside JSON, where `"` and `\` are escaped.
-            let escaped = serde_json::to_string(&s.value).unwrap_or_default();
+            let escaped = serde_json::to_string(&value).unwrap_or_default();
             let escaped = escaped.trim_matches('"');
-            if escaped != s.value && out.contains(escaped) {
-                out = out.replace(escaped, &s.placeholder());
+            if escaped != value && out.contains(escaped) {
+                out = out.replace(escaped, &placeholder);
             }
         }
         out
@@ -207,7 +242,7 @@ impl Secrets {
 
     /// Whether `text` holds a secret value.
     pub fn reveals(&self, text: &str) -> bool {
-        self.list.iter().any(|s| text.contains(&s.value))
+        self.values().iter().any(|(v, _)| text.contains(v))
     }
 }
 
@@ -217,6 +252,31 @@ mod tests {
 
     fn secrets(specs: &[&str]) -> Secrets {
         Secrets::new(specs.iter().map(|s| s.parse().unwrap()).collect()).unwrap()
+    }
+
+    #[test]
+    fn a_one_time_code_types_the_code_of_the_moment_and_keeps_it_out_of_text() {
+        let s = secrets(&["otp@bank.test=totp:GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"]);
+        let typed = s.fill("{{secret:otp}}", "bank.test").unwrap();
+        assert_eq!(typed.len(), 6);
+        assert!(typed.chars().all(|c| c.is_ascii_digit()));
+        assert_eq!(
+            s.redact(&format!("code {typed} sent")),
+            "code {{secret:otp}} sent"
+        );
+        assert!(s.reveals(&typed));
+        assert!(!s
+            .redact("seed GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
+            .contains("GEZD"));
+        assert!(s.fill("{{secret:otp}}", "evil.test").is_err());
+        let err = "otp=totp:hunter2!".parse::<Secret>().unwrap_err();
+        assert!(
+            err.contains("not a one-time code seed") && !err.contains("hunter2"),
+            "{err}"
+        );
+        let uri = "otp=otpauth://totp/Bank:ada?secret=GEZDGNBVGY3TQOJQGEZD&issuer=Bank&digits=8";
+        let typed = secrets(&[uri]).fill("{{secret:otp}}", "x").unwrap();
+        assert_eq!(typed.len(), 8);
     }
 
     #[test]

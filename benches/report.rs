@@ -79,6 +79,7 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
             started: "2026-12-02T00:00:00Z".into(),
             seamark: env!("CARGO_PKG_VERSION").into(),
             max_steps: STEPS,
+            policy: None,
         })
         .expect("start");
     for step in 1..=STEPS {
@@ -125,6 +126,8 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
             spend: Spend::default(),
             divergence: None,
             error: None,
+            url_after: None,
+            asked: None,
             timings: StepTimings::default(),
         };
         journal.write(&record).expect("step");

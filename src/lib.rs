@@ -20,4 +20,5 @@ pub mod report;
 pub mod safety;
 pub mod schema;
 pub mod serve;
+pub mod storage;
 pub mod target;

@@ -116,6 +116,7 @@ pub(super) async fn perform(
         Command::Upload { path, .. } => upload(page, el()?, path).await,
         Command::Read { .. }
         | Command::Answer { .. }
+        | Command::Ask { .. }
         | Command::Complete { .. }
         | Command::Stop { .. } => Ok(Acted::Confirmed("nothing to do on the page".into())),
     }

@@ -192,6 +192,11 @@ pub enum Finish {
         /// Why.
         reason: String,
     },
+    /// `ASK`: the person must answer first.
+    Ask {
+        /// The question.
+        question: String,
+    },
 }
 
 /// What a batch did: the commands that ran, and those dropped and why.
@@ -328,6 +333,12 @@ impl Executor {
             reader: None,
             data_given: false,
         }
+    }
+
+    /// The secrets to type and keep out of text from now on (a person's
+    /// answer can add one).
+    pub fn set_secrets(&mut self, secrets: crate::safety::Secrets) {
+        self.options.secrets = secrets;
     }
 
     /// Perceives the page; the model's ids refer to this observation from now on.
@@ -518,6 +529,18 @@ impl Executor {
                         .outcomes
                         .push(Outcome::new(step, Status::Done, "task marked complete"));
                     stop = Some("the task was marked complete".into());
+                    continue;
+                }
+                Command::Ask { question } => {
+                    report.finish = Some(Finish::Ask {
+                        question: question.clone(),
+                    });
+                    report.outcomes.push(Outcome::new(
+                        step,
+                        Status::Done,
+                        "the question is put to the person",
+                    ));
+                    stop = Some("the answer is needed first".into());
                     continue;
                 }
                 Command::Stop { reason } => {

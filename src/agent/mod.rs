@@ -19,10 +19,13 @@
 //! # }
 //! ```
 
+pub(crate) mod ask;
+pub mod policy;
 pub(crate) mod prompt;
+pub mod resume;
 pub(crate) mod view;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -37,9 +40,14 @@ use crate::browser::{BrowserOptions, Pool, Session};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::perceive;
 use crate::protocol;
-use crate::safety::{self, DomainGuard};
+use crate::safety::{self, DomainGuard, Secrets};
+use crate::storage::StorageState;
 
+use ask::Answer;
+pub use ask::Asker;
+pub use policy::RunPolicy;
 pub use prompt::{instruction_like, SYSTEM};
+pub use resume::{ActRecord, Resume, ResumeError, ResumeRecord};
 
 /// Errors that keep a run from starting. Once it runs, every ending is a
 /// [`RunResult`].
@@ -87,6 +95,15 @@ pub struct AgentOptions {
     pub scrub: bool,
     /// Write `report.html` and `run.gif` into the run directory when the run ends.
     pub report: bool,
+    /// Cookies and localStorage to load before the first page (Playwright's
+    /// `storageState` file).
+    pub storage_state: Option<PathBuf>,
+    /// Where to write the browser's cookies and localStorage when the run
+    /// ends (mode 0600).
+    pub save_storage_state: Option<PathBuf>,
+    /// Hand the browser over to the person (the [`Asker`]) when a CAPTCHA
+    /// stands in the way: only when they can see it (a headful browser).
+    pub hand_over: bool,
 }
 
 impl Default for AgentOptions {
@@ -106,6 +123,9 @@ impl Default for AgentOptions {
             prices: Prices::built_in(),
             scrub: true,
             report: true,
+            storage_state: None,
+            save_storage_state: None,
+            hand_over: false,
         }
     }
 }
@@ -134,6 +154,9 @@ pub enum RunStatus {
     Failed,
     /// The run was interrupted (Ctrl-C) before it ended.
     Interrupted,
+    /// The model asked the person something (ASK) and no one could answer:
+    /// the reason is the question; `seamark resume --answer` goes on.
+    NeedsInput,
 }
 
 impl RunStatus {
@@ -145,6 +168,7 @@ impl RunStatus {
             RunStatus::Budget => "out of budget",
             RunStatus::Failed => "failed",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::NeedsInput => "needs input",
         }
     }
 }
@@ -217,6 +241,9 @@ pub struct StartRecord {
     pub seamark: String,
     /// The step budget.
     pub max_steps: usize,
+    /// The rules it runs under (what `seamark resume` restores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<RunPolicy>,
 }
 
 /// The journal record of one step.
@@ -273,8 +300,25 @@ pub struct StepRecord {
     /// An error that ended the run at this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The page's URL after the commands (where a resumed run opens it again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_after: Option<String>,
+    /// What the model asked the person (ASK), and the answer when one came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Asked>,
     /// Costs.
     pub timings: StepTimings,
+}
+
+/// A question put to the person, and its answer (a secret's placeholder for
+/// a secret answer; none when no one could answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    /// The question.
+    pub question: String,
+    /// The answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// Hears about a run as it goes (the CLI prints progress from it).
@@ -300,6 +344,11 @@ pub struct Agent {
     pool: Option<Arc<Pool>>,
     setup: Option<String>,
     last_look: Option<LastLook>,
+    asker: Option<Arc<dyn Asker>>,
+    resume: Option<Resume>,
+    answer: Option<String>,
+    /// The page a resumed run opens (the start URL otherwise).
+    open_url: Option<String>,
 }
 
 /// A look at the final page after the last step, before the browser closes
@@ -382,6 +431,9 @@ pub struct AgentBuilder {
     pool: Option<Arc<Pool>>,
     setup: Option<String>,
     last_look: Option<LastLook>,
+    asker: Option<Arc<dyn Asker>>,
+    resume: Option<Resume>,
+    answer: Option<String>,
 }
 
 impl AgentBuilder {
@@ -467,6 +519,31 @@ impl AgentBuilder {
         self
     }
 
+    /// Who the model's questions (ASK) are put to, and, with
+    /// [`AgentOptions::hand_over`], who is handed a CAPTCHA. Without one, a
+    /// question ends the run as [`RunStatus::NeedsInput`].
+    pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = Some(asker);
+        self
+    }
+
+    /// Goes on with a run that was cut off (see [`Resume`]): its task, URL
+    /// and journal, from the step it reached. Set the options (its rules:
+    /// [`RunPolicy::apply`]) before.
+    pub fn resume(mut self, resume: Resume) -> Self {
+        self.task = Some(resume.task.clone());
+        self.url = Some(resume.url.clone());
+        self.resume = Some(resume);
+        self
+    }
+
+    /// The person's answer to the question a resumed run ended with (a
+    /// leading `!` makes it a secret).
+    pub fn answer(mut self, answer: impl Into<String>) -> Self {
+        self.answer = Some(answer.into());
+        self
+    }
+
     /// Checks that task, URL and model are there.
     pub fn build(self) -> Result<Agent, AgentError> {
         let task = self
@@ -490,6 +567,10 @@ impl AgentBuilder {
             pool: self.pool,
             setup: self.setup,
             last_look: self.last_look,
+            asker: self.asker,
+            resume: self.resume,
+            answer: self.answer,
+            open_url: None,
         })
     }
 }
@@ -528,20 +609,67 @@ struct Run {
     data: Option<serde_json::Value>,
     /// Each step's prompt in tokens.
     prompt_tokens: Vec<brain::PromptTokens>,
-    /// The step under way (0 before the first).
+    /// The step under way (`before` until the first).
     step: usize,
+    /// Steps taken before this process went on with the run (resumed).
+    before: usize,
+    /// Each origin's localStorage, as the looks after each step found it.
+    local_storage: BTreeMap<String, Vec<crate::storage::Item>>,
 }
 
 impl Run {
+    /// A run about to take its first step, with this system prompt.
+    fn new(system: String) -> Run {
+        Run {
+            system,
+            plan: None,
+            history: Vec::new(),
+            images: VecDeque::new(),
+            feedback: None,
+            failures: 0,
+            spend: Spend::default(),
+            answer: None,
+            repeats: HashMap::new(),
+            progressed: false,
+            divergences: Vec::new(),
+            impasse: None,
+            blocked_told: 0,
+            readings: Vec::new(),
+            data: None,
+            prompt_tokens: Vec::new(),
+            step: 0,
+            before: 0,
+            local_storage: BTreeMap::new(),
+        }
+    }
+
+    /// A run going on from where `r` left it.
+    fn resumed(system: String, r: &Resume) -> Run {
+        let mut run = Run::new(system);
+        run.plan = r.plan.clone();
+        run.history = r.history.clone();
+        run.spend = r.spend;
+        run.answer = r.answer.clone();
+        run.data = r.data.clone();
+        run.prompt_tokens = r.prompt_tokens.clone();
+        run.before = r.first_step.saturating_sub(1);
+        run.step = run.before;
+        run
+    }
+
     /// The ending of a run interrupted now, and the steps it finished.
     fn interrupted(&self) -> (Ending, usize) {
-        let reason = match self.step {
-            0 => "interrupted (Ctrl-C) before the first step".to_string(),
-            n => format!("interrupted (Ctrl-C) during step {n}, whose record was not written"),
+        let reason = if self.step == self.before {
+            format!("interrupted (Ctrl-C) before step {}", self.before + 1)
+        } else {
+            format!(
+                "interrupted (Ctrl-C) during step {}, whose record was not written",
+                self.step
+            )
         };
         (
             Ending::new(RunStatus::Interrupted, reason),
-            self.step.saturating_sub(1),
+            self.step.saturating_sub(1).max(self.before),
         )
     }
 }
@@ -568,48 +696,38 @@ impl Agent {
         AgentBuilder::default()
     }
 
-    /// Runs the task to its end.
+    /// Runs the task to its end (or, resumed, from where it was cut off).
     pub async fn run(mut self) -> Result<RunResult, AgentError> {
         let started = Instant::now();
-        let mut journal = match &self.options.out {
-            Some(dir) => Journal::create(dir)?,
-            None => Journal::create_in(&self.options.runs_root, &self.task)?,
+        let mut journal = match (&self.resume, &self.options.out) {
+            (Some(r), _) => Journal::create(&r.dir)?,
+            (None, Some(dir)) => Journal::create(dir)?,
+            (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
         };
-        journal.redact(self.options.act.secrets.clone());
         let model = self.brain.name();
-        journal.write(&StartRecord {
-            kind: "start",
-            task: self.task.clone(),
-            url: self.url.clone(),
-            model: model.clone(),
-            started: utc_rfc3339(SystemTime::now()),
-            seamark: env!("CARGO_PKG_VERSION").to_string(),
-            max_steps: self.options.max_steps,
-        })?;
-        let mut run = Run {
-            system: self.system_prompt(),
-            plan: None,
-            history: Vec::new(),
-            images: VecDeque::new(),
-            feedback: None,
-            failures: 0,
-            spend: Spend::default(),
-            answer: None,
-            repeats: HashMap::new(),
-            progressed: false,
-            divergences: Vec::new(),
-            impasse: None,
-            blocked_told: 0,
-            readings: Vec::new(),
-            data: None,
-            prompt_tokens: Vec::new(),
-            step: 0,
+        let mut run = match self.resume.take() {
+            None => {
+                journal.redact(self.options.act.secrets.clone());
+                journal.write(&StartRecord {
+                    kind: "start",
+                    task: self.task.clone(),
+                    url: self.url.clone(),
+                    model: model.clone(),
+                    started: utc_rfc3339(SystemTime::now()),
+                    seamark: env!("CARGO_PKG_VERSION").to_string(),
+                    max_steps: self.options.max_steps,
+                    policy: Some(RunPolicy::of(&self.options)),
+                })?;
+                Run::new(self.system_prompt())
+            }
+            Some(r) => self.go_on(&r, &mut journal)?,
         };
         // Domain limits: every request of the browser goes through the guard.
         let guard = match self.domain_guard().await {
             Ok(g) => g,
             Err(reason) => {
-                return self.end(journal, run, started, model, Ending::failed(reason), 0);
+                let before = run.before;
+                return self.end(journal, run, started, model, Ending::failed(reason), before);
             }
         };
         let mut interrupt = self.interrupt.take();
@@ -629,17 +747,80 @@ impl Agent {
                         out = None;
                     }
                 }
+                if let Some(path) = &self.options.save_storage_state {
+                    let saved = match StorageState::capture(&session, &mut run.local_storage).await
+                    {
+                        Ok(state) => state.write(path, &self.options.act.secrets),
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = saved {
+                        tracing::warn!("the storage state was not saved: {e}");
+                    }
+                }
                 session.close().await;
                 out.unwrap_or_else(|| run.interrupted())
             }
             Some(Err(e)) => (
                 Ending::failed(format!("the browser could not start: {e}")),
-                0,
+                run.before,
             ),
             None => run.interrupted(),
         };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)
+    }
+
+    /// Takes up a resumed run: its state, the person's answer to its
+    /// question, the note on what is unknown, and a `resume` record.
+    fn go_on(&mut self, r: &Resume, journal: &mut Journal) -> Result<Run, AgentError> {
+        let mut run = Run::resumed(self.system_prompt(), r);
+        let mut feedback = vec![r.note()];
+        let answer = match (&r.question, self.answer.take()) {
+            (Some(q), Some(text)) => {
+                let answer = Answer::take(&text, &mut self.options.act.secrets)
+                    .map_err(|e| AgentError::Config(format!("the answer: {e}")))?;
+                feedback.push(answer.feedback(q));
+                Some(answer.recorded())
+            }
+            (None, Some(_)) => {
+                return Err(AgentError::Config(format!(
+                    "the run did not end with a question ({}): there is nothing to answer",
+                    r.after
+                )))
+            }
+            (Some(q), None) => {
+                feedback.push(format!(
+                    "Your question \"{q}\" was not answered: find another way, or ASK again"
+                ));
+                None
+            }
+            (None, None) => None,
+        };
+        journal.redact(self.options.act.secrets.clone());
+        journal.write(&ResumeRecord {
+            kind: "resume",
+            started: utc_rfc3339(SystemTime::now()),
+            from_step: r.first_step,
+            after: r.after.clone(),
+            answer,
+            unknown: r.unknown.clone(),
+        })?;
+        // What may have happened already is not done again without a person.
+        if !r.unknown.is_empty() {
+            self.options.act.confirm = self
+                .options
+                .act
+                .confirm
+                .clone()
+                .strict("the run was resumed after commands whose outcome is unknown");
+        }
+        run.feedback = Some(feedback.join("\n"));
+        self.open_url = Some(r.open_url.clone());
+        let kept = r.dir.join(crate::storage::RUN_STATE);
+        if kept.is_file() {
+            self.options.storage_state = Some(kept);
+        }
+        Ok(run)
     }
 
     /// Starts the domain guard when domains are limited, and routes the
@@ -703,24 +884,47 @@ impl Agent {
     ) -> (Ending, usize) {
         let fail = Ending::failed;
         let budget = |reason: String| Ending::new(RunStatus::Budget, reason);
-        let url = match crate::target::to_url(&self.url) {
+        let before = run.before;
+        let target = self.open_url.clone().unwrap_or_else(|| self.url.clone());
+        let url = match crate::target::to_url(&target) {
             Ok(u) => u,
-            Err(e) => return (fail(format!("bad start URL: {e}")), 0),
+            Err(e) => return (fail(format!("bad start URL: {e}")), before),
         };
+        if let Some(path) = &self.options.storage_state {
+            let loaded = match StorageState::read(path) {
+                Ok(state) => state.apply(session).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = loaded {
+                return (
+                    fail(format!("the storage state could not be loaded: {e}")),
+                    before,
+                );
+            }
+        }
         if let Err(e) = session
             .navigate(&url, self.options.act.navigation_timeout)
             .await
         {
-            return (fail(e.to_string()), 0);
+            return (fail(e.to_string()), before);
         }
         if let Some(js) = &self.setup {
             if let Err(e) = crate::browser::evaluate(session.page(), js).await {
-                return (fail(format!("the setup script failed: {e}")), 0);
+                return (fail(format!("the setup script failed: {e}")), before);
             }
         }
         let mut exec = Executor::new(session, self.options.act.clone()).await;
         let max = self.options.max_steps;
-        for step in 1..=max {
+        if before >= max {
+            return (
+                budget(format!(
+                    "the step budget of {max} was used up before this part of the run: give a \
+                     higher one"
+                )),
+                before,
+            );
+        }
+        for step in before + 1..=max {
             if let Some(limit) = self.options.max_time {
                 if started.elapsed() >= limit {
                     return (
@@ -739,7 +943,9 @@ impl Agent {
                     );
                 }
             }
-            match self.step(step, session, &mut exec, journal, run).await {
+            let out = self.step(step, session, &mut exec, journal, run).await;
+            Self::keep_state(session, journal, run, &self.options.act.secrets).await;
+            match out {
                 Ok(Some(ending)) => return (ending, step),
                 Ok(None) => {}
                 Err(ending) => return (ending, step),
@@ -766,40 +972,64 @@ impl Agent {
         let max = self.options.max_steps;
         run.step = step;
         let mut timings = StepTimings::default();
-        let t = Instant::now();
-        let obs = match exec.observe(session).await {
-            Ok(obs) => obs.clone(),
-            Err(e) => {
-                let why = if !session.is_alive() {
-                    "the browser was lost (it crashed, or was killed or closed)"
-                } else if !session.has_page().await {
-                    "the page was lost (its tab or its browser context closed)"
-                } else {
-                    "the page could not be read"
-                };
-                return Err(fail(format!("{why}: {e}")));
+        let mut handed_over = false;
+        let (obs, view, screenshot, impasse) = loop {
+            let t = Instant::now();
+            let obs = match exec.observe(session).await {
+                Ok(obs) => obs.clone(),
+                Err(e) => {
+                    let why = if !session.is_alive() {
+                        "the browser was lost (it crashed, or was killed or closed)"
+                    } else if !session.has_page().await {
+                        "the page was lost (its tab or its browser context closed)"
+                    } else {
+                        "the page could not be read"
+                    };
+                    return Err(fail(format!("{why}: {e}")));
+                }
+            };
+            timings.perceive_ms = ms(t);
+            let t = Instant::now();
+            let view = view::model_view(
+                &obs,
+                exec,
+                &self.options.act.secrets,
+                self.options.scrub,
+                self.options.list_cap,
+            )
+            .map_err(fail)?;
+            let screenshot = journal
+                .save_image(step, "png", &view.full_png)
+                .map_err(|e| fail(e.to_string()))?;
+            timings.mark_ms = ms(t);
+            // An impasse the orchestrator sees for itself; one that persists
+            // ends the run. A sign-in page is none when the person gave a
+            // secret for its host: the model is told which names it may type
+            // there instead.
+            let impasse = safety::detect_impasse(session.page())
+                .await
+                .filter(|i| *i != safety::Impasse::LoginWall || view.usable_secrets.is_empty());
+            // A CAPTCHA is the person's to solve when they can see the
+            // browser: handed over once, then looked at again.
+            match (&impasse, &self.asker) {
+                (Some(safety::Impasse::Captcha { which }), Some(asker))
+                    if self.options.hand_over && !handed_over =>
+                {
+                    handed_over = ask::hand_over(
+                        asker,
+                        &format!(
+                            "The page shows a CAPTCHA ({which}). Solve it in the browser window, \
+                             then press Enter"
+                        ),
+                    )
+                    .await;
+                    if !handed_over {
+                        break (obs, view, screenshot, impasse);
+                    }
+                }
+                _ => break (obs, view, screenshot, impasse),
             }
         };
-        timings.perceive_ms = ms(t);
-        let t = Instant::now();
-        let view = view::model_view(
-            &obs,
-            exec,
-            &self.options.act.secrets,
-            self.options.scrub,
-            self.options.list_cap,
-        )
-        .map_err(fail)?;
-        let screenshot = journal
-            .save_image(step, "png", &view.full_png)
-            .map_err(|e| fail(e.to_string()))?;
-        timings.mark_ms = ms(t);
-        // An impasse the orchestrator sees for itself; one that persists ends the run.
-        // A sign-in page is none when the person gave a secret for its host:
-        // the model is told which names it may type there instead.
-        let impasse = safety::detect_impasse(session.page())
-            .await
-            .filter(|i| *i != safety::Impasse::LoginWall || view.usable_secrets.is_empty());
         // It counts the steps that made no progress against it: a model that
         // closes a popup over a sign-in form and fills it is not stuck.
         run.impasse = match (run.impasse.take(), impasse) {
@@ -810,6 +1040,11 @@ impl Agent {
             (_, None) => None,
         };
         let mut notes = obs.notes.clone();
+        if handed_over {
+            notes.push(
+                "the person was handed the browser to solve a CAPTCHA, and says it is done".into(),
+            );
+        }
         notes.extend(view.secrets_note());
         let blocked = self.blocked_since(&mut run.blocked_told);
         let told: Vec<String> = blocked
@@ -890,6 +1125,8 @@ impl Agent {
             spend: Spend::default(),
             divergence: None,
             error: None,
+            url_after: None,
+            asked: None,
             timings,
         };
         run.prompt_tokens.push(record.prompt_tokens);
@@ -953,8 +1190,18 @@ impl Agent {
             self.finish_step(journal, &record)?;
             return Ok(Some(Ending::new(RunStatus::Done, reason)));
         }
+        // Written before they run: a run that dies before their outcome is
+        // recorded knows, when it goes on, that they may have run.
+        journal
+            .write(&ActRecord {
+                kind: "act",
+                step,
+                commands: record.commands.clone(),
+            })
+            .map_err(|e| fail(e.to_string()))?;
         let t = Instant::now();
         let report = exec.run(session, &steps).await;
+        record.url_after = session.page().url().await.ok().flatten();
         // The batch report told these already.
         let _ = self.blocked_since(&mut run.blocked_told);
         record.timings.act_ms = ms(t);
@@ -1013,8 +1260,43 @@ impl Agent {
             .rfind(|o| o.status.is_failure())
             .map(|o| o.line());
         record.report = Some(report);
+        if let Some(Finish::Ask { question }) = &finish {
+            let answer = match &self.asker {
+                Some(asker) => ask::ask(asker, question).await,
+                None => None,
+            };
+            let Some(text) = answer else {
+                record.asked = Some(Asked {
+                    question: question.clone(),
+                    answer: None,
+                });
+                self.finish_step(journal, &record)?;
+                return Ok(Some(Ending::new(RunStatus::NeedsInput, question.clone())));
+            };
+            let told = match Answer::take(&text, &mut self.options.act.secrets) {
+                Ok(answer) => {
+                    // The answer's secret is kept out of text from now on.
+                    exec.set_secrets(self.options.act.secrets.clone());
+                    journal.redact(self.options.act.secrets.clone());
+                    record.asked = Some(Asked {
+                        question: question.clone(),
+                        answer: Some(answer.recorded()),
+                    });
+                    answer.feedback(question)
+                }
+                Err(why) => format!(
+                    "The person's answer to \"{question}\" could not be kept as a secret \
+                     ({why}); ASK again"
+                ),
+            };
+            run.feedback = Some(match run.feedback.take() {
+                Some(f) => format!("{f}\n{told}"),
+                None => told,
+            });
+        }
         self.finish_step(journal, &record)?;
         match finish {
+            Some(Finish::Ask { .. }) => Ok(None),
             Some(Finish::Complete { summary }) => Ok(Some(Ending::new(RunStatus::Done, summary))),
             Some(Finish::Stop { reason }) => Ok(Some(Ending::new(
                 RunStatus::Stopped,
@@ -1026,6 +1308,23 @@ impl Agent {
                 last_failure.unwrap_or_default()
             )))),
             None => Ok(None),
+        }
+    }
+
+    /// Keeps the browser's state in the run directory after a step (what a
+    /// resumed run starts from). A state that cannot be kept costs the run
+    /// nothing but that.
+    async fn keep_state(session: &Session, journal: &Journal, run: &mut Run, secrets: &Secrets) {
+        if !session.is_alive() {
+            return;
+        }
+        let path = journal.dir().join(crate::storage::RUN_STATE);
+        let kept = match StorageState::capture(session, &mut run.local_storage).await {
+            Ok(state) => state.write(&path, secrets),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = kept {
+            tracing::debug!("the browser's state was not kept: {e}");
         }
     }
 

@@ -49,6 +49,14 @@ pub enum BrowserError {
     /// The temporary profile directory could not be made.
     #[error("cannot create a temporary browser profile: {0}")]
     Profile(#[source] std::io::Error),
+    /// A `--profile` that cannot be used.
+    #[error("cannot use the profile {dir}: {reason}")]
+    ProfileDir {
+        /// The profile directory.
+        dir: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// Chromium started but could not be driven.
     #[error("cannot launch Chromium at {path}: {reason}")]
     Launch {
@@ -105,6 +113,10 @@ pub struct BrowserOptions {
     /// Send every request through this HTTP proxy (`host:port`), loopback
     /// included: the domain guard. Only for a browser seamark launches.
     pub proxy: Option<String>,
+    /// A profile that lasts (`--profile`): cookies, storage and cache kept
+    /// between runs; created when missing, refused when another browser
+    /// uses it. Else a fresh one, removed at the end.
+    pub profile: Option<PathBuf>,
 }
 
 impl Default for BrowserOptions {
@@ -116,6 +128,7 @@ impl Default for BrowserOptions {
             viewport: Viewport::default(),
             command_timeout: Duration::from_secs(30),
             proxy: None,
+            profile: None,
         }
     }
 }
@@ -151,8 +164,11 @@ const FLAGS: &[&str] = &[
 pub struct SharedBrowser {
     browser: Browser,
     handler: JoinHandle<()>,
-    /// The fresh profile of a launched browser; removed when it ends.
-    profile: Option<tempfile::TempDir>,
+    /// Whether seamark launched it (and so ends it).
+    launched: bool,
+    /// The fresh profile of a launched browser; removed when it ends (a
+    /// `--profile` is kept).
+    temp_profile: Option<tempfile::TempDir>,
     /// The process of a launched browser.
     pid: Option<u32>,
     /// Where it came from, for messages: the binary or the DevTools URL.
@@ -165,7 +181,7 @@ impl std::fmt::Debug for SharedBrowser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedBrowser")
             .field("origin", &self.origin)
-            .field("launched", &self.profile.is_some())
+            .field("launched", &self.launched)
             .finish()
     }
 }
@@ -226,14 +242,36 @@ impl SharedBrowser {
 
     async fn launch(options: &BrowserOptions) -> Result<Self, BrowserError> {
         let path = find_chromium(options.chrome.as_deref())?;
-        let profile = tempfile::Builder::new()
-            .prefix("seamark-profile-")
-            .tempdir()
-            .map_err(BrowserError::Profile)?;
+        let (temp_profile, profile_dir) = match &options.profile {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| BrowserError::ProfileDir {
+                    dir: dir.clone(),
+                    reason: e.to_string(),
+                })?;
+                if let Some(holder) = profile_holder(dir) {
+                    return Err(BrowserError::ProfileDir {
+                        dir: dir.clone(),
+                        reason: format!(
+                            "it is in use by another browser ({holder}); close that browser, \
+                             or use another --profile"
+                        ),
+                    });
+                }
+                (None, dir.clone())
+            }
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix("seamark-profile-")
+                    .tempdir()
+                    .map_err(BrowserError::Profile)?;
+                let dir = temp.path().to_path_buf();
+                (Some(temp), dir)
+            }
+        };
         let vp = options.viewport;
         let mut builder = BrowserConfig::builder()
             .chrome_executable(&path)
-            .user_data_dir(profile.path())
+            .user_data_dir(&profile_dir)
             .request_timeout(options.command_timeout)
             .launch_timeout(Duration::from_secs(30))
             .window_size(vp.width, vp.height)
@@ -269,7 +307,7 @@ impl SharedBrowser {
         Ok(Self::finish(
             browser,
             handler,
-            Some(profile),
+            Some(temp_profile),
             pid,
             path.display().to_string(),
         ))
@@ -310,10 +348,12 @@ impl SharedBrowser {
         ))
     }
 
+    /// `launched` holds the temporary profile of a browser seamark launched
+    /// (none for a `--profile`); `None` for one it attached to.
     fn finish(
         browser: Browser,
         mut handler: chromiumoxide::Handler,
-        profile: Option<tempfile::TempDir>,
+        launched: Option<Option<tempfile::TempDir>>,
         pid: Option<u32>,
         origin: String,
     ) -> Self {
@@ -345,7 +385,8 @@ impl SharedBrowser {
         Self {
             browser,
             handler,
-            profile,
+            launched: launched.is_some(),
+            temp_profile: launched.flatten(),
             pid,
             origin,
             lost,
@@ -365,7 +406,7 @@ impl SharedBrowser {
     /// Whether seamark launched the browser (with its flags: every frame in
     /// the page's process) rather than attaching to a running one (`--cdp`).
     pub fn launched(&self) -> bool {
-        self.profile.is_some()
+        self.launched
     }
 
     /// Whether the browser is still there: its connection is open and, when
@@ -421,7 +462,7 @@ impl SharedBrowser {
             return;
         };
         this.lost.store(true, Ordering::SeqCst);
-        if this.profile.is_some() {
+        if this.launched {
             let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.close()).await;
             let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.wait()).await;
             if let Some(child) = this.browser.get_mut_child().map(|c| c.as_mut_inner()) {
@@ -439,7 +480,7 @@ impl Drop for SharedBrowser {
     /// be removed.
     fn drop(&mut self) {
         self.lost.store(true, Ordering::SeqCst);
-        if let Some(profile) = self.profile.take() {
+        if self.launched {
             if let Some(child) = self.browser.get_mut_child() {
                 let child = child.as_mut_inner();
                 let _ = child.start_kill();
@@ -451,6 +492,8 @@ impl Drop for SharedBrowser {
                     std::thread::sleep(Duration::from_millis(10));
                 }
             }
+        }
+        if let Some(profile) = self.temp_profile.take() {
             remove_profile(profile);
         }
         self.handler.abort();
@@ -498,6 +541,23 @@ fn blank_tab(context: Option<&BrowserContextId>) -> CreateTargetParams {
     let mut target = CreateTargetParams::new("about:blank");
     target.browser_context_id = context.cloned();
     target
+}
+
+/// Who holds a profile, if a running browser does: Chromium's
+/// `SingletonLock` names `host-pid`; a lock of a process that is gone (on
+/// this host) is stale, and Chromium takes it over.
+pub fn profile_holder(dir: &std::path::Path) -> Option<String> {
+    let target = std::fs::read_link(dir.join("SingletonLock")).ok()?;
+    let target = target.to_string_lossy().into_owned();
+    let (host, pid) = target.rsplit_once('-')?;
+    let pid: u32 = pid.parse().ok()?;
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default();
+    if here.is_empty() || host != here {
+        return Some(format!("process {pid} on host {host}"));
+    }
+    process_runs(pid).then(|| format!("process {pid}"))
 }
 
 /// The proxy bypass list that takes away the implicit bypass of loopback:
@@ -755,7 +815,12 @@ impl Session {
         } else if !self.host.launched() {
             let _ = tokio::time::timeout(bound, self.page.clone().close()).await;
         } else {
-            self.host.clone().close().await;
+            // The session lets go of the browser first, so that this close is
+            // the last hold on it: a graceful close writes the profile's
+            // cookies to disk, which a kill would lose.
+            let host = self.host.clone();
+            drop(self);
+            host.close().await;
         }
     }
 }

@@ -107,6 +107,22 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
+    if args.common.browser.profile.is_some() {
+        return Err(UsageError(
+            "--profile is one browser's: a batch runs each task in a fresh context (give \
+             --storage-state to start every run signed in)"
+                .into(),
+        )
+        .into());
+    }
+    if args.common.save_storage_state.is_some() {
+        return Err(UsageError(
+            "--save-storage-state is for one run: each run of a batch keeps its own in its \
+             run directory"
+                .into(),
+        )
+        .into());
+    }
     let model = model_name(args.model.as_ref())?;
     let http = args.common.http();
     // A model that cannot be made is told once, before anything runs.

@@ -6,6 +6,7 @@ mod mcp;
 mod read;
 mod replay;
 mod report;
+mod resume;
 mod run;
 
 use std::future::Future;
@@ -48,6 +49,15 @@ enum Command {
     /// Run a recorded run again against the live site, with the recorded
     /// answers, and report where the pages differ from the recording.
     Replay(replay::ReplayArgs),
+    /// Go on with a run that was cut off: killed, crashed, out of budget
+    /// (give higher limits), or waiting for an answer (give --answer).
+    ///
+    /// The task, plan, history, spend and rules come from its journal, the
+    /// browser's cookies and storage from the state kept after every step,
+    /// the page from the last URL; the journal grows. Commands whose outcome
+    /// was never recorded are not repeated blindly: the model is told to check
+    /// the page first, and a destructive action waits for a person's yes.
+    Resume(resume::ResumeArgs),
     /// Write a run's report.html and run.gif again from its run directory.
     ///
     /// A run writes both when it ends; this writes them for a run that was
@@ -92,6 +102,10 @@ pub struct BrowserArgs {
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
+    /// A browser profile that lasts between runs (cookies, storage, cache):
+    /// created when missing; one another browser is using is refused.
+    #[arg(long, value_name = "DIR", conflicts_with = "cdp")]
+    profile: Option<PathBuf>,
     /// Viewport size in CSS pixels.
     #[arg(long, value_name = "WxH", default_value = "1280x800")]
     viewport: Viewport,
@@ -106,8 +120,23 @@ impl BrowserArgs {
                     .into(),
             ));
         }
+        if let Some(holder) = self
+            .profile
+            .as_deref()
+            .and_then(seamark::browser::profile_holder)
+        {
+            return Err(UsageError(format!(
+                "the profile {} is in use by another browser ({holder}): close that browser, or \
+                 use another --profile",
+                self.profile
+                    .as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )));
+        }
         Ok(BrowserOptions {
             cdp: self.cdp.first().cloned(),
+            profile: self.profile.clone(),
             ..self.launch_options()
         })
     }
@@ -126,6 +155,10 @@ impl BrowserArgs {
 /// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
 pub const INTERRUPTED: u8 = 130;
 
+/// The exit status of a run that ended with a question for the person
+/// (`needs_input`): `seamark resume RUN_DIR --answer …` goes on.
+pub const NEEDS_INPUT: u8 = 3;
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
@@ -134,6 +167,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // These end the run themselves on Ctrl-C, to write its end and report.
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
+        Command::Resume(args) => resume::run(args).await,
         Command::Report(args) => report::run(args),
         Command::Batch(args) => batch::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
+use seamark::agent::Agent;
 use seamark::brain::Replay;
 
 use super::run::{run_agent, CommonArgs};
@@ -22,6 +23,10 @@ pub struct ReplayArgs {
 pub async fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     let replay = Replay::open(&args.run_dir).map_err(|e| UsageError(e.to_string()))?;
     let (task, url) = (replay.task.clone(), replay.url.clone());
-    let options = args.common.options()?;
-    run_agent(&task, &url, Box::new(replay), &args.common, options).await
+    let builder = Agent::builder()
+        .task(task)
+        .url(url)
+        .brain(Box::new(replay))
+        .options(args.common.options()?);
+    run_agent(builder, args.common.json).await
 }

@@ -10,14 +10,17 @@ use std::time::Duration;
 
 use clap::Args;
 use seamark::act::{ActOptions, DialogPolicy};
-use seamark::agent::{Agent, AgentOptions, Progress, RunResult, RunStatus, StepRecord};
-use seamark::brain::{self, Brain, HttpPolicy, Prices};
+use seamark::agent::{
+    Agent, AgentBuilder, AgentOptions, Asker, Progress, RunResult, RunStatus, StepRecord,
+};
+use seamark::brain::{self, HttpPolicy, Prices};
 use seamark::browser::BrowserOptions;
 use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
     DEFAULT_WORDS,
 };
 use seamark::schema::AnswerSchema;
+use seamark::storage::StorageState;
 
 use super::{BrowserArgs, UsageError};
 
@@ -80,6 +83,14 @@ pub struct CommonArgs {
     /// given as "data" in the result.
     #[arg(long, value_name = "FILE")]
     schema: Option<PathBuf>,
+    /// Cookies and each origin's localStorage to start with: a JSON file in
+    /// Playwright's storageState format (a credential: keep it private).
+    #[arg(long, value_name = "FILE")]
+    storage_state: Option<PathBuf>,
+    /// Write the browser's cookies and localStorage here when the run ends,
+    /// in Playwright's storageState format, readable by you only (0600).
+    #[arg(long, value_name = "FILE")]
+    pub save_storage_state: Option<PathBuf>,
     /// Screenshots sent per step: the current one and the ones before it
     /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
     /// Anthropic).
@@ -184,14 +195,7 @@ impl CommonArgs {
         browser: BrowserOptions,
         confirmer: Option<Arc<dyn Confirmer>>,
     ) -> anyhow::Result<AgentOptions> {
-        let prices_file = self
-            .prices
-            .clone()
-            .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from));
-        let prices = match prices_file {
-            Some(f) => Prices::with_file(&f).map_err(UsageError)?,
-            None => Prices::built_in(),
-        };
+        let prices = prices(self.prices.as_ref())?;
         if self.images == 0 {
             return Err(UsageError("--images must be 1 or more".into()).into());
         }
@@ -201,7 +205,14 @@ impl CommonArgs {
             )),
             None => None,
         };
+        if let Some(path) = &self.storage_state {
+            // A file that cannot be loaded is told before the browser starts.
+            StorageState::read(path).map_err(|e| UsageError(e.to_string()))?;
+        }
         Ok(AgentOptions {
+            storage_state: self.storage_state.clone(),
+            save_storage_state: self.save_storage_state.clone(),
+            hand_over: self.browser.headful && std::io::stdin().is_terminal(),
             scrub: !self.policy.no_scrub,
             max_steps: self.max_steps.max(1),
             max_failures: self.max_failures.max(1),
@@ -220,6 +231,18 @@ impl CommonArgs {
     }
 }
 
+/// The model prices: the built-in ones and `--prices FILE` (else env
+/// SEAMARK_PRICES).
+pub fn prices(file: Option<&PathBuf>) -> Result<Prices, UsageError> {
+    match file
+        .cloned()
+        .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from))
+    {
+        Some(f) => Prices::with_file(&f).map_err(UsageError),
+        None => Ok(Prices::built_in()),
+    }
+}
+
 /// The model asked for: `--model`, else env SEAMARK_MODEL.
 pub fn model_name(flag: Option<&String>) -> Result<String, UsageError> {
     flag.cloned()
@@ -232,29 +255,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let model = model_name(args.model.as_ref())?;
     let brain = brain::from_model_name(&model, args.common.http())
         .map_err(|e| UsageError(e.to_string()))?;
-    run_agent(
-        &args.task,
-        &args.url,
-        brain,
-        &args.common,
-        args.common.options()?,
-    )
-    .await
+    let builder = Agent::builder()
+        .task(&args.task)
+        .url(&args.url)
+        .brain(brain)
+        .options(args.common.options()?);
+    run_agent(builder, args.common.json).await
 }
 
-/// Runs an agent with terminal progress and prints the result.
-pub async fn run_agent(
-    task: &str,
-    url: &str,
-    brain: Box<dyn Brain>,
-    common: &CommonArgs,
-    options: AgentOptions,
-) -> anyhow::Result<ExitCode> {
-    let result = Agent::builder()
-        .task(task)
-        .url(url)
-        .brain(brain)
-        .options(options)
+/// Runs an agent with terminal progress, Ctrl-C, and the person at the
+/// terminal (when there is one) to answer its questions; prints the result.
+pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<ExitCode> {
+    let mut builder = builder
         .progress(Box::new(TermProgress::new()))
         .interrupt(async {
             // Without a handler there is no Ctrl-C to wait for: never interrupt.
@@ -262,14 +274,16 @@ pub async fn run_agent(
                 std::future::pending::<()>().await;
             }
             eprintln!("\nseamark: interrupted; writing the run's end and its report");
-        })
-        .build()?
-        .run()
-        .await?;
-    print_result(&result, common.json)?;
+        });
+    if std::io::stdin().is_terminal() {
+        builder = builder.asker(Arc::new(TerminalAsker));
+    }
+    let result = builder.build()?.run().await?;
+    print_result(&result, json)?;
     Ok(match result.status {
         RunStatus::Done => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
+        RunStatus::NeedsInput => ExitCode::from(super::NEEDS_INPUT),
         _ => ExitCode::from(1),
     })
 }
@@ -320,10 +334,50 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         writeln!(out, "diverged: {d}")?;
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
+    if r.status == RunStatus::NeedsInput {
+        writeln!(
+            out,
+            "answer it with: seamark resume {} --answer '…' (a leading ! keeps it secret)",
+            r.run_dir.display()
+        )?;
+    }
     if let Some(report) = &r.report {
         writeln!(out, "report: {}", report.display())?;
     }
     Ok(())
+}
+
+/// Puts the model's questions to the person at the terminal, and hands the
+/// browser over for a CAPTCHA.
+pub struct TerminalAsker;
+
+impl TerminalAsker {
+    /// Shows `text` and reads a line (`None` when the input ended).
+    fn prompt(text: &str) -> Option<String> {
+        let _one_at_a_time = ASKING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "{text}");
+        let _ = err.flush();
+        let mut line = String::new();
+        match std::io::stdin().read_line(&mut line) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(line.trim_end_matches(['\n', '\r']).to_string()),
+        }
+    }
+}
+
+impl Asker for TerminalAsker {
+    fn ask(&self, question: &str) -> Option<String> {
+        Self::prompt(&format!(
+            "\nseamark asks: {question}\n(start the answer with ! to keep it secret)\n> "
+        ))
+    }
+
+    fn hand_over(&self, what: &str) -> bool {
+        Self::prompt(&format!("\nseamark: {what} ")).is_some()
+    }
 }
 
 /// Asks the person at the terminal before a destructive action, one

@@ -129,6 +129,7 @@ impl Desk {
             started: utc_rfc3339(SystemTime::now()),
             seamark: env!("CARGO_PKG_VERSION").to_string(),
             max_steps: 0,
+            policy: None,
         })?;
         Ok(Desk {
             options,
@@ -453,6 +454,8 @@ impl Desk {
             spend: Spend::default(),
             divergence: None,
             error: None,
+            url_after: None,
+            asked: None,
             timings: StepTimings {
                 act_ms,
                 ..StepTimings::default()

@@ -143,6 +143,12 @@ pub enum Command {
         /// The answer.
         text: String,
     },
+    /// A question only the person can answer (which account, a code sent by
+    /// SMS): the run waits for the answer, or ends needing it.
+    Ask {
+        /// The question.
+        question: String,
+    },
     /// The task is done.
     Complete {
         /// What was done.
@@ -182,6 +188,7 @@ impl Command {
             Command::Wait { .. }
                 | Command::Read { .. }
                 | Command::Answer { .. }
+                | Command::Ask { .. }
                 | Command::Complete { .. }
                 | Command::Stop { .. }
         )
@@ -235,6 +242,7 @@ impl fmt::Display for Command {
                 ReadTarget::More => write!(f, "READ:more"),
             },
             Command::Answer { text } => write!(f, "ANSWER:{text}"),
+            Command::Ask { question } => write!(f, "ASK:{question}"),
             Command::Complete { summary } => write!(f, "COMPLETE:{summary}"),
             Command::Stop { reason } => write!(f, "STOP:{reason}"),
         }

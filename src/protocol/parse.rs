@@ -28,7 +28,7 @@ pub enum ParseError {
 
 const KEYWORDS: &[&str] = &[
     "CLICK", "TYPE", "CLEAR", "SELECT", "DESELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK",
-    "WAIT", "UPLOAD", "READ", "ANSWER", "COMPLETE", "STOP",
+    "WAIT", "UPLOAD", "READ", "ANSWER", "ASK", "COMPLETE", "STOP",
 ];
 
 fn expected_form(keyword: &str) -> &'static str {
@@ -47,11 +47,12 @@ fn expected_form(keyword: &str) -> &'static str {
         "UPLOAD" => "UPLOAD:<id>:<file path>, e.g. UPLOAD:9:/home/me/cv.pdf",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text) or READ:more",
         "ANSWER" => "ANSWER:<the information asked for>",
+        "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
         "COMPLETE" => "COMPLETE:<what was done>",
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              WAIT, UPLOAD, READ, ANSWER, COMPLETE, STOP"
+              WAIT, UPLOAD, READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -458,6 +459,13 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 return Err("the answer is empty".into());
             }
             plain(Command::Answer { text })
+        }
+        "ASK" => {
+            let question = args.trim().to_string();
+            if question.is_empty() {
+                return Err("the question is empty".into());
+            }
+            plain(Command::Ask { question })
         }
         "COMPLETE" => plain(Command::Complete {
             summary: args.trim().to_string(),

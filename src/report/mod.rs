@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use image::RgbImage;
 use rayon::prelude::*;
 
-use crate::agent::{RunResult, StartRecord, StepRecord};
+use crate::agent::{ActRecord, ResumeRecord, RunResult, StartRecord, StepRecord};
 use crate::journal::JOURNAL;
 use animation::{CaptionLine, IndexedFrame, Tone};
 
@@ -72,8 +72,14 @@ pub struct RunLog {
     /// The steps, in order.
     pub steps: Vec<StepRecord>,
     /// The end record's result; `None` when the run never ended (killed, or
-    /// crashed, mid-step).
+    /// crashed, mid-step). A run resumed after it ended has ended only when
+    /// an end record follows the resume.
     pub end: Option<RunResult>,
+    /// The commands each step was about to run (the last one's outcome may
+    /// never have been recorded).
+    pub acts: Vec<ActRecord>,
+    /// Where the run went on after it was cut off.
+    pub resumes: Vec<ResumeRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -99,6 +105,8 @@ impl RunLog {
             start: None,
             steps: Vec::new(),
             end: None,
+            acts: Vec::new(),
+            resumes: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -136,6 +144,14 @@ impl RunLog {
                 .push(serde_json::from_value(value).map_err(parse_err)?),
             "end" => {
                 self.end = Some(serde_json::from_value(value["result"].clone()).map_err(parse_err)?)
+            }
+            "act" => self
+                .acts
+                .push(serde_json::from_value(value).map_err(parse_err)?),
+            "resume" => {
+                self.resumes
+                    .push(serde_json::from_value(value).map_err(parse_err)?);
+                self.end = None;
             }
             other => return Err(format!("an unknown record kind {other:?}")),
         }

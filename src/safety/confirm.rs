@@ -29,7 +29,8 @@ pub const DEFAULT_WORDS: &[&str] = &[
 ];
 
 /// What to do with a destructive action when nobody can be asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ConfirmPolicy {
     /// Ask a person when one is there (a [`Confirmer`]); else deny.
     #[default]
@@ -97,6 +98,10 @@ pub struct ConfirmGuard {
     pub policy: ConfirmPolicy,
     words: Vec<(String, Regex)>,
     confirmer: Option<Arc<dyn Confirmer>>,
+    /// Why even `allow` waits for a person now (a resumed run whose last
+    /// commands' outcome is unknown): a destructive action is asked, or
+    /// refused when no one can be asked.
+    strict: Option<String>,
 }
 
 impl std::fmt::Debug for ConfirmGuard {
@@ -141,7 +146,25 @@ impl ConfirmGuard {
             policy,
             words,
             confirmer,
+            strict: None,
         }
+    }
+
+    /// Who is asked, if anyone.
+    pub fn confirmer(&self) -> Option<Arc<dyn Confirmer>> {
+        self.confirmer.clone()
+    }
+
+    /// The words that make an action destructive.
+    pub fn words(&self) -> Vec<String> {
+        self.words.iter().map(|(w, _)| w.clone()).collect()
+    }
+
+    /// The same rules, where even `allow` asks a person (and refuses when no
+    /// one can be asked), for `why`.
+    pub fn strict(mut self, why: impl Into<String>) -> Self {
+        self.strict = Some(why.into());
+        self
     }
 
     /// The same rules, asking this confirmer.
@@ -160,7 +183,18 @@ impl ConfirmGuard {
 
     /// Decides on a held action.
     pub fn decide(&self, hold: Hold) -> Decision {
-        let (allowed, by) = match (self.policy, &self.confirmer) {
+        let policy = match (&self.strict, self.policy) {
+            (Some(_), ConfirmPolicy::Allow) => ConfirmPolicy::Ask,
+            (_, p) => p,
+        };
+        let (allowed, by) = match (policy, &self.confirmer) {
+            (ConfirmPolicy::Ask, None) if self.strict.is_some() => (
+                false,
+                format!(
+                    "{}, and no one to ask (no terminal)",
+                    self.strict.as_deref().unwrap_or_default()
+                ),
+            ),
             (ConfirmPolicy::Allow, _) => (true, "--confirm allow".to_string()),
             (ConfirmPolicy::Deny, _) => (false, "--confirm deny".to_string()),
             (ConfirmPolicy::Ask, Some(c)) => match c.unavailable() {

@@ -11,41 +11,18 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cli::{command_in, with_model};
+use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use crate::server::Server;
 
-/// A batch to run: a directory of its own (the binary's working directory),
-/// a tasks file in it, and the scripted model.
-struct Batch {
-    dir: tempfile::TempDir,
-    model: String,
-}
-
-/// What one run of the binary printed and left.
-struct Ran {
-    out: Output,
-}
-
-impl Ran {
-    fn code(&self) -> Option<i32> {
-        self.out.status.code()
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-}
+/// A batch to run: a working directory of its own, a tasks file in it, and
+/// the scripted model.
+struct Batch(Workdir);
 
 impl Batch {
     /// A batch against the scripted model.
     fn new(model: &ModelServer) -> Batch {
-        Batch {
-            dir: tempfile::tempdir().expect("tempdir"),
-            model: model.base.clone(),
-        }
+        Batch(Workdir::new(model))
     }
 
     /// Writes the tasks file `tasks.jsonl`, a line per task.
@@ -56,26 +33,21 @@ impl Batch {
     }
 
     fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        self.0.path(rel)
     }
 
     /// `seamark batch` with these arguments, to run or to start.
     fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut all = vec!["batch"];
         all.extend_from_slice(args);
-        let mut cmd = command_in(self.dir.path(), &all);
-        with_model(&mut cmd, &self.model);
-        cmd.kill_on_drop(true);
-        cmd
+        self.0.command(&all)
     }
 
     /// Runs `seamark batch` with these arguments to its end.
     async fn run(&self, args: &[&str]) -> Ran {
-        let out = tokio::time::timeout(Duration::from_secs(180), self.command(args).output())
-            .await
-            .expect("seamark batch hung")
-            .expect("run seamark batch");
-        Ran { out }
+        let mut all = vec!["batch"];
+        all.extend_from_slice(args);
+        self.0.run(&all).await
     }
 
     /// The lines of a batch directory's results.jsonl.

@@ -72,6 +72,72 @@ pub fn command_in(dir: &Path, args: &[&str]) -> tokio::process::Command {
     cmd
 }
 
+/// A working directory of its own for several runs of the binary against
+/// the scripted model (files one run leaves, the next one reads).
+pub struct Workdir {
+    dir: tempfile::TempDir,
+    model: String,
+}
+
+impl Workdir {
+    /// A new directory, runs in it against `model`.
+    pub fn new(model: &crate::model_server::ModelServer) -> Workdir {
+        Workdir {
+            dir: tempfile::tempdir().expect("tempdir"),
+            model: model.base.clone(),
+        }
+    }
+
+    /// A path in the directory.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// The binary with these arguments, to run or to start.
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = command_in(self.dir.path(), args);
+        with_model(&mut cmd, &self.model);
+        cmd.kill_on_drop(true);
+        cmd
+    }
+
+    /// Runs the binary with these arguments to its end.
+    pub async fn run(&self, args: &[&str]) -> Ran {
+        let out = tokio::time::timeout(Duration::from_secs(180), self.command(args).output())
+            .await
+            .expect("seamark hung")
+            .expect("run seamark");
+        Ran { out }
+    }
+}
+
+/// What one run of the binary printed.
+pub struct Ran {
+    pub out: Output,
+}
+
+impl Ran {
+    pub fn code(&self) -> Option<i32> {
+        self.out.status.code()
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    /// The one JSON object `--json` printed.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.stdout().trim()).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
+                self.stdout(),
+                self.stderr()
+            )
+        })
+    }
+}
+
 /// Points the command at the scripted model (OpenAI's wire format), with
 /// none of the user's own model settings.
 pub fn with_model(cmd: &mut tokio::process::Command, model_base: &str) {

@@ -19,4 +19,5 @@ mod report;
 mod rules;
 mod safety;
 mod scrolled;
+mod sessions;
 mod signin;

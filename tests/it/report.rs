@@ -351,8 +351,9 @@ async fn a_killed_run_whose_journal_was_cut_is_reported_as_interrupted() {
     std::fs::write(&journal, text).expect("cut the journal");
     let again = seamark_with_env(&["report", rec.to_str().unwrap_or_default()], &[]).await;
     assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    // Line 4: after the start, step 1's commands (act) and step 1.
     assert!(
-        again.stderr().contains("line 3 of the journal was cut off"),
+        again.stderr().contains("line 4 of the journal was cut off"),
         "{}",
         again.stderr()
     );
@@ -361,7 +362,7 @@ async fn a_killed_run_whose_journal_was_cut_is_reported_as_interrupted() {
     let text = text.as_str().unwrap_or_default();
     assert!(text.contains("interrupted"), "{text}");
     assert!(text.contains("its journal stops after step 1"), "{text}");
-    assert!(text.contains("line 3 of the journal was cut off"), "{text}");
+    assert!(text.contains("line 4 of the journal was cut off"), "{text}");
     assert_eq!(shown.image_widths().await, vec![1280]);
     shown.close().await;
 }

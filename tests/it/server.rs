@@ -24,6 +24,11 @@ impl Drop for Server {
     }
 }
 
+/// The password of `ada` at `/login`.
+pub const SESSION_PASSWORD: &str = "correct-horse-42";
+/// The session cookie `/login` gives ada.
+pub const SESSION_COOKIE: &str = "sid=s-ada-7";
+
 /// Where the fixture pages are.
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sites")
@@ -144,6 +149,7 @@ async fn serve(
     } else {
         None
     };
+    let form = posted.clone().unwrap_or_default();
     // The cookie a request came with, logged as `COOKIE /path value`.
     let cookie = head.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
@@ -155,7 +161,7 @@ async fn serve(
         if let Some(body) = posted {
             l.push(format!("POST {path} {body}"));
         }
-        if let Some(c) = cookie {
+        if let Some(c) = &cookie {
             l.push(format!("COOKIE {path} {c}"));
         }
     }
@@ -192,6 +198,52 @@ async fn serve(
             );
             stream.write_all(head.as_bytes()).await?;
             return stream.flush().await;
+        }
+        // A sign-in with a session cookie: ada and her password get one
+        // that lasts an hour, and go to /me; anyone else goes back.
+        "/login" => {
+            let ok = form.contains("user=ada") && form.contains(&format!("pw={SESSION_PASSWORD}"));
+            let head = if ok {
+                format!(
+                    "HTTP/1.1 303 See Other\r\nLocation: /me\r\nSet-Cookie: {SESSION_COOKIE}; Path=/; Max-Age=3600; HttpOnly\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            } else {
+                "HTTP/1.1 303 See Other\r\nLocation: /session-login.html?failed=1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+            };
+            stream.write_all(head.as_bytes()).await?;
+            return stream.flush().await;
+        }
+        // Who the session cookie says the visitor is.
+        "/me" => {
+            let signed_in = cookie
+                .as_deref()
+                .is_some_and(|c| c.contains(SESSION_COOKIE));
+            let who = if signed_in {
+                "<button disabled>Signed in as ada</button><a href=\"/logout\">Sign out</a>"
+            } else {
+                "<button disabled>Not signed in</button><a href=\"/session-login.html\">Sign in</a>"
+            };
+            let page = format!(
+                "<!doctype html><title>Me</title><h1>Your account</h1>{who}\
+                 <button id=remembered disabled></button><script>document.getElementById\
+                 ('remembered').textContent = 'Remembered: ' + (localStorage.getItem('remember') \
+                 || 'nothing');</script>"
+            );
+            (200, "text/html", page.into_bytes())
+        }
+        // An order: recorded at once, answered slowly (a test stops seamark
+        // in between).
+        "/order" if head.starts_with("POST ") => {
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            let page = b"<!doctype html><title>Ordered</title><h1>Order placed</h1><a href=\"/order.html\">Back to the shop</a>";
+            (200, "text/html", page.to_vec())
+        }
+        "/orders-count" => {
+            let n = log
+                .lock()
+                .map(|l| l.iter().filter(|p| p.starts_with("POST /order ")).count())
+                .unwrap_or(0);
+            (200, "text/plain", n.to_string().into_bytes())
         }
         "/image.png" => (200, "image/png", tiny_png()),
         // A page that is another on every visit: a replay of it diverges.

@@ -43,9 +43,15 @@ pub fn within_screens(e: &Element, screens: f64) -> bool {
 /// on, no seamark flags), for seamark to attach to: the process, its DevTools
 /// URL and its profile (removed when dropped).
 pub async fn running_chromium() -> (tokio::process::Child, String, tempfile::TempDir) {
+    let profile = tempfile::tempdir().expect("profile directory");
+    let (browser, ws) = running_chromium_in(profile.path()).await;
+    (browser, ws, profile)
+}
+
+/// The same, with its profile in `profile`: the process and its DevTools URL.
+pub async fn running_chromium_in(profile: &std::path::Path) -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
     let chrome = seamark::browser::find_chromium(None).expect("Chromium");
-    let profile = tempfile::tempdir().expect("profile directory");
     let mut browser = tokio::process::Command::new(chrome)
         .args([
             "--headless=new",
@@ -56,7 +62,7 @@ pub async fn running_chromium() -> (tokio::process::Child, String, tempfile::Tem
             "--remote-debugging-port=0",
             "about:blank",
         ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--user-data-dir={}", profile.display()))
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -71,7 +77,7 @@ pub async fn running_chromium() -> (tokio::process::Child, String, tempfile::Tem
         > 0
     {
         if let Some(at) = line.find("ws://") {
-            return (browser, line[at..].trim().to_string(), profile);
+            return (browser, line[at..].trim().to_string());
         }
         line.clear();
     }

@@ -1,0 +1,182 @@
+//! The rules a run was started under, recorded in its journal's start
+//! record, so that `seamark resume` goes on under the same ones: budgets,
+//! domain limits, confirmation, the names of its secrets, dialogs,
+//! downloads, reading, the answer's schema, the viewport.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::AgentOptions;
+use crate::act::DialogPolicy;
+use crate::browser::Viewport;
+use crate::safety::{ConfirmGuard, ConfirmPolicy, DomainPattern, DomainPolicy};
+use crate::schema::AnswerSchema;
+
+/// A run's rules, as its journal keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPolicy {
+    /// Most failed steps in a row.
+    pub max_failures: usize,
+    /// The cost budget, USD.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The time budget, seconds.
+    #[serde(default)]
+    pub max_time_s: Option<f64>,
+    /// Screenshots sent per step.
+    pub images: usize,
+    /// Most elements in a list.
+    pub list_cap: usize,
+    /// Personal data tagged in what the model reads.
+    pub scrub: bool,
+    /// Hosts that may be reached (`--allow-domain`).
+    #[serde(default)]
+    pub allow_domains: Vec<String>,
+    /// Hosts never reached (`--block-domain`).
+    #[serde(default)]
+    pub block_domains: Vec<String>,
+    /// What a destructive action does without a person's yes.
+    pub confirm: ConfirmPolicy,
+    /// The words that make an action destructive.
+    #[serde(default)]
+    pub confirm_words: Vec<String>,
+    /// The names of the run's secrets (never their values).
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// Confirm and prompt dialogs answered with Cancel.
+    #[serde(default)]
+    pub dismiss_dialogs: bool,
+    /// Where downloads are kept.
+    #[serde(default)]
+    pub download_dir: Option<PathBuf>,
+    /// Most characters one READ gives.
+    pub read_chars: usize,
+    /// The schema the answer follows.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// The viewport.
+    pub viewport: Viewport,
+}
+
+impl RunPolicy {
+    /// The rules of these options.
+    pub fn of(o: &AgentOptions) -> RunPolicy {
+        let act = &o.act;
+        RunPolicy {
+            max_failures: o.max_failures,
+            max_cost: o.max_cost,
+            max_time_s: o.max_time.map(|t| t.as_secs_f64()),
+            images: o.images,
+            list_cap: o.list_cap,
+            scrub: o.scrub,
+            allow_domains: act.domains.allow.iter().map(ToString::to_string).collect(),
+            block_domains: act.domains.block.iter().map(ToString::to_string).collect(),
+            confirm: act.confirm.policy,
+            confirm_words: act.confirm.words(),
+            secrets: act.secrets.names().iter().map(|n| n.to_string()).collect(),
+            dismiss_dialogs: act.dialogs == DialogPolicy::Dismiss,
+            download_dir: act.download_dir.clone(),
+            read_chars: act.read_chars,
+            schema: act.answer_schema.as_ref().map(|s| s.schema().clone()),
+            viewport: o.browser.viewport,
+        }
+    }
+
+    /// Puts these rules into `o`, whose secrets (given again: their values
+    /// are never recorded), confirmer and step budget are kept. Errors name
+    /// what cannot be restored.
+    pub fn apply(&self, o: &mut AgentOptions) -> Result<(), String> {
+        let missing: Vec<&str> = self
+            .secrets
+            .iter()
+            .filter(|n| !o.act.secrets.names().contains(&n.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "the run used the secret{} {}: give {} again (their values are never recorded)",
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", "),
+                missing
+                    .iter()
+                    .map(|n| format!("--secret {n}=…"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        let patterns = |list: &[String]| {
+            list.iter()
+                .map(|p| p.parse::<DomainPattern>())
+                .collect::<Result<Vec<_>, _>>()
+        };
+        o.max_failures = self.max_failures;
+        o.max_cost = self.max_cost;
+        o.max_time = self
+            .max_time_s
+            .filter(|t| *t > 0.0 && t.is_finite())
+            .map(Duration::from_secs_f64);
+        o.images = self.images.max(1);
+        o.list_cap = self.list_cap;
+        o.scrub = self.scrub;
+        o.act.domains = DomainPolicy {
+            allow: patterns(&self.allow_domains)?,
+            block: patterns(&self.block_domains)?,
+        };
+        o.act.confirm = ConfirmGuard::new(
+            self.confirm,
+            self.confirm_words.clone(),
+            o.act.confirm.confirmer(),
+        );
+        o.act.dialogs = if self.dismiss_dialogs {
+            DialogPolicy::Dismiss
+        } else {
+            DialogPolicy::Accept
+        };
+        o.act.download_dir = self.download_dir.clone();
+        o.act.read_chars = self.read_chars;
+        o.act.answer_schema = match &self.schema {
+            Some(s) => Some(Arc::new(
+                AnswerSchema::new(s.clone()).map_err(|e| format!("the run's schema: {e}"))?,
+            )),
+            None => None,
+        };
+        o.browser.viewport = self.viewport;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::safety::Secrets;
+
+    #[test]
+    fn the_rules_come_back_as_they_were_and_secrets_must_be_given_again() {
+        let mut o = AgentOptions {
+            max_cost: Some(0.5),
+            ..AgentOptions::default()
+        };
+        o.act.domains.allow = vec!["*.example.com".parse().unwrap()];
+        o.act.confirm = ConfirmGuard::new(ConfirmPolicy::Allow, vec!["zap".into()], None);
+        o.act.secrets = Secrets::new(vec!["pw=hunter2-long".parse().unwrap()]).unwrap();
+        o.browser.viewport = "800x600".parse().unwrap();
+        let policy = RunPolicy::of(&o);
+        let json = serde_json::to_string(&policy).unwrap();
+        assert!(
+            json.contains("\"pw\"") && !json.contains("hunter2"),
+            "{json}"
+        );
+        let back: RunPolicy = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, policy);
+
+        let mut fresh = AgentOptions::default();
+        let err = back.apply(&mut fresh).unwrap_err();
+        assert!(err.contains("give --secret pw=… again"), "{err}");
+        fresh.act.secrets = Secrets::new(vec!["pw=other-value".parse().unwrap()]).unwrap();
+        back.apply(&mut fresh).unwrap();
+        assert_eq!(RunPolicy::of(&fresh), policy);
+    }
+}

@@ -1,0 +1,212 @@
+//! Going on with a run that was cut off: killed, crashed, out of budget, or
+//! waiting for a person's answer. Everything comes from its run directory:
+//! the task, plan, history, spend and rules from the journal, the browser's
+//! state from the storage state kept after every step, the page from the
+//! last URL. Commands that were sent but whose outcome was never recorded
+//! are not repeated blindly: the model is told, and a destructive action
+//! waits for a person again.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::policy::RunPolicy;
+use super::{history_line, RunStatus, Spend};
+use crate::brain::PromptTokens;
+use crate::report::{ReportError, RunLog};
+
+/// The journal record written before a step's commands run, so that a run
+/// that dies before their outcome is recorded knows they may have run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActRecord {
+    /// Always `act`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The step.
+    pub step: usize,
+    /// The commands about to run.
+    pub commands: Vec<String>,
+}
+
+/// The journal record of a run going on (`seamark resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRecord {
+    /// Always `resume`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// When, RFC 3339 UTC.
+    pub started: String,
+    /// The first step of the part that goes on.
+    pub from_step: usize,
+    /// How the run had ended before.
+    pub after: String,
+    /// The person's answer given now (a secret's placeholder for a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Commands whose outcome was never recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+}
+
+/// Why a run cannot be resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    /// The directory is not a run seamark can read.
+    #[error(transparent)]
+    NotARun(#[from] ReportError),
+    /// The run cannot go on, and why.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Where a run goes on from.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The task.
+    pub task: String,
+    /// The start URL, as given.
+    pub url: String,
+    /// The model that ran it.
+    pub model: String,
+    /// Its rules (none for a run of a seamark that did not record them).
+    pub policy: Option<RunPolicy>,
+    /// Its step budget.
+    pub max_steps: usize,
+    /// The step to go on with.
+    pub first_step: usize,
+    pub(crate) plan: Option<String>,
+    pub(crate) history: Vec<String>,
+    pub(crate) spend: Spend,
+    pub(crate) answer: Option<String>,
+    pub(crate) data: Option<serde_json::Value>,
+    pub(crate) prompt_tokens: Vec<PromptTokens>,
+    /// The page to open.
+    pub open_url: String,
+    /// The commands of the step under way when the run died: sent, their
+    /// outcome never recorded.
+    pub unknown: Vec<String>,
+    /// The question a run that needs input asked.
+    pub question: Option<String>,
+    /// How it ended before, in words.
+    pub after: String,
+}
+
+impl Resume {
+    /// Reads a run directory to go on with it. A run that is done, an MCP
+    /// session and a replay cannot be resumed; a directory that holds no run
+    /// is an error too.
+    pub fn read(dir: &Path) -> Result<Resume, ResumeError> {
+        let log = RunLog::read(dir)?;
+        let refused = |why: String| Err(ResumeError::Refused(why));
+        let Some(start) = log.start.clone() else {
+            return refused(format!(
+                "{}: its journal has no start record: there is no run to go on with",
+                dir.display()
+            ));
+        };
+        if start.model == "mcp client" {
+            return refused(
+                "an MCP session cannot be resumed: its client gave the commands".into(),
+            );
+        }
+        if start.model.starts_with("replay of ") {
+            return refused("a replay is not resumed: run seamark replay again".into());
+        }
+        if let Some(end) = &log.end {
+            if end.status == RunStatus::Done {
+                return refused(format!(
+                    "the run is complete ({}): there is nothing to resume",
+                    end.reason
+                ));
+            }
+        }
+        let last = log.steps.iter().map(|s| s.step).max().unwrap_or(0);
+        let unknown = log
+            .acts
+            .iter()
+            .rfind(|a| a.step > last)
+            .map(|a| a.commands.clone())
+            .unwrap_or_default();
+        let mut spend = Spend::default();
+        let (mut answer, mut data, mut history, mut prompt_tokens) =
+            (None, None, Vec::new(), Vec::new());
+        for s in &log.steps {
+            spend.tokens += s.spend.tokens;
+            spend.cost_usd = match (spend.cost_usd, s.spend.cost_usd) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            prompt_tokens.push(s.prompt_tokens);
+            match &s.report {
+                Some(report) => {
+                    if let Some(a) = report.answers.last() {
+                        answer = Some(a.clone());
+                    }
+                    if report.data.is_some() {
+                        data = report.data.clone();
+                    }
+                    history.push(history_line(s.step, &s.url, report));
+                }
+                None => history.push(format!("step {} · {} · (unreadable answer)", s.step, s.url)),
+            }
+        }
+        let open_url = log
+            .steps
+            .last()
+            .map(|s| s.url_after.clone().unwrap_or_else(|| s.url.clone()))
+            .filter(|u| !u.is_empty() && u != "about:blank")
+            .unwrap_or_else(|| start.url.clone());
+        let question = log
+            .end
+            .as_ref()
+            .filter(|e| e.status == RunStatus::NeedsInput)
+            .map(|e| e.reason.clone());
+        let after = match &log.end {
+            Some(e) => format!("it ended {}: {}", e.status.word(), e.reason),
+            None => format!(
+                "it was killed or crashed during step {} (its journal stops there)",
+                last + 1
+            ),
+        };
+        Ok(Resume {
+            dir: dir.to_path_buf(),
+            task: start.task,
+            url: start.url,
+            model: start.model,
+            policy: start.policy,
+            max_steps: start.max_steps,
+            first_step: last + 1,
+            plan: log.steps.last().and_then(|s| s.plan.clone()),
+            history,
+            spend,
+            answer,
+            data,
+            prompt_tokens,
+            open_url,
+            unknown,
+            question,
+            after,
+        })
+    }
+
+    /// What the model is told first: that the run goes on, and what is
+    /// unknown about its last commands.
+    pub(crate) fn note(&self) -> String {
+        let mut note = format!(
+            "The run was cut off ({}) and goes on now; the page was opened again at {}.",
+            self.after, self.open_url
+        );
+        if !self.unknown.is_empty() {
+            note.push_str(&format!(
+                " The commands of the step under way were sent but their outcome is UNKNOWN \
+                 (never recorded): {}. Look at the page first and check whether they took \
+                 effect before repeating any of them; an action that sends, pays, orders or \
+                 deletes must not be done twice.",
+                self.unknown.join("; ")
+            ));
+        }
+        note
+    }
+}

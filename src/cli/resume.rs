@@ -1,0 +1,148 @@
+//! `seamark resume RUN_DIR`: goes on with a run that was killed, crashed,
+//! ran out of budget, or ended needing the person's answer.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use seamark::act::ActOptions;
+use seamark::agent::{Agent, AgentOptions, Resume};
+use seamark::brain::{self, HttpPolicy};
+use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secret, Secrets, DEFAULT_WORDS};
+
+use super::run::{prices, run_agent, TerminalConfirmer};
+use super::{BrowserArgs, UsageError};
+
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run directory (it holds journal.jsonl).
+    #[arg(value_name = "RUN_DIR")]
+    run_dir: PathBuf,
+    /// The answer to the question the run ended with (status needs_input);
+    /// a leading ! keeps it secret.
+    #[arg(long, value_name = "TEXT")]
+    answer: Option<String>,
+    /// Most steps, counted from the run's start (raise it for a run that
+    /// ran out of steps; else the run's own budget).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<usize>,
+    /// Stop this part of the run after this many seconds (else the run's
+    /// own budget).
+    #[arg(long, value_name = "SECONDS")]
+    max_time: Option<u64>,
+    /// Stop once the whole run has cost this many US dollars (else the run's
+    /// own budget).
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// The model (else the one the run had).
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// The run's secrets, given again (their values are never recorded):
+    /// NAME=VALUE, NAME=@FILE, NAME=env:VAR, NAME=totp:BASE32.
+    #[arg(long, value_name = "NAME=SOURCE")]
+    secret: Vec<String>,
+    /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
+    /// Retries of a model call on 429, 5xx and timeouts.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    retries: u32,
+    /// Longest wait for one model answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    model_timeout: u64,
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
+    let usage = |e: String| UsageError(e);
+    let resume = Resume::read(&args.run_dir).map_err(|e| usage(e.to_string()))?;
+    match (&resume.question, &args.answer) {
+        (None, Some(_)) => {
+            return Err(usage(format!(
+                "the run did not end with a question ({}): --answer has nothing to answer",
+                resume.after
+            ))
+            .into())
+        }
+        (Some(q), None) => {
+            return Err(usage(format!(
+                "the run is waiting for the answer to \"{q}\": give it with --answer '…' (a \
+                 leading ! keeps it secret)"
+            ))
+            .into())
+        }
+        _ => {}
+    }
+    let secrets = args
+        .secret
+        .iter()
+        .map(|s| s.parse::<Secret>())
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(Secrets::new)
+        .map_err(usage)?;
+    let confirmer = std::io::stdin()
+        .is_terminal()
+        .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
+    let words = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
+    let mut options = AgentOptions {
+        browser: args.browser.options()?,
+        act: ActOptions {
+            secrets,
+            confirm: ConfirmGuard::new(ConfirmPolicy::Ask, words, confirmer),
+            ..ActOptions::default()
+        },
+        prices: prices(args.prices.as_ref())?,
+        hand_over: args.browser.headful && std::io::stdin().is_terminal(),
+        ..AgentOptions::default()
+    };
+    match &resume.policy {
+        Some(policy) => policy.apply(&mut options).map_err(usage)?,
+        None => eprintln!(
+            "seamark: note: this run's journal does not hold its rules (an older seamark \
+             wrote it): the defaults apply"
+        ),
+    }
+    options.max_steps = args.max_steps.unwrap_or(resume.max_steps);
+    if let Some(t) = args.max_time {
+        options.max_time = Some(Duration::from_secs(t));
+    }
+    if args.max_cost.is_some() {
+        options.max_cost = args.max_cost;
+    }
+    if options.max_steps < resume.first_step {
+        return Err(usage(format!(
+            "the run has taken {} steps of its budget of {}: give --max-steps above {0}",
+            resume.first_step - 1,
+            options.max_steps
+        ))
+        .into());
+    }
+    let model = args.model.clone().unwrap_or_else(|| resume.model.clone());
+    let http = HttpPolicy {
+        retries: args.retries,
+        timeout: Duration::from_secs(args.model_timeout.max(1)),
+        ..HttpPolicy::default()
+    };
+    let brain = brain::from_model_name(&model, http).map_err(|e| usage(e.to_string()))?;
+    eprintln!(
+        "seamark: going on with {} from step {} ({})",
+        resume.dir.display(),
+        resume.first_step,
+        resume.after
+    );
+    let mut builder = Agent::builder()
+        .brain(brain)
+        .options(options)
+        .resume(resume);
+    if let Some(answer) = &args.answer {
+        builder = builder.answer(answer.clone());
+    }
+    run_agent(builder, args.json).await
+}

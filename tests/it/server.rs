@@ -238,6 +238,15 @@ async fn serve(
             let page = b"<!doctype html><title>Ordered</title><h1>Order placed</h1><a href=\"/order.html\">Back to the shop</a>";
             (200, "text/html", page.to_vec())
         }
+        // A CAPTCHA a person solves: the gate page asks until it is.
+        "/captcha-state" => {
+            let solved = log
+                .lock()
+                .map(|l| l.iter().any(|p| p == "/captcha-solved"))
+                .unwrap_or(false);
+            let state: &[u8] = if solved { b"solved" } else { b"waiting" };
+            (200, "text/plain", state.to_vec())
+        }
         "/orders-count" => {
             let n = log
                 .lock()

@@ -119,8 +119,19 @@ async fn a_saved_storage_state_starts_the_next_run_signed_in() {
             .mode();
         assert_eq!(mode & 0o777, 0o600, "a storage state is a credential");
     }
-    // The run directory keeps one too, after every step.
-    assert!(w.path("one/storage-state.json").is_file());
+    // The run directory keeps one too, after every step: private, and
+    // without the password.
+    let kept = w.path("one/storage-state.json");
+    assert!(!std::fs::read_to_string(&kept)
+        .unwrap()
+        .contains(SESSION_PASSWORD));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
 
     // Loaded, the next run starts signed in: the server sees the cookie.
     let cookies_before = sites.cookies("/me").len();
@@ -681,4 +692,153 @@ async fn bad_state_secrets_and_run_directories_are_refused_clearly() {
         ran.stderr()
     );
     assert!(model.received().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_captcha_is_handed_over_to_the_person_who_can_see_the_browser() {
+    use seamark::agent::{Agent, AgentOptions, Asker};
+    use seamark::brain::{HttpPolicy, OpenAi};
+    use std::sync::Mutex;
+
+    /// The person at the window: solves the CAPTCHA (the server hears it)
+    /// when handed the browser, and says what they were told.
+    struct Person {
+        solve: String,
+        told: Mutex<Vec<String>>,
+    }
+    impl Asker for Person {
+        fn ask(&self, _question: &str) -> Option<String> {
+            None
+        }
+        fn hand_over(&self, what: &str) -> bool {
+            self.told.lock().unwrap().push(what.to_string());
+            let url = url::Url::parse(&self.solve).unwrap();
+            let mut s =
+                std::net::TcpStream::connect((url.host_str().unwrap(), url.port().unwrap()))
+                    .unwrap();
+            use std::io::{Read, Write};
+            write!(
+                s,
+                "GET /captcha-solved HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            true
+        }
+    }
+    let sites = Server::start(None).await;
+    // Patient while the gate lets the person through; then reads the page.
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if r.url().contains("/weather.html") {
+            let said = r.first_named("link", "Back: ");
+            format!(
+                "ANSWER:{}\nCOMPLETE:read it",
+                said.trim_start_matches("Back: ")
+            )
+        } else {
+            "WAIT:1".into()
+        })
+    })
+    .await;
+    let person = Arc::new(Person {
+        solve: sites.base.clone(),
+        told: Mutex::default(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let brain = OpenAi::new(
+        "scripted",
+        Some("sk-test".into()),
+        Some(format!("{}/v1", model.base)),
+        HttpPolicy::default(),
+    )
+    .unwrap();
+    let result = Agent::builder()
+        .task("Read the weather behind the bot check")
+        .url(sites.url("captcha-gate.html"))
+        .brain(Box::new(brain))
+        .asker(person.clone())
+        .options(AgentOptions {
+            out: Some(dir.path().join("rec")),
+            max_steps: 6,
+            hand_over: true,
+            ..AgentOptions::default()
+        })
+        .build()
+        .unwrap()
+        .run()
+        .await
+        .unwrap();
+    assert_eq!(
+        result.status,
+        seamark::agent::RunStatus::Done,
+        "{}",
+        result.reason
+    );
+    assert_eq!(result.answer.as_deref(), Some("Paris is 21°C"));
+    let told = person.told.lock().unwrap().clone();
+    assert_eq!(told.len(), 1, "handed over once: {told:?}");
+    assert!(
+        told[0].contains("CAPTCHA (reCAPTCHA)") && told[0].contains("browser window"),
+        "{told:?}"
+    );
+    let notes = records(&dir.path().join("rec"), "step")[0]["notes"].to_string();
+    assert!(
+        notes.contains("handed the browser to solve a CAPTCHA"),
+        "{notes}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_out_of_steps_goes_on_with_a_higher_budget() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(asks_the_city).await;
+    let w = Workdir::new(&model);
+    let first = w
+        .run(&[
+            "run",
+            "--task",
+            "Look up the weather where the person wants",
+            "--url",
+            &sites.url("lookup.html"),
+            "--max-steps",
+            "1",
+            "--json",
+            "--out",
+            "rec",
+        ])
+        .await;
+    assert_eq!(first.json()["status"], "needs_input");
+    let short = w
+        .run(&[
+            "resume",
+            "rec",
+            "--answer",
+            "Paris",
+            "--max-steps",
+            "2",
+            "--json",
+        ])
+        .await;
+    assert_eq!(short.code(), Some(1), "{}", short.stderr());
+    assert_eq!(short.json()["status"], "budget");
+    let low = w.run(&["resume", "rec"]).await;
+    assert_eq!(low.code(), Some(2));
+    assert!(
+        low.stderr().contains("give --max-steps above 2"),
+        "{}",
+        low.stderr()
+    );
+    let done = w
+        .run(&["resume", "rec", "--max-steps", "5", "--json"])
+        .await;
+    assert_eq!(done.code(), Some(0), "{}", done.stderr());
+    let result = done.json();
+    assert_eq!(result["answer"], "Paris is 21°C");
+    // Spend counts on over the three parts: one model call per step.
+    assert_eq!(result["steps"], 3);
+    assert_eq!(
+        result["tokens"]["input"],
+        3 * crate::model_server::INPUT_TOKENS
+    );
 }

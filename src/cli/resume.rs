@@ -10,10 +10,10 @@ use std::time::Duration;
 use clap::Args;
 use seamark::act::ActOptions;
 use seamark::agent::{Agent, AgentOptions, Resume};
-use seamark::brain::{self, HttpPolicy};
+use seamark::brain;
 use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secret, Secrets, DEFAULT_WORDS};
 
-use super::run::{prices, run_agent, TerminalConfirmer};
+use super::run::{run_agent, ModelCallArgs, TerminalConfirmer};
 use super::{BrowserArgs, UsageError};
 
 #[derive(Debug, Args)]
@@ -44,15 +44,8 @@ pub struct ResumeArgs {
     /// NAME=VALUE, NAME=@FILE, NAME=env:VAR, NAME=totp:BASE32.
     #[arg(long, value_name = "NAME=SOURCE")]
     secret: Vec<String>,
-    /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
-    #[arg(long, value_name = "FILE")]
-    prices: Option<PathBuf>,
-    /// Retries of a model call on 429, 5xx and timeouts.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    retries: u32,
-    /// Longest wait for one model answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
-    model_timeout: u64,
+    #[command(flatten)]
+    model_calls: ModelCallArgs,
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -98,7 +91,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
             confirm: ConfirmGuard::new(ConfirmPolicy::Ask, words, confirmer),
             ..ActOptions::default()
         },
-        prices: prices(args.prices.as_ref())?,
+        prices: args.model_calls.prices()?,
         hand_over: args.browser.headful && std::io::stdin().is_terminal(),
         ..AgentOptions::default()
     };
@@ -125,12 +118,8 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let model = args.model.clone().unwrap_or_else(|| resume.model.clone());
-    let http = HttpPolicy {
-        retries: args.retries,
-        timeout: Duration::from_secs(args.model_timeout.max(1)),
-        ..HttpPolicy::default()
-    };
-    let brain = brain::from_model_name(&model, http).map_err(|e| usage(e.to_string()))?;
+    let brain = brain::from_model_name(&model, args.model_calls.http())
+        .map_err(|e| usage(e.to_string()))?;
     eprintln!(
         "seamark: going on with {} from step {} ({})",
         resume.dir.display(),

@@ -63,15 +63,8 @@ pub struct CommonArgs {
     /// directory, default batches/<time>-<name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
-    #[arg(long, value_name = "FILE")]
-    prices: Option<PathBuf>,
-    /// Retries of a model call on 429, 5xx and timeouts.
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    retries: u32,
-    /// Longest wait for one model answer.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
-    model_timeout: u64,
+    #[command(flatten)]
+    pub model_calls: ModelCallArgs,
     /// Destructive clicks and keys (delete, pay, send, a form with a password…):
     /// ask a person at the terminal (without a terminal: deny), deny, or allow.
     #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
@@ -173,13 +166,48 @@ impl PolicyArgs {
     }
 }
 
-impl CommonArgs {
+/// How the model is called and priced: the flags `run`, `replay`, `batch`
+/// and `resume` share.
+#[derive(Debug, Args)]
+pub struct ModelCallArgs {
+    /// Extra model prices, JSON like data/prices.json (else env SEAMARK_PRICES).
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
+    /// Retries of a model call on 429, 5xx and timeouts.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    retries: u32,
+    /// Longest wait for one model answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    model_timeout: u64,
+}
+
+impl ModelCallArgs {
+    /// Timeouts and retries of the model's calls.
     pub fn http(&self) -> HttpPolicy {
         HttpPolicy {
             retries: self.retries,
             timeout: Duration::from_secs(self.model_timeout.max(1)),
             ..HttpPolicy::default()
         }
+    }
+
+    /// The model prices: the built-in ones and `--prices FILE` (else env
+    /// SEAMARK_PRICES).
+    pub fn prices(&self) -> Result<Prices, UsageError> {
+        match self
+            .prices
+            .clone()
+            .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from))
+        {
+            Some(f) => Prices::with_file(&f).map_err(UsageError),
+            None => Ok(Prices::built_in()),
+        }
+    }
+}
+
+impl CommonArgs {
+    pub fn http(&self) -> HttpPolicy {
+        self.model_calls.http()
     }
 
     pub fn options(&self) -> anyhow::Result<AgentOptions> {
@@ -195,7 +223,7 @@ impl CommonArgs {
         browser: BrowserOptions,
         confirmer: Option<Arc<dyn Confirmer>>,
     ) -> anyhow::Result<AgentOptions> {
-        let prices = prices(self.prices.as_ref())?;
+        let prices = self.model_calls.prices()?;
         if self.images == 0 {
             return Err(UsageError("--images must be 1 or more".into()).into());
         }
@@ -228,18 +256,6 @@ impl CommonArgs {
             prices,
             ..AgentOptions::default()
         })
-    }
-}
-
-/// The model prices: the built-in ones and `--prices FILE` (else env
-/// SEAMARK_PRICES).
-pub fn prices(file: Option<&PathBuf>) -> Result<Prices, UsageError> {
-    match file
-        .cloned()
-        .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from))
-    {
-        Some(f) => Prices::with_file(&f).map_err(UsageError),
-        None => Ok(Prices::built_in()),
     }
 }
 

@@ -633,64 +633,43 @@ async fn resumed_after_kill_9_mid_batch_the_order_is_placed_exactly_once() {
     );
 }
 
+/// Runs the binary and checks it refused, with exit 2 and a message saying `says`.
+async fn refused(w: &Workdir, args: &[&str], says: &str) -> String {
+    let ran = w.run(args).await;
+    assert_eq!(ran.code(), Some(2), "{args:?}: {}", ran.stderr());
+    assert!(ran.stderr().contains(says), "{args:?}: {}", ran.stderr());
+    ran.stderr()
+}
+
 #[tokio::test]
 async fn bad_state_secrets_and_run_directories_are_refused_clearly() {
     let model = ModelServer::answering(shop).await;
     let w = Workdir::new(&model);
+    let run = |extra: &'static [&'static str]| {
+        let mut args = vec!["run", "--task", "t", "--url", "about:blank"];
+        args.extend_from_slice(extra);
+        args
+    };
     std::fs::write(w.path("bad.json"), "{\"cookies\": \"none\"}").unwrap();
-    let ran = w
-        .run(&[
-            "run",
-            "--task",
-            "t",
-            "--url",
-            "about:blank",
-            "--storage-state",
-            "bad.json",
-        ])
-        .await;
-    assert_eq!(ran.code(), Some(2), "{}", ran.stderr());
+    refused(
+        &w,
+        &run(&["--storage-state", "bad.json"]),
+        "bad.json is not a storage state",
+    )
+    .await;
+    let said = refused(
+        &w,
+        &run(&["--secret", "otp=totp:not-base32!"]),
+        "secret otp: not a one-time code seed",
+    )
+    .await;
     assert!(
-        ran.stderr().contains("bad.json is not a storage state"),
-        "{}",
-        ran.stderr()
+        !said.contains("not-base32"),
+        "the seed is not shown: {said}"
     );
-
-    let ran = w
-        .run(&[
-            "run",
-            "--task",
-            "t",
-            "--url",
-            "about:blank",
-            "--secret",
-            "otp=totp:not-base32!",
-        ])
-        .await;
-    assert_eq!(ran.code(), Some(2), "{}", ran.stderr());
-    assert!(
-        ran.stderr()
-            .contains("secret otp: not a one-time code seed"),
-        "{}",
-        ran.stderr()
-    );
-    assert!(!ran.stderr().contains("not-base32"), "{}", ran.stderr());
-
     std::fs::create_dir_all(w.path("empty")).unwrap();
-    let ran = w.run(&["resume", "empty"]).await;
-    assert_eq!(ran.code(), Some(2));
-    assert!(
-        ran.stderr().contains("holds no journal.jsonl"),
-        "{}",
-        ran.stderr()
-    );
-    let ran = w.run(&["resume", "nowhere"]).await;
-    assert_eq!(ran.code(), Some(2));
-    assert!(
-        ran.stderr().contains("no run directory at nowhere"),
-        "{}",
-        ran.stderr()
-    );
+    refused(&w, &["resume", "empty"], "holds no journal.jsonl").await;
+    refused(&w, &["resume", "nowhere"], "no run directory at nowhere").await;
     assert!(model.received().is_empty());
 }
 

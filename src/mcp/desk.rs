@@ -303,6 +303,12 @@ impl Desk {
     pub async fn act(&mut self, commands: &str, image: bool) -> ToolOutput {
         let steps = match protocol::parse(commands) {
             Ok(s) if s.is_empty() => return ToolOutput::error("no command given"),
+            // Through MCP the client's model talks to the person itself.
+            Ok(s) if s.iter().any(|s| matches!(s.command, Command::Ask { .. })) => {
+                return ToolOutput::error(
+                    "ASK is for seamark's own runs: here, ask the person yourself; nothing was done",
+                )
+            }
             Ok(s) => s,
             Err(e) => {
                 return ToolOutput::error(format!(

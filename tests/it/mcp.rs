@@ -402,6 +402,14 @@ async fn bad_calls_are_errors_and_the_server_keeps_serving() {
         "{}",
         unparsed.text
     );
+    let asked = mcp
+        .call("act", json!({"commands": "ASK:Which account?"}))
+        .await;
+    assert!(
+        asked.is_error && asked.text.contains("ask the person yourself"),
+        "{}",
+        asked.text
+    );
     let bad_url = mcp
         .call("open", json!({"url": "http://127.0.0.1:1/"}))
         .await;

@@ -8,8 +8,10 @@
 pub mod act;
 pub mod agent;
 pub mod batch;
+pub mod bench;
 pub mod brain;
 pub mod browser;
+pub mod figures;
 pub mod journal;
 pub mod mark;
 pub mod mcp;

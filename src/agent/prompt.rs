@@ -146,20 +146,7 @@ fn round_size(n: usize) -> String {
     while n / scale >= 100 {
         scale *= 10;
     }
-    thousands(((n + scale / 2) / scale * scale) as u64)
-}
-
-/// 12345 as `12,345`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::figures::thousands(((n + scale / 2) / scale * scale) as u64)
 }
 
 /// Renders the step template.

@@ -6,7 +6,7 @@
 
 use crate::act::Executor;
 use crate::brain::Image;
-use crate::mark::{self, Encoding, MarkStyle};
+use crate::mark::{self, MarkStyle};
 use crate::perceive::{Observation, Rect};
 use crate::safety::Secrets;
 
@@ -92,25 +92,17 @@ impl ModelView {
 
 /// The marked screenshot as PNG at full size, and as sent to a model.
 fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), String> {
-    use base64::Engine;
     let style = MarkStyle::default();
     let image = mark::mark_observation(obs, &style, hide)
         .map_err(|e| format!("the screenshot could not be marked: {e}"))?;
-    let encode = |img| {
-        mark::encode(img, Encoding::Png)
-            .map_err(|e| format!("the marked image could not be encoded: {e}"))
-    };
-    let png = encode(&image)?;
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
-    let sent = match mark::downscale(&image, long_edge) {
-        Some(small) => encode(&small)?,
-        None => png.clone(),
-    };
+    let (png, base64) = mark::for_model(&image, long_edge)
+        .map_err(|e| format!("the marked image could not be encoded: {e}"))?;
     Ok((
         png,
         Image {
             media_type: "image/png".into(),
-            base64: base64::engine::general_purpose::STANDARD.encode(sent),
+            base64,
         },
     ))
 }

@@ -9,9 +9,9 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::results::RunRecord;
-pub use crate::agent::prompt::thousands;
 use crate::agent::RunStatus;
 use crate::brain::Usage;
+pub use crate::figures::{median, thousands};
 
 /// The summary's file names in a batch directory.
 pub const SUMMARY_JSON: &str = "summary.json";
@@ -306,20 +306,6 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
-/// The median (the mean of the middle two for an even count; 0 for none).
-pub fn median(mut xs: Vec<f64>) -> f64 {
-    if xs.is_empty() {
-        return 0.0;
-    }
-    xs.sort_by(|a, b| a.total_cmp(b));
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
 pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -434,7 +420,5 @@ mod tests {
         assert_eq!(failure_reason(&a), "failed: stuck");
         assert_eq!(failure_reason(&a), failure_reason(&b));
         assert_eq!(failure_reason(&c), "the url_contains check failed");
-        assert_eq!(thousands(1234567), "1,234,567");
-        assert_eq!(median(vec![3.0, 1.0, 2.0, 10.0]), 2.5);
     }
 }

@@ -39,6 +39,10 @@ pub struct MarkArgs {
     /// Draw offscreen, occluded and disabled elements too (dashed), as traces do.
     #[arg(long)]
     debug_marks: bool,
+    /// Print the stage timings of this perception on stderr (they are in the
+    /// JSON always): enumeration, screenshot, perception, marking, encoding.
+    #[arg(long)]
+    timings: bool,
     /// Most elements in the printed list (interactable and in-viewport first).
     #[arg(long, value_name = "N", default_value_t = perceive::DEFAULT_LIST_CAP)]
     max_list: usize,
@@ -69,7 +73,28 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         .filter(|e| e.input_type.as_deref() == Some("password"))
         .filter_map(|e| e.visible)
         .collect();
+    let t = std::time::Instant::now();
     let image = mark::mark_observation(&obs, &style, &hide)?;
+    let mark_ms = ms_since(t);
+    // What a run does with it next: the images for the run and the model.
+    let t = std::time::Instant::now();
+    mark::for_model(
+        &image,
+        style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
+    )?;
+    let encode_ms = ms_since(t);
+    if args.timings {
+        let t = &obs.timings;
+        eprintln!(
+            "timings: perception {:.1} ms (enumerate {:.1} ms, screenshot {:.1} ms, {} attempt{}), \
+             mark {mark_ms:.1} ms, encode for the model {encode_ms:.1} ms",
+            t.total_ms,
+            t.enumerate_ms,
+            t.screenshot_ms,
+            t.attempts,
+            if t.attempts == 1 { "" } else { "s" }
+        );
+    }
     write_image(&args.output, &image)?;
     if let Some(path) = &args.model_image {
         let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
@@ -83,7 +108,10 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &args.json {
-        let json = serde_json::to_vec_pretty(&table_json(&obs, &nav))?;
+        let mut table = table_json(&obs, &nav);
+        table["timings"]["mark_ms"] = mark_ms.into();
+        table["timings"]["encode_ms"] = encode_ms.into();
+        let json = serde_json::to_vec_pretty(&table)?;
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let list = perceive::element_list(&obs.table, args.max_list);
@@ -145,6 +173,10 @@ pub(super) async fn open_and_perceive(
     tokio::time::sleep(Duration::from_millis(wait_ms.min(60_000))).await;
     let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
     Ok((obs, nav))
+}
+
+fn ms_since(t: std::time::Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 fn write_image(path: &std::path::Path, image: &image::RgbImage) -> anyhow::Result<()> {

@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
 mod batch;
+mod bench;
 mod mark;
 mod mcp;
 mod read;
@@ -74,6 +75,16 @@ enum Command {
     /// run passed, 1 when one did not, 2 for bad input (every bad line of the
     /// tasks file is listed), 130 when interrupted.
     Batch(batch::BatchArgs),
+    /// Measure perception on any pages: each stage beside a bare screenshot
+    /// of the same page, taken in turn, as ratios measured in one run.
+    ///
+    /// Stages: the floor (a bare screenshot), the element table, the whole
+    /// perception and the screenshot within it, mark drawing, encoding for
+    /// the model, a whole-page READ; and a first look after a fresh load.
+    /// Each as min / median / p95 / max, with the median's ratio to its
+    /// floor. Exit status 1 when a page could not be measured, or (with
+    /// --compare) when a stage got worse than the threshold.
+    Bench(bench::BenchArgs),
     /// Serve seamark's perception and executor to any MCP client.
     ///
     /// Tools: open, observe, act, read, tabs. Over stdio by default (stdout
@@ -170,6 +181,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resume(args) => resume::run(args).await,
         Command::Report(args) => report::run(args),
         Command::Batch(args) => batch::run(args).await,
+        Command::Bench(args) => or_ctrl_c_code(bench::run(args)).await,
         Command::Mcp(args) => mcp::run(args).await,
     }
 }
@@ -177,8 +189,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Runs a command that has nothing to save: Ctrl-C drops it, and the browser
 /// session it holds kills the browser it launched and removes its profile.
 async fn or_ctrl_c(work: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<ExitCode> {
+    or_ctrl_c_code(async { work.await.map(|()| ExitCode::SUCCESS) }).await
+}
+
+/// The same, for a command that says its own exit status.
+async fn or_ctrl_c_code(
+    work: impl Future<Output = anyhow::Result<ExitCode>>,
+) -> anyhow::Result<ExitCode> {
     tokio::select! {
-        r = work => r.map(|()| ExitCode::SUCCESS),
+        r = work => r,
         _ = tokio::signal::ctrl_c() => {
             eprintln!("seamark: interrupted");
             Ok(ExitCode::from(INTERRUPTED))

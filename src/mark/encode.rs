@@ -114,6 +114,18 @@ pub fn downscale(img: &RgbImage, long_edge: u32) -> Option<RgbImage> {
     Some(image::imageops::thumbnail(img, nw, nh))
 }
 
+/// The marked image as a run keeps it (PNG, full size) and as the model
+/// gets it: PNG, shrunk to a `long_edge` long edge when larger, in base64.
+pub fn for_model(img: &RgbImage, long_edge: u32) -> Result<(Vec<u8>, String), EncodeError> {
+    let png = encode(img, Encoding::Png)?;
+    let sent = match downscale(img, long_edge) {
+        Some(small) => encode(&small, Encoding::Png)?,
+        None => png.clone(),
+    };
+    let b64 = base64::engine::general_purpose::STANDARD.encode(sent);
+    Ok((png, b64))
+}
+
 /// A `data:` URL of encoded bytes.
 pub fn data_url(bytes: &[u8], encoding: Encoding) -> String {
     format!(

@@ -19,7 +19,9 @@ use imageproc::drawing::draw_line_segment_mut;
 
 use crate::perceive::{Element, ElementState};
 
-pub use encode::{data_url, downscale, encode, EncodeError, Encoding, DEFAULT_LONG_EDGE};
+pub use encode::{
+    data_url, downscale, encode, for_model, EncodeError, Encoding, DEFAULT_LONG_EDGE,
+};
 pub use glyphs::{DigitAtlas, FONT_BYTES};
 pub use layout::{
     is_small_target, Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN,

@@ -8,6 +8,7 @@ mod support;
 mod actions;
 mod agent;
 mod batch;
+mod bench;
 mod cli;
 mod corpus;
 mod golden;

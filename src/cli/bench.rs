@@ -1,0 +1,125 @@
+//! `seamark bench`: perception latency on any page, each stage beside a bare
+//! screenshot of the same page, as ratios measured in one run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use seamark::bench::{self, BenchOptions, BenchReport, FORMAT};
+use seamark::browser::Session;
+
+use super::{BrowserArgs, UsageError};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The pages: URLs or local HTML files.
+    #[arg(value_name = "URL_OR_FILE", required = true)]
+    targets: Vec<String>,
+    /// Samples of each stage per page.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    runs: usize,
+    /// Samples taken first and left out (the page and the enumerator warm up).
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    warmup: usize,
+    /// The quiet pause before each timed look, as an agent perceives after
+    /// acting (not counted).
+    #[arg(long, value_name = "MS", default_value_t = 70)]
+    pause: u64,
+    /// Time after each load before a look (not counted).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    wait_ms: u64,
+    /// Longest wait for a page's load.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20)]
+    timeout: u64,
+    /// Write every sample and figure as JSON (what --compare reads).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Compare with an earlier --json: print each stage's change, and exit 1
+    /// when a stage's median ratio to its floor got worse than --threshold.
+    #[arg(long, value_name = "BASELINE.json")]
+    compare: Option<PathBuf>,
+    /// The worsening --compare allows, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
+    threshold: f64,
+    #[command(flatten)]
+    browser: BrowserArgs,
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    if args.runs == 0 {
+        return Err(UsageError("--runs must be 1 or more".into()).into());
+    }
+    if !(args.threshold >= 0.0 && args.threshold.is_finite()) {
+        return Err(UsageError("--threshold must be a percentage of 0 or more".into()).into());
+    }
+    // A baseline that cannot be compared is told before anything is measured.
+    let baseline = match &args.compare {
+        Some(path) => Some(BenchReport::read(path).map_err(UsageError)?),
+        None => None,
+    };
+    let mut pages = Vec::new();
+    for target in &args.targets {
+        match seamark::target::to_url(target) {
+            Ok(url) => pages.push((target.clone(), Ok(url))),
+            Err(e) => pages.push((target.clone(), Err(e))),
+        }
+    }
+    let options = BenchOptions {
+        runs: args.runs,
+        warmup: args.warmup,
+        pause: Duration::from_millis(args.pause),
+        settle: Duration::from_millis(args.wait_ms),
+        load_timeout: Duration::from_secs(args.timeout.max(1)),
+    };
+    let browser = args.browser.options()?;
+    let session = Session::start(&browser).await?;
+    let mut report = BenchReport {
+        format: FORMAT,
+        seamark: env!("CARGO_PKG_VERSION").into(),
+        runs: args.runs,
+        warmup: args.warmup,
+        pause_ms: args.pause as f64,
+        viewport: browser.viewport.to_string(),
+        pages: Vec::new(),
+    };
+    for (target, url) in pages {
+        eprintln!("seamark: measuring {target}");
+        let figures = match url {
+            Ok(url) => bench::bench_page(&session, &target, &url, &options).await,
+            Err(e) => bench::PageFigures {
+                target: target.clone(),
+                url: String::new(),
+                error: Some(e),
+                elements: 0,
+                list_chars: 0,
+                list_tokens: 0,
+                dom_nodes: 0,
+                stages: Vec::new(),
+            },
+        };
+        if let Some(e) = &figures.error {
+            eprintln!("seamark: {target} could not be measured: {e}");
+        }
+        report.pages.push(figures);
+    }
+    session.close().await;
+    print!("{}", report.table());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let mut failed = report.pages.iter().any(|p| p.error.is_some());
+    if let Some(baseline) = &baseline {
+        let comparison = report.compare(baseline, args.threshold / 100.0);
+        println!("\n{}", comparison.table());
+        failed |= !comparison.worse().is_empty();
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

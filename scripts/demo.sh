@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Sets up everything and marks a bundled page: prints its element list and
-# writes marked.png (the screenshot with numbered boxes) and marked.json.
+# The first minute: installs what is missing (Chromium), builds seamark, and
+# runs a task end to end on a job board bundled with seamark, with recorded
+# answers (no model, no key): the progress on stderr, the answer, and the run
+# directory with report.html and run.gif. Arguments go to `seamark demo`
+# (--model openai/gpt-4o-mini runs the same task with a real model).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo run --release --locked -- mark tests/sites/form.html -o marked.png --json marked.json
+cargo build --release --locked
+exec target/release/seamark demo "$@"

@@ -11,6 +11,7 @@ pub mod batch;
 pub mod bench;
 pub mod brain;
 pub mod browser;
+pub mod demo;
 pub mod figures;
 pub mod journal;
 pub mod mark;

@@ -1,6 +1,6 @@
 //! A static file server on 127.0.0.1, for pages seamark serves to the browser
-//! it drives itself (a MiniWoB++ suite's task pages). GET and HEAD only; no
-//! path leaves the folder.
+//! it drives itself (a MiniWoB++ suite's task pages, the demo's site). GET and
+//! HEAD only; no path leaves the folder.
 
 use std::convert::Infallible;
 use std::path::{Component, Path, PathBuf};
@@ -29,7 +29,12 @@ impl Drop for StaticServer {
 impl StaticServer {
     /// Serves `root` on a free port of 127.0.0.1.
     pub async fn start(root: PathBuf) -> std::io::Result<StaticServer> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_on(root, 0).await
+    }
+
+    /// Serves `root` on this port of 127.0.0.1 (0: any free one).
+    pub async fn start_on(root: PathBuf, port: u16) -> std::io::Result<StaticServer> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let base = format!("http://{}", listener.local_addr()?);
         let task = tokio::spawn(async move {
             loop {

@@ -26,6 +26,9 @@ pub struct Replay {
     pub url: String,
     /// The model that was recorded.
     pub model: String,
+    /// Answering to make a new recording: the pages are not compared, and
+    /// the answers go under the recorded model's own name.
+    rerecord: bool,
 }
 
 impl Replay {
@@ -37,10 +40,30 @@ impl Replay {
                 dir.join(journal::JOURNAL).display()
             ))
         })?;
+        Self::from_records(&records, &dir.display().to_string())
+    }
+
+    /// Reads a journal's text (`name` says where it came from in errors).
+    pub fn from_journal(text: &str, name: &str) -> Result<Replay, BrainError> {
+        let records: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        Self::from_records(&records, name)
+    }
+
+    /// Answers the recorded answers without comparing the pages, under the
+    /// recorded model's name: for making the recording anew, on purpose.
+    pub fn rerecording(mut self) -> Replay {
+        self.rerecord = true;
+        self
+    }
+
+    fn from_records(records: &[Value], name: &str) -> Result<Replay, BrainError> {
         let start = records
             .iter()
             .find(|r| r["kind"] == "start")
-            .ok_or_else(|| BrainError::Replay(format!("{} has no start record", dir.display())))?;
+            .ok_or_else(|| BrainError::Replay(format!("{name} has no start record")))?;
         let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
         let steps: Vec<Recorded> = records
             .iter()
@@ -55,13 +78,18 @@ impl Replay {
             task: text(&start["task"]),
             url: text(&start["url"]),
             model: text(&start["model"]),
+            rerecord: false,
         })
     }
 }
 
 impl Brain for Replay {
     fn name(&self) -> String {
-        format!("replay of {}", self.model)
+        if self.rerecord {
+            self.model.clone()
+        } else {
+            format!("replay of {}", self.model)
+        }
     }
 
     fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
@@ -73,7 +101,7 @@ impl Brain for Replay {
                     prompt.step
                 )));
             };
-            let divergence = (rec.signature != prompt.signature).then(|| {
+            let divergence = (!self.rerecord && rec.signature != prompt.signature).then(|| {
                 format!(
                     "step {}: the page differs from the recording (signature {} live, {} recorded)",
                     prompt.step, prompt.signature, rec.signature

@@ -2,6 +2,7 @@
 
 mod batch;
 mod bench;
+mod demo;
 mod mark;
 mod mcp;
 mod read;
@@ -75,6 +76,10 @@ enum Command {
     /// run passed, 1 when one did not, 2 for bad input (every bad line of the
     /// tasks file is listed), 130 when interrupted.
     Batch(batch::BatchArgs),
+    /// Watch the whole loop on a bundled job board: the site served on
+    /// 127.0.0.1, the task done with recorded answers (no model, no key), or
+    /// with a real model (--model); a report of the run at the end.
+    Demo(demo::DemoArgs),
     /// Measure perception on any pages: each stage beside a bare screenshot
     /// of the same page, taken in turn, as ratios measured in one run.
     ///
@@ -182,6 +187,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(args) => report::run(args),
         Command::Batch(args) => batch::run(args).await,
         Command::Bench(args) => or_ctrl_c_code(bench::run(args)).await,
+        Command::Demo(args) => demo::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
     }
 }

@@ -282,6 +282,22 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// Runs an agent with terminal progress, Ctrl-C, and the person at the
 /// terminal (when there is one) to answer its questions; prints the result.
 pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<ExitCode> {
+    let result = run_agent_result(builder, json).await?;
+    Ok(exit_code(&result))
+}
+
+/// The exit status of a run's result.
+pub fn exit_code(result: &RunResult) -> ExitCode {
+    match result.status {
+        RunStatus::Done => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
+        RunStatus::NeedsInput => ExitCode::from(super::NEEDS_INPUT),
+        _ => ExitCode::from(1),
+    }
+}
+
+/// [`run_agent`], giving back the result it printed.
+pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Result<RunResult> {
     let mut builder = builder
         .progress(Box::new(TermProgress::new()))
         .interrupt(async {
@@ -296,12 +312,7 @@ pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<Exit
     }
     let result = builder.build()?.run().await?;
     print_result(&result, json)?;
-    Ok(match result.status {
-        RunStatus::Done => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
-        RunStatus::NeedsInput => ExitCode::from(super::NEEDS_INPUT),
-        _ => ExitCode::from(1),
-    })
+    Ok(result)
 }
 
 fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@ mod batch;
 mod bench;
 mod cli;
 mod corpus;
+mod demo;
 mod golden;
 mod mcp;
 mod miniwob;

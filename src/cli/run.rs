@@ -350,6 +350,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     }
     let cost = match r.cost_usd {
         Some(c) => format!("${c:.4}"),
+        None if r.model.starts_with("replay of ") => "none (a replay calls no model)".into(),
         None => format!("unknown (no price for {})", r.model),
     };
     writeln!(

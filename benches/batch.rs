@@ -23,7 +23,6 @@ use criterion::Criterion;
 use model_server::{ModelServer, Received, Reply};
 use seamark::agent::AgentOptions;
 use seamark::batch::{Batch, BatchOptions, TaskSpec};
-use seamark::brain::{Brain, HttpPolicy, OpenAi};
 use seamark::browser::{BrowserOptions, Pool};
 
 /// Runs per batch.
@@ -67,15 +66,8 @@ fn tasks(sites: &server::Server) -> Vec<TaskSpec> {
 async fn batch(model: &str, sites: &server::Server, concurrency: usize) -> Duration {
     let dir = tempfile::tempdir().expect("tempdir");
     let base = model.to_string();
-    let brains: seamark::batch::BrainMaker = Arc::new(move |_: &TaskSpec| {
-        let brain = OpenAi::new(
-            "scripted",
-            Some("sk-bench".into()),
-            Some(base.clone()),
-            HttpPolicy::default(),
-        )?;
-        Ok(Box::new(brain) as Box<dyn Brain>)
-    });
+    let brains: seamark::batch::BrainMaker =
+        Arc::new(move |_: &TaskSpec| model_server::scripted_brain(&base));
     let options = BatchOptions {
         concurrency,
         agent: AgentOptions {
@@ -182,7 +174,7 @@ fn main() {
             ModelServer::answering(weather).await,
         )
     });
-    let model_url = format!("{}/v1", model.base);
+    let model_url = model.base.clone();
 
     let mut c = Criterion::default()
         .sample_size(10)

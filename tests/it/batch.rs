@@ -598,7 +598,6 @@ async fn a_browser_killed_under_a_run_fails_it_and_the_next_run_gets_a_new_one()
 async fn repeat_two_gives_k_of_2_and_a_program_feeds_tasks_from_its_queue() {
     use seamark::agent::AgentOptions;
     use seamark::batch::{BatchOptions, TaskSpec};
-    use seamark::brain::{Brain, HttpPolicy, OpenAi};
     use std::sync::atomic::AtomicUsize;
 
     let sites = Server::start(None).await;
@@ -618,16 +617,9 @@ async fn repeat_two_gives_k_of_2_and_a_program_feeds_tasks_from_its_queue() {
     })
     .await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let base = format!("{}/v1", model.base);
-    let brains: seamark::batch::BrainMaker = Arc::new(move |_: &TaskSpec| {
-        let brain = OpenAi::new(
-            "scripted",
-            Some("sk-test".into()),
-            Some(base.clone()),
-            HttpPolicy::default(),
-        )?;
-        Ok(Box::new(brain) as Box<dyn Brain>)
-    });
+    let base = model.base.clone();
+    let brains: seamark::batch::BrainMaker =
+        Arc::new(move |_: &TaskSpec| crate::model_server::scripted_brain(&base));
     let options = BatchOptions {
         concurrency: 2,
         repeat: 2,

@@ -202,6 +202,20 @@ pub fn status(code: u16, retry_after: Option<u32>) -> Turn {
     })
 }
 
+/// A client of the scripted model at `base` (`http://127.0.0.1:PORT`), in
+/// OpenAI's wire format, as a program using the library makes one.
+pub fn scripted_brain(
+    base: &str,
+) -> Result<Box<dyn seamark::brain::Brain>, seamark::brain::BrainError> {
+    let brain = seamark::brain::OpenAi::new(
+        "scripted",
+        Some("sk-test".into()),
+        Some(format!("{base}/v1")),
+        seamark::brain::HttpPolicy::default(),
+    )?;
+    Ok(Box::new(brain))
+}
+
 /// Tokens each answer reports: fixed, so sums can be checked.
 pub const INPUT_TOKENS: u64 = 1000;
 pub const OUTPUT_TOKENS: u64 = 20;

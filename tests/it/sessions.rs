@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::agent::records;
 use crate::cli::Workdir;
-use crate::model_server::{ModelServer, Received, Reply};
+use crate::model_server::{scripted_brain, ModelServer, Received, Reply};
 use crate::server::{Server, SESSION_COOKIE, SESSION_PASSWORD};
 
 /// The scripted model of the shop: signs in as ada with the secret `pw` on
@@ -467,7 +467,6 @@ async fn a_question_at_a_terminal_is_answered_there() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_answer_is_typed_but_never_seen_or_written() {
     use seamark::agent::{Agent, AgentOptions, Asker};
-    use seamark::brain::{HttpPolicy, OpenAi};
 
     /// The person answers from a script: the code sent to their phone.
     struct Person;
@@ -496,17 +495,11 @@ async fn a_secret_answer_is_typed_but_never_seen_or_written() {
     })
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let brain = OpenAi::new(
-        "scripted",
-        Some("sk-test".into()),
-        Some(format!("{}/v1", model.base)),
-        HttpPolicy::default(),
-    )
-    .unwrap();
+    let brain = scripted_brain(&model.base).unwrap();
     let result = Agent::builder()
         .task("Pass the two-step check with the code the person has")
         .url(sites.url("otp.html"))
-        .brain(Box::new(brain))
+        .brain(brain)
         .asker(Arc::new(Person))
         .options(AgentOptions {
             out: Some(dir.path().join("rec")),
@@ -676,7 +669,6 @@ async fn bad_state_secrets_and_run_directories_are_refused_clearly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_captcha_is_handed_over_to_the_person_who_can_see_the_browser() {
     use seamark::agent::{Agent, AgentOptions, Asker};
-    use seamark::brain::{HttpPolicy, OpenAi};
     use std::sync::Mutex;
 
     /// The person at the window: solves the CAPTCHA (the server hears it)
@@ -725,17 +717,11 @@ async fn a_captcha_is_handed_over_to_the_person_who_can_see_the_browser() {
         told: Mutex::default(),
     });
     let dir = tempfile::tempdir().unwrap();
-    let brain = OpenAi::new(
-        "scripted",
-        Some("sk-test".into()),
-        Some(format!("{}/v1", model.base)),
-        HttpPolicy::default(),
-    )
-    .unwrap();
+    let brain = scripted_brain(&model.base).unwrap();
     let result = Agent::builder()
         .task("Read the weather behind the bot check")
         .url(sites.url("captcha-gate.html"))
-        .brain(Box::new(brain))
+        .brain(brain)
         .asker(person.clone())
         .options(AgentOptions {
             out: Some(dir.path().join("rec")),

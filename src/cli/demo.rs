@@ -34,6 +34,11 @@ pub struct DemoArgs {
     /// when the site or seamark changed).
     #[arg(long, value_name = "JOURNAL", conflicts_with = "model")]
     record: Option<PathBuf>,
+    /// Replay this recording of the demo task instead of the bundled one
+    /// (for seamark's developers: to check a recording made with --record
+    /// before it replaces demo/recording/journal.jsonl).
+    #[arg(long, value_name = "JOURNAL", conflicts_with = "model")]
+    recording: Option<PathBuf>,
     #[command(flatten)]
     model_calls: ModelCallArgs,
     #[command(flatten)]
@@ -41,8 +46,16 @@ pub struct DemoArgs {
 }
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    let recording = Replay::from_journal(RECORDING, "the demo's recording")
-        .map_err(|e| UsageError(e.to_string()))?;
+    let recording = match &args.recording {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                UsageError(format!("cannot read the recording {}: {e}", path.display()))
+            })?;
+            Replay::from_journal(&text, &path.display().to_string())
+        }
+        None => Replay::from_journal(RECORDING, "the demo's recording"),
+    }
+    .map_err(|e| UsageError(e.to_string()))?;
     if args.model.is_none() && args.port != PORT {
         return Err(UsageError(format!(
             "the recording was made on port {PORT}: another --port works with --model only"
@@ -61,8 +74,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let recorded = args.model.is_none() && args.record.is_none();
     if recorded {
         eprintln!(
-            "seamark demo: a job board served on {}; the answers come from a recording ({model}), \
-             so no model is called\n",
+            "seamark demo: a job board served on {}; the answers come from a recording \
+             ({model}): no model is called\n",
             site.server.base
         );
     }

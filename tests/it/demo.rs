@@ -2,15 +2,33 @@
 //! end with the recorded answers. A replay that no longer matches its
 //! recording (the site or seamark changed how a page looks) fails here, so
 //! the recording is made anew on purpose (`seamark demo --record …`).
+//!
+//! One test, its runs one after another: the demo serves its site on the
+//! fixed port the recording was made on.
 
-use crate::cli::seamark_with_env;
+use crate::cli::{seamark_with_env, Run};
+
+const RECORDING: &str = include_str!("../../demo/recording/journal.jsonl");
+
+async fn demo(args: &[&str]) -> Run {
+    let mut all = vec!["demo", "--json"];
+    all.extend_from_slice(args);
+    seamark_with_env(&all, &[]).await
+}
+
+fn divergences(ran: &Run) -> usize {
+    ran.result()["divergences"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0)
+}
 
 #[tokio::test]
-async fn the_demo_runs_the_task_to_its_answer_as_recorded() {
-    let ran = seamark_with_env(&["demo", "--json", "--out", "rec"], &[]).await;
+async fn the_demo_runs_as_recorded_and_fails_when_its_pages_no_longer_match() {
+    let ran = demo(&["--out", "rec"]).await;
     let result = ran.result();
     assert_eq!(
-        result["divergences"].as_array().map(Vec::len).unwrap_or(0),
+        divergences(&ran),
         0,
         "the demo no longer matches its recording: {:#}\n{}",
         result["divergences"],
@@ -36,4 +54,39 @@ async fn the_demo_runs_the_task_to_its_answer_as_recorded() {
         ran.stderr()
     );
     assert!(ran.stderr().contains("step 3/10"), "{}", ran.stderr());
+
+    // A recording whose second page looked otherwise: the replay diverges
+    // there, and the demo fails and says how to make the recording anew.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let doctored: String = RECORDING
+        .lines()
+        .map(
+            |line| match line.contains("\"kind\":\"step\",\"step\":2,") {
+                true => line.replace("\"signature\":\"", "\"signature\":\"0"),
+                false => line.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(doctored.trim(), RECORDING.trim(), "step 2 was doctored");
+    let path = dir.path().join("doctored.jsonl");
+    std::fs::write(&path, doctored).expect("write");
+    let diverged = demo(&["--recording", path.to_str().unwrap_or_default()]).await;
+    assert_eq!(diverged.code(), Some(1), "{}", diverged.stderr());
+    assert!(divergences(&diverged) > 0, "{}", diverged.stdout());
+    assert!(
+        diverged
+            .stderr()
+            .contains("seamark demo --record demo/recording/journal.jsonl"),
+        "{}",
+        diverged.stderr()
+    );
+
+    // Made anew on purpose, the recording replays without a divergence.
+    let fresh = dir.path().join("fresh.jsonl");
+    let recorded = demo(&["--record", fresh.to_str().unwrap_or_default()]).await;
+    assert_eq!(recorded.code(), Some(0), "{}", recorded.stderr());
+    let again = demo(&["--recording", fresh.to_str().unwrap_or_default()]).await;
+    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    assert_eq!(divergences(&again), 0, "{}", again.stdout());
 }

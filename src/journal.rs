@@ -86,8 +86,7 @@ impl Journal {
 
     /// Appends one record as a line, flushed and synced.
     pub fn write(&mut self, record: &impl Serialize) -> Result<(), JournalError> {
-        let text = serde_json::to_string(record)?;
-        let mut line = self.secrets.redact(&text).into_bytes();
+        let mut line = serde_json::to_vec(&self.secrets.redacted_json(record)?)?;
         line.push(b'\n');
         let path = self.dir.join(JOURNAL);
         self.file

@@ -325,6 +325,9 @@ pub struct Asked {
 pub trait Progress: Send + Sync {
     /// The model is about to be asked.
     fn thinking(&self, _step: usize, _max_steps: usize, _url: &str) {}
+    /// The model answered (or failed to): its commands are about to run,
+    /// and may put a question to the person.
+    fn answered(&self, _step: usize) {}
     /// A step ended.
     fn step(&self, _record: &StepRecord, _max_steps: usize) {}
 }
@@ -1130,10 +1133,12 @@ impl Agent {
             timings,
         };
         run.prompt_tokens.push(record.prompt_tokens);
-        self.progress.thinking(step, max, &obs.url);
+        self.progress
+            .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
         let t = Instant::now();
         let reply = self.brain.answer(&request).await;
         record.timings.model_ms = ms(t);
+        self.progress.answered(step);
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
@@ -1365,7 +1370,12 @@ impl Agent {
     }
 
     fn finish_step(&self, journal: &mut Journal, record: &StepRecord) -> Result<(), Ending> {
-        self.progress.step(record, self.options.max_steps);
+        // Progress is shown as the journal keeps it: a secret typed into a
+        // form sent by GET is in the next page's URL.
+        match self.options.act.secrets.redacted(record) {
+            Ok(shown) => self.progress.step(&shown, self.options.max_steps),
+            Err(e) => tracing::warn!("step {} is not shown: {e}", record.step),
+        }
         journal
             .write(record)
             .map_err(|e| Ending::failed(e.to_string()))

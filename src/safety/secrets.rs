@@ -10,6 +10,11 @@
 
 use std::fmt;
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
 use super::domains::DomainPattern;
 use super::totp::OneTimeCodes;
 
@@ -211,12 +216,26 @@ impl Secrets {
     /// Every value to keep out of text, with its placeholder: each secret's
     /// value and, for a one-time code, every code given out; longest first,
     /// so that a value that contains another is replaced whole.
+    ///
+    /// Each value also as it reads in a URL (a form sent by GET, a link a
+    /// script built): `p@ss word` is `p%40ss+word` in a query.
     fn values(&self) -> Vec<(String, String)> {
         let mut all: Vec<(String, String)> = Vec::new();
         for s in &self.list {
-            all.push((s.value.clone(), s.placeholder()));
+            let mut raw = vec![s.value.clone()];
             if let Some(codes) = &s.codes {
-                all.extend(codes.issued().into_iter().map(|c| (c, s.placeholder())));
+                raw.extend(codes.issued());
+            }
+            for value in raw {
+                let in_form: String =
+                    url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+                let in_link = utf8_percent_encode(&value, URI_COMPONENT).to_string();
+                for encoded in [in_form, in_link] {
+                    if encoded != value && !all.iter().any(|(v, _)| *v == encoded) {
+                        all.push((encoded, s.placeholder()));
+                    }
+                }
+                all.push((value, s.placeholder()));
             }
         }
         all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
@@ -225,26 +244,92 @@ impl Secrets {
 
     /// `text` with every secret value replaced by its placeholder.
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for (value, placeholder) in self.values() {
-            if out.contains(&value) {
-                out = out.replace(&value, &placeholder);
-            }
-            // As it reads inside JSON, where `"` and `\` are escaped.
-            let escaped = serde_json::to_string(&value).unwrap_or_default();
-            let escaped = escaped.trim_matches('"');
-            if escaped != value && out.contains(escaped) {
-                out = out.replace(escaped, &placeholder);
-            }
-        }
-        out
+        replace_values(&self.values(), text)
     }
 
     /// Whether `text` holds a secret value.
     pub fn reveals(&self, text: &str) -> bool {
         self.values().iter().any(|(v, _)| text.contains(v))
     }
+
+    /// Redacts every string in `value`, object keys included, and nothing
+    /// else: a secret that looks like a number (a PIN) never breaks the JSON
+    /// around a number that holds its digits.
+    pub fn redact_json(&self, value: &mut Value) {
+        let values = self.values();
+        if !values.is_empty() {
+            redact_strings(&values, value);
+        }
+    }
+
+    /// `value` as JSON, its strings redacted.
+    pub fn redacted_json(&self, value: &impl Serialize) -> Result<Value, serde_json::Error> {
+        let mut json = serde_json::to_value(value)?;
+        self.redact_json(&mut json);
+        Ok(json)
+    }
+
+    /// A copy of `value` with its strings redacted, to show or give back; an
+    /// error when the copy no longer reads as a `T` (a secret that equals one
+    /// of its words), so that the caller never falls back to the original.
+    pub fn redacted<T: Serialize + DeserializeOwned>(
+        &self,
+        value: &T,
+    ) -> Result<T, serde_json::Error> {
+        serde_json::from_value(self.redacted_json(value)?)
+    }
 }
+
+/// `text` with each of `values` replaced by its placeholder, also where it
+/// reads as inside JSON (`"` and `\\` escaped).
+fn replace_values(values: &[(String, String)], text: &str) -> String {
+    let mut out = text.to_string();
+    for (value, placeholder) in values {
+        if out.contains(value.as_str()) {
+            out = out.replace(value.as_str(), placeholder);
+        }
+        let escaped = serde_json::to_string(value).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        if escaped != value && out.contains(escaped) {
+            out = out.replace(escaped, placeholder);
+        }
+    }
+    out
+}
+
+/// Replaces `values` in every string of `json` and in its objects' keys.
+fn redact_strings(values: &[(String, String)], json: &mut Value) {
+    match json {
+        Value::String(text) => {
+            if values.iter().any(|(v, _)| text.contains(v.as_str())) {
+                *text = replace_values(values, text);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(values, v)),
+        Value::Object(fields) => {
+            *fields = std::mem::take(fields)
+                .into_iter()
+                .map(|(key, mut v)| {
+                    redact_strings(values, &mut v);
+                    (replace_values(values, &key), v)
+                })
+                .collect();
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// What `encodeURIComponent` leaves as it is; everything else is escaped.
+const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'!')
+    .remove(b'~')
+    .remove(b'*')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')');
 
 #[cfg(test)]
 mod tests {
@@ -334,5 +419,38 @@ mod tests {
         let json = serde_json::to_string(&serde_json::json!({"v": "pa\"ss\\word"})).unwrap();
         assert_eq!(quoted.redact(&json), r#"{"v":"{{secret:q}}"}"#);
         assert!(!s.reveals("nothing here"));
+    }
+
+    #[test]
+    fn a_pin_among_the_numbers_of_a_record_leaves_its_json_whole() {
+        let s = secrets(&["pin=4821"]);
+        let record = serde_json::json!({
+            "step": 1, "prompt_chars": 54821, "url": "https://bank.test/?pin=4821",
+            "notes": ["typed 4821"], "4821": true,
+        });
+        let json = s.redacted_json(&record).unwrap();
+        assert_eq!(json["prompt_chars"], 54821, "a number is left as it is");
+        assert_eq!(json["url"], "https://bank.test/?pin={{secret:pin}}");
+        assert_eq!(json["notes"][0], "typed {{secret:pin}}");
+        assert_eq!(json["{{secret:pin}}"], true);
+        // Redacted as a whole text, the same record would no longer be JSON.
+        let text = s.redact(&record.to_string());
+        assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
+    }
+
+    #[test]
+    fn a_secret_is_redacted_as_it_reads_in_a_url_too() {
+        let s = secrets(&["pw=p@ss word!"]);
+        for url in [
+            "https://a.test/login?pw=p%40ss+word%21",
+            "https://a.test/login?pw=p%40ss%20word!",
+        ] {
+            assert!(s.reveals(url), "{url}");
+            assert_eq!(
+                s.redact(url),
+                "https://a.test/login?pw={{secret:pw}}",
+                "{url}"
+            );
+        }
     }
 }

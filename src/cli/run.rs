@@ -380,11 +380,17 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
 pub struct TerminalAsker;
 
 impl TerminalAsker {
-    /// Shows `text` and reads a line (`None` when the input ended).
+    /// Shows `text` and reads a line (`None` when the input ended), one
+    /// question at a time.
     fn prompt(text: &str) -> Option<String> {
         let _one_at_a_time = ASKING
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Self::show_and_read(text)
+    }
+
+    /// Shows `text` and reads a line, with [`ASKING`] held by the caller.
+    fn show_and_read(text: &str) -> Option<String> {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "{text}");
         let _ = err.flush();
@@ -398,9 +404,21 @@ impl TerminalAsker {
 
 impl Asker for TerminalAsker {
     fn ask(&self, question: &str) -> Option<String> {
-        Self::prompt(&format!(
-            "\nseamark asks: {question}\n(start the answer with ! to keep it secret)\n> "
-        ))
+        let _one_at_a_time = ASKING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let answer = Self::show_and_read(&format!(
+            "\nseamark asks: {question}\n(an answer that starts with ! is kept secret; \
+             ! alone types it without showing it)\n> "
+        ))?;
+        if answer != "!" {
+            return Some(answer);
+        }
+        // Read with the terminal's echo off, so the secret is never on the
+        // screen, in its scrollback or in a recording of the terminal.
+        rpassword::prompt_password("secret (not shown): ")
+            .ok()
+            .map(|secret| format!("!{secret}"))
     }
 
     fn hand_over(&self, what: &str) -> bool {
@@ -484,6 +502,11 @@ impl Progress for TermProgress {
         if let Ok(mut s) = self.spinner.lock() {
             *s = Some((stop, handle));
         }
+    }
+
+    fn answered(&self, _step: usize) {
+        // Off before a question or a confirmation can be put on the line.
+        self.stop_spinner();
     }
 
     fn step(&self, record: &StepRecord, _max_steps: usize) {

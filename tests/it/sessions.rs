@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::agent::records;
-use crate::cli::Workdir;
+use crate::cli::{with_model, Workdir};
 use crate::model_server::{scripted_brain, ModelServer, Received, Reply};
 use crate::server::{Server, SESSION_COOKIE, SESSION_PASSWORD};
 
@@ -420,30 +420,37 @@ async fn a_question_without_a_terminal_ends_as_needs_input_and_resume_takes_the_
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_question_at_a_terminal_is_answered_there() {
-    let sites = Server::start(None).await;
-    let model = ModelServer::answering(asks_the_city).await;
-    let w = Workdir::new(&model);
-    // `script` gives seamark a terminal; the answer is typed into it.
+/// `seamark run` with a terminal (`script` gives it one): what it shows
+/// comes out of the child's stdout, what the person types goes in its stdin.
+fn at_a_terminal(w: &Workdir, model: &ModelServer, task: &str, url: &str) -> tokio::process::Child {
     let command = format!(
-        "{} run --task 'Look up the weather where the person wants' --url {} --out rec",
+        "{} run --task '{task}' --url {url} --out rec",
         env!("CARGO_BIN_EXE_seamark"),
-        sites.url("lookup.html")
     );
     std::fs::create_dir_all(w.path("tmp")).unwrap();
     let mut cmd = tokio::process::Command::new("script");
     cmd.args(["-qec", &command, "/dev/null"])
         .current_dir(w.path(""))
         .env("TMPDIR", w.path("tmp"))
-        .env("OPENAI_BASE_URL", format!("{}/v1", model.base))
-        .env("SEAMARK_MODEL", "openai/scripted")
-        .env_remove("OPENAI_API_KEY")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    let mut child = cmd.spawn().expect("script (util-linux)");
+    with_model(&mut cmd, &model.base);
+    cmd.spawn().expect("script (util-linux)")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_at_a_terminal_is_answered_there() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(asks_the_city).await;
+    let w = Workdir::new(&model);
+    let mut child = at_a_terminal(
+        &w,
+        &model,
+        "Look up the weather where the person wants",
+        &sites.url("lookup.html"),
+    );
     {
         use tokio::io::AsyncWriteExt;
         let mut stdin = child.stdin.take().unwrap();
@@ -464,6 +471,97 @@ async fn a_question_at_a_terminal_is_answered_there() {
     );
 }
 
+/// The scripted model of the two-step check: asks for the code sent to the
+/// person's phone, then types the secret it was told of and verifies.
+fn asks_the_code(r: &Received) -> Reply {
+    let text = r.text();
+    Reply::Text(if !text.contains("{{secret:answer1}}") {
+        "ASK:What is the code sent to your phone?".into()
+    } else if r.url().contains("/otp.html") {
+        format!(
+            "TYPE:{}:{{{{secret:answer1}}}}\nCLICK:{}",
+            r.id_of("One-time code"),
+            r.id_of("Verify")
+        )
+    } else {
+        "COMPLETE:verified".into()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_answer_typed_at_a_terminal_is_never_on_the_screen() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(asks_the_code).await;
+    let w = Workdir::new(&model);
+    let mut child = at_a_terminal(
+        &w,
+        &model,
+        "Pass the two-step check with the code the person has",
+        &sites.url("otp.html"),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut shown = Vec::new();
+    // Reads the terminal until `text` is on it, as a person waits for it.
+    let mut wait_for = async |text: &str| {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&shown).contains(text) {
+            let n = tokio::time::timeout(Duration::from_secs(120), stdout.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("waited for {text:?}: {}", String::from_utf8_lossy(&shown))
+                })
+                .unwrap();
+            assert!(
+                n > 0,
+                "ended before {text:?}: {}",
+                String::from_utf8_lossy(&shown)
+            );
+            shown.extend_from_slice(&buf[..n]);
+        }
+    };
+    wait_for("What is the code sent to your phone?").await;
+    wait_for("> ").await;
+    stdin.write_all(b"!\n").await.unwrap();
+    wait_for("secret (not shown): ").await;
+    // A person reads the prompt before typing; the echo goes off right
+    // after it is shown.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stdin.write_all(b"482913\n").await.unwrap();
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(120), stdout.read_to_end(&mut rest))
+        .await
+        .expect("the run at a terminal hung")
+        .unwrap();
+    shown.extend_from_slice(&rest);
+    let shown = String::from_utf8_lossy(&shown).into_owned();
+    assert!(
+        !shown.contains("482913"),
+        "the secret was on the screen: {shown}"
+    );
+    // Nothing else writes on the question's lines while the person answers.
+    let asking = shown
+        .split("seamark asks:")
+        .nth(1)
+        .and_then(|rest| rest.split("the question is put to the person").next())
+        .unwrap_or_default();
+    assert!(
+        !asking.contains("thinking"),
+        "the spinner ran over the question: {shown}"
+    );
+    assert!(
+        sites.was_requested("/verify?code=482913"),
+        "the code was typed: {shown}"
+    );
+    let result = ended(&w.path("rec"));
+    assert_eq!(result["status"], "done", "{shown}");
+    for (file, text) in every_file(&w.path("rec")) {
+        assert!(!text.contains("482913"), "{file} holds the secret answer");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_answer_is_typed_but_never_seen_or_written() {
     use seamark::agent::{Agent, AgentOptions, Asker};
@@ -479,21 +577,7 @@ async fn a_secret_answer_is_typed_but_never_seen_or_written() {
         }
     }
     let sites = Server::start(None).await;
-    let model = ModelServer::answering(|r: &Received| {
-        let text = r.text();
-        Reply::Text(if !text.contains("{{secret:answer1}}") {
-            "ASK:What is the code sent to your phone?".into()
-        } else if r.url().contains("/otp.html") {
-            format!(
-                "TYPE:{}:{{{{secret:answer1}}}}\nCLICK:{}",
-                r.id_of("One-time code"),
-                r.id_of("Verify")
-            )
-        } else {
-            "COMPLETE:verified".into()
-        })
-    })
-    .await;
+    let model = ModelServer::answering(asks_the_code).await;
     let dir = tempfile::tempdir().unwrap();
     let brain = scripted_brain(&model.base).unwrap();
     let result = Agent::builder()

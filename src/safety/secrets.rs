@@ -252,20 +252,15 @@ impl Secrets {
         self.values().iter().any(|(v, _)| text.contains(v))
     }
 
-    /// Redacts every string in `value`, object keys included, and nothing
-    /// else: a secret that looks like a number (a PIN) never breaks the JSON
-    /// around a number that holds its digits.
-    pub fn redact_json(&self, value: &mut Value) {
-        let values = self.values();
-        if !values.is_empty() {
-            redact_strings(&values, value);
-        }
-    }
-
-    /// `value` as JSON, its strings redacted.
+    /// `value` as JSON with every string redacted, object keys included, and
+    /// nothing else: a secret that looks like a number (a PIN) never breaks
+    /// the JSON around a number that holds its digits.
     pub fn redacted_json(&self, value: &impl Serialize) -> Result<Value, serde_json::Error> {
         let mut json = serde_json::to_value(value)?;
-        self.redact_json(&mut json);
+        let values = self.values();
+        if !values.is_empty() {
+            redact_strings(&values, &mut json);
+        }
         Ok(json)
     }
 
@@ -281,7 +276,7 @@ impl Secrets {
 }
 
 /// `text` with each of `values` replaced by its placeholder, also where it
-/// reads as inside JSON (`"` and `\\` escaped).
+/// reads as inside JSON (`"` and `\` escaped).
 fn replace_values(values: &[(String, String)], text: &str) -> String {
     let mut out = text.to_string();
     for (value, placeholder) in values {

@@ -301,6 +301,36 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         }
     };
     list(
+        "resumed",
+        log.resumes
+            .iter()
+            .filter(|r| r.from_step == s.step)
+            .map(|r| {
+                let mut line = format!("{}, after {}", r.started, r.after);
+                if let Some(answer) = &r.answer {
+                    line.push_str(&format!("; the person answered: {answer}"));
+                }
+                if !r.unknown.is_empty() {
+                    line.push_str(&format!(
+                        "; commands whose outcome was never recorded: {}",
+                        r.unknown.join("; ")
+                    ));
+                }
+                line
+            })
+            .collect(),
+    );
+    list(
+        "asked the person",
+        s.asked
+            .iter()
+            .map(|a| match &a.answer {
+                Some(answer) => format!("{} → {answer}", a.question),
+                None => format!("{} (no answer: the run waited for one)", a.question),
+            })
+            .collect(),
+    );
+    list(
         "impasse",
         s.notes
             .iter()

@@ -409,7 +409,28 @@ async fn a_question_without_a_terminal_ends_as_needs_input_and_resume_takes_the_
         records(&w.path("rec"), "step")[0]["asked"]["question"],
         "Which city?"
     );
-    assert!(w.path("rec/report.html").is_file());
+    // The report shows the question where it was asked, and where the run
+    // went on with the answer.
+    let html = std::fs::read_to_string(w.path("rec/report.html")).expect("report");
+    let card = |n: usize| {
+        html.split(&format!("id=\"step-{n}\""))
+            .nth(1)
+            .and_then(|rest| rest.split("</section>").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        card(1).contains("Which city? (no answer: the run waited for one)"),
+        "{}",
+        card(1)
+    );
+    assert!(
+        card(2).contains("class=\"list resumed\"")
+            && card(2).contains("the person answered: Rome")
+            && card(2).contains("after it ended needs input: Which city?"),
+        "{}",
+        card(2)
+    );
     // A completed run is not resumed.
     let again = w.run(&["resume", "rec"]).await;
     assert_eq!(again.code(), Some(2));

@@ -404,10 +404,15 @@ impl BenchReport {
             }
         }
         out.push('\n');
+        let n = |v: usize| crate::figures::thousands(v as u64);
         for p in self.pages.iter().filter(|p| p.error.is_none()) {
             out.push_str(&format!(
                 "{}: {} elements, list {} characters ({} tokens), DOM {} elements\n",
-                p.target, p.elements, p.list_chars, p.list_tokens, p.dom_nodes
+                p.target,
+                n(p.elements),
+                n(p.list_chars),
+                n(p.list_tokens),
+                n(p.dom_nodes)
             ));
         }
         out

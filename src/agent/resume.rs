@@ -111,7 +111,7 @@ impl Resume {
                 "an MCP session cannot be resumed: its client gave the commands".into(),
             );
         }
-        if start.model.starts_with("replay of ") {
+        if crate::brain::is_replay(&start.model) {
             return refused("a replay is not resumed: run seamark replay again".into());
         }
         if let Some(end) = &log.end {

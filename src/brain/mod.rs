@@ -17,7 +17,7 @@ pub use anthropic::{Anthropic, ANTHROPIC_BASE_URL};
 pub use http::HttpPolicy;
 pub use openai::{OpenAi, OPENAI_BASE_URL};
 pub use prices::{Price, Prices};
-pub use replay::Replay;
+pub use replay::{cost_text, is_replay, Replay};
 pub use tokens::PromptTokens;
 
 /// An image for the model.

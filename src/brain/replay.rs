@@ -16,6 +16,25 @@ struct Recorded {
     answer: String,
 }
 
+/// How a replay names its model: `replay of ` and the recorded model.
+const REPLAY_OF: &str = "replay of ";
+
+/// Whether a run's model (as its journal names it) was a replay of a
+/// recording, which calls no model.
+pub fn is_replay(model: &str) -> bool {
+    model.starts_with(REPLAY_OF)
+}
+
+/// A run's cost as people read it: in dollars, none for a replay, or
+/// unknown when the model has no price.
+pub fn cost_text(cost_usd: Option<f64>, model: &str) -> String {
+    match cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None if is_replay(model) => "none (a replay calls no model)".into(),
+        None => format!("unknown (no price for {model})"),
+    }
+}
+
 /// Answers a run's recorded answers in order.
 #[derive(Debug, Clone)]
 pub struct Replay {
@@ -88,7 +107,7 @@ impl Brain for Replay {
         if self.rerecord {
             self.model.clone()
         } else {
-            format!("replay of {}", self.model)
+            format!("{REPLAY_OF}{}", self.model)
         }
     }
 

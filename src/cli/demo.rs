@@ -75,7 +75,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if recorded {
         eprintln!(
             "seamark demo: a job board served on {}; the answers come from a recording \
-             ({model}): no model is called\n",
+             by {model}: no model is called\n",
             site.server.base
         );
     }

@@ -348,11 +348,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         (None, Some(a)) => writeln!(out, "answer: {a}")?,
         _ => {}
     }
-    let cost = match r.cost_usd {
-        Some(c) => format!("${c:.4}"),
-        None if r.model.starts_with("replay of ") => "none (a replay calls no model)".into(),
-        None => format!("unknown (no price for {})", r.model),
-    };
+    let cost = seamark::brain::cost_text(r.cost_usd, &r.model);
     writeln!(
         out,
         "tokens: {} in, {} out · cost: {cost}",

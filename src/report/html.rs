@@ -183,11 +183,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         "tokens",
         format!("{} in, {} out", tokens.input, tokens.output),
     ));
-    facts.push((
-        "cost",
-        cost.map(|c| format!("${c:.4}"))
-            .unwrap_or_else(|| "unknown (no price for this model)".into()),
-    ));
+    facts.push(("cost", crate::brain::cost_text(cost, log.model())));
     if let Some(e) = end {
         facts.push(("wall time", format!("{:.1} s", e.wall_time_s)));
     }
@@ -202,10 +198,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         script: SCRIPT,
         task: start.map(|s| s.task.clone()).unwrap_or_default(),
         url: start.map(|s| s.url.clone()).unwrap_or_default(),
-        model: end
-            .map(|e| e.model.clone())
-            .or_else(|| start.map(|s| s.model.clone()))
-            .unwrap_or_default(),
+        model: log.model().to_string(),
         started: start.map(|s| s.started.clone()).unwrap_or_default(),
         status_class,
         status_word,

@@ -158,12 +158,17 @@ impl RunLog {
         Ok(())
     }
 
-    /// Whether the run was a replay of a recording.
-    pub fn is_replay(&self) -> bool {
+    /// The run's model, as its end (or else its start) names it.
+    pub fn model(&self) -> &str {
         let model = self.end.as_ref().map(|e| e.model.as_str());
         model
             .or(self.start.as_ref().map(|s| s.model.as_str()))
-            .is_some_and(|m| m.starts_with("replay of "))
+            .unwrap_or_default()
+    }
+
+    /// Whether the run was a replay of a recording.
+    pub fn is_replay(&self) -> bool {
+        crate::brain::is_replay(self.model())
     }
 
     /// The screenshot file of a step, when it is a plain file name of this

@@ -47,6 +47,9 @@ async fn the_demo_runs_as_recorded_and_fails_when_its_pages_no_longer_match() {
     // The person gets a report to open and an animation.
     assert!(ran.path("rec/report.html").is_file());
     assert!(ran.path("rec/run.gif").is_file());
+    // The report says what the run cost: nothing, as no model was called.
+    let html = std::fs::read_to_string(ran.path("rec/report.html")).expect("report");
+    assert!(html.contains("none (a replay calls no model)"), "{html}");
     // Progress went to stderr, and it says where the answers came from.
     assert!(
         ran.stderr().contains("the answers come from a recording"),

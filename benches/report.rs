@@ -128,6 +128,7 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
             error: None,
             url_after: None,
             asked: None,
+            skill: None,
             timings: StepTimings::default(),
         };
         journal.write(&record).expect("step");

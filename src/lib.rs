@@ -23,5 +23,6 @@ pub mod report;
 pub mod safety;
 pub mod schema;
 pub mod serve;
+pub mod skill;
 pub mod storage;
 pub mod target;

@@ -153,25 +153,13 @@ pub(super) fn changes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::browser::Viewport;
-    use crate::perceive::{ElementState, ElementTable, PerceiveTimings, Point, Rect};
+    use crate::perceive::{ElementState, ElementTable, Rect};
 
     fn obs(url: &str, elements: Vec<Element>, signature: &str) -> Observation {
         Observation {
-            frame: String::new(),
-            url: url.into(),
             title: "T".into(),
-            viewport: Viewport::default(),
-            scroll: Point::default(),
-            screenshot_png: Vec::new(),
-            table: ElementTable { elements },
             signature: signature.into(),
-            structure: String::new(),
-            text_lines: Vec::new(),
-            text_chars: 0,
-            stable: true,
-            notes: Vec::new(),
-            timings: PerceiveTimings::default(),
+            ..Observation::of_table(url, ElementTable { elements })
         }
     }
 

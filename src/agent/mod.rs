@@ -23,6 +23,7 @@ pub(crate) mod ask;
 pub mod policy;
 pub(crate) mod prompt;
 pub mod resume;
+mod skills;
 pub(crate) mod view;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -104,6 +105,14 @@ pub struct AgentOptions {
     /// Hand the browser over to the person (the [`Asker`]) when a CAPTCHA
     /// stands in the way: only when they can see it (a headful browser).
     pub hand_over: bool,
+    /// The skills folder: a task that fits one of its skills is done from
+    /// it without the model while the pages fit, and a run that ends done
+    /// is learned into it (see [`crate::skill`]). None: no skills.
+    pub skills: Option<PathBuf>,
+    /// Leave a learned skill unsaved in the result
+    /// ([`SkillReport::unsaved`]) for the caller to save once it has judged
+    /// the run (a batch saves it when the run passes its check).
+    pub learn_later: bool,
 }
 
 impl Default for AgentOptions {
@@ -126,6 +135,8 @@ impl Default for AgentOptions {
             storage_state: None,
             save_storage_state: None,
             hand_over: false,
+            skills: None,
+            learn_later: false,
         }
     }
 }
@@ -208,6 +219,30 @@ pub struct RunResult {
     /// written before it, never has it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<PathBuf>,
+    /// What the run did with skills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<SkillReport>,
+}
+
+/// What a run did with skills: the one it followed, how far, and the one it
+/// learned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkillReport {
+    /// The skill it followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followed: Option<String>,
+    /// Steps done from the skill, with no model call.
+    #[serde(default)]
+    pub steps: usize,
+    /// Why the model took over, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_over: Option<String>,
+    /// The skill file learned or updated from the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<PathBuf>,
+    /// With [`AgentOptions::learn_later`]: the skill learned, not saved yet.
+    #[serde(skip)]
+    pub unsaved: Option<crate::skill::Skill>,
 }
 
 /// Timings of one step, in milliseconds.
@@ -306,6 +341,10 @@ pub struct StepRecord {
     /// What the model asked the person (ASK), and the answer when one came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<Asked>,
+    /// A step done from a skill (no model call), or where the model took
+    /// over from one and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<crate::skill::StepMark>,
     /// Costs.
     pub timings: StepTimings,
 }
@@ -328,6 +367,11 @@ pub trait Progress: Send + Sync {
     /// The model answered (or failed to): its commands are about to run,
     /// and may put a question to the person.
     fn answered(&self, _step: usize) {}
+    /// A step is done from a skill: no model is asked.
+    fn following(&self, _step: usize, _max_steps: usize, _url: &str, _skill: &str) {}
+    /// Something the person should know about skills: the one used, one
+    /// ignored and why, one learned.
+    fn skill_note(&self, _note: &str) {}
     /// A step ended.
     fn step(&self, _record: &StepRecord, _max_steps: usize) {}
 }
@@ -618,6 +662,8 @@ struct Run {
     before: usize,
     /// Each origin's localStorage, as the looks after each step found it.
     local_storage: BTreeMap<String, Vec<crate::storage::Item>>,
+    /// The skills folder's part in the run, when it has one.
+    skills: Option<skills::Skills>,
 }
 
 impl Run {
@@ -643,7 +689,18 @@ impl Run {
             step: 0,
             before: 0,
             local_storage: BTreeMap::new(),
+            skills: None,
         }
+    }
+
+    /// Counts what a model call cost.
+    fn add_spend(&mut self, spend: Spend) {
+        self.spend.tokens += spend.tokens;
+        self.spend.cost_usd = match (self.spend.cost_usd, spend.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (None, b) => b,
+            (a, None) => a,
+        };
     }
 
     /// A run going on from where `r` left it.
@@ -693,6 +750,14 @@ impl Ending {
     }
 }
 
+/// What the model's answer comes to.
+enum Decision {
+    /// Commands to run.
+    Commands(Vec<protocol::Step>),
+    /// The step is over without commands: `Some` ends the run.
+    Ends(Option<Ending>),
+}
+
 impl Agent {
     /// Builds an agent.
     pub fn builder() -> AgentBuilder {
@@ -721,7 +786,21 @@ impl Agent {
                     max_steps: self.options.max_steps,
                     policy: Some(RunPolicy::of(&self.options)),
                 })?;
-                Run::new(self.system_prompt())
+                let mut run = Run::new(self.system_prompt());
+                if let Some(dir) = self.options.skills.clone() {
+                    let (skills, usage) = skills::Skills::choose(
+                        crate::skill::SkillStore::new(dir),
+                        &self.task,
+                        &self.url,
+                        self.brain.as_mut(),
+                        &mut journal,
+                        self.progress.as_ref(),
+                    )
+                    .await;
+                    run.add_spend(self.spend_of(usage));
+                    run.skills = Some(skills);
+                }
+                run
             }
             Some(r) => self.go_on(&r, &mut journal)?,
         };
@@ -848,16 +927,28 @@ impl Agent {
             .map(Some)
     }
 
-    /// Writes the end record and returns the result.
+    /// Learns the run into a skill when it ended done, writes the end
+    /// record and returns the result.
     fn end(
         &self,
         mut journal: Journal,
-        run: Run,
+        mut run: Run,
         started: Instant,
         model: String,
         ending: Ending,
         steps: usize,
     ) -> Result<RunResult, AgentError> {
+        if let Some(skills) = run.skills.as_mut() {
+            skills.learn(
+                ending.status,
+                &self.task,
+                &self.url,
+                &mut journal,
+                &self.options.act.secrets,
+                self.options.learn_later,
+                self.progress.as_ref(),
+            );
+        }
         let result = RunResult {
             success: ending.status == RunStatus::Done,
             status: ending.status,
@@ -873,6 +964,7 @@ impl Agent {
             data: run.data,
             prompt_tokens: run.prompt_tokens,
             report: None,
+            skill: run.skills.map(|s| s.report),
         };
         Ok(write_end(&mut journal, result, self.options.report)?)
     }
@@ -1086,27 +1178,6 @@ impl Agent {
         while run.images.len() > self.options.images.max(1) {
             run.images.pop_front();
         }
-        let text = prompt::step_text(&prompt::StepView {
-            task: &self.task,
-            plan: run.plan.as_deref(),
-            history: &run.history,
-            feedback: run.feedback.as_deref(),
-            step,
-            max_steps: max,
-            url: &obs.url,
-            title: &title,
-            notes: &notes,
-            elements: &elements,
-            reading: reading.as_deref(),
-        });
-        let request = Prompt {
-            system: run.system.clone(),
-            // Secrets the model itself wrote back (it never saw them) stay out too.
-            text: self.options.act.secrets.redact(&text),
-            images: run.images.iter().cloned().collect(),
-            step,
-            signature: obs.signature.clone(),
-        };
         let mut record = StepRecord {
             kind: "step",
             step,
@@ -1114,11 +1185,11 @@ impl Agent {
             title,
             signature: obs.signature.clone(),
             elements,
-            notes: notes.clone(),
+            notes,
             screenshot,
-            prompt_chars: request.system.len() + request.text.len(),
-            prompt_tokens: brain::tokens::count(&self.brain.name(), &request),
-            images: request.images.len(),
+            prompt_chars: 0,
+            prompt_tokens: brain::PromptTokens::default(),
+            images: 0,
             answer: None,
             plan: None,
             commands: Vec::new(),
@@ -1130,61 +1201,42 @@ impl Agent {
             error: None,
             url_after: None,
             asked: None,
+            skill: None,
             timings,
         };
-        run.prompt_tokens.push(record.prompt_tokens);
-        self.progress
-            .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
-        let t = Instant::now();
-        let reply = self.brain.answer(&request).await;
-        record.timings.model_ms = ms(t);
-        self.progress.answered(step);
-        let reply = match reply {
-            Ok(r) => r,
-            Err(e) => {
-                let reason = format!("the model failed: {e}");
-                record.error = Some(reason.clone());
-                self.finish_step(journal, &record)?;
-                return Err(fail(reason));
+        let turn = run.skills.as_mut().and_then(|s| s.turn(&obs));
+        let (steps, from_skill) = match turn {
+            Some(skills::Turn::Commands(planned, mark)) => {
+                let url = self.options.act.secrets.redact(&obs.url);
+                self.progress.following(step, max, &url, &mark.name);
+                let answer: Vec<String> = planned.steps.iter().map(|s| s.to_string()).collect();
+                record.answer = Some(answer.join("\n"));
+                record.skill = Some(mark);
+                run.prompt_tokens.push(record.prompt_tokens);
+                (planned.steps, true)
             }
-        };
-        record.answer = Some(reply.text.clone());
-        record.spend = self.spend_of(reply.usage);
-        run.spend.tokens += reply.usage;
-        run.spend.cost_usd = match (run.spend.cost_usd, record.spend.cost_usd) {
-            (Some(a), Some(b)) => Some(a + b),
-            (None, b) => b,
-            (a, None) => a,
-        };
-        if let Some(d) = reply.divergence {
-            run.divergences.push(d.clone());
-            record.divergence = Some(d);
-        }
-        let (plan, commands_text) = prompt::split_plan(&reply.text);
-        if plan.is_some() {
-            run.plan = plan;
-        }
-        record.plan = run.plan.clone();
-        let steps = match protocol::parse(&commands_text) {
-            Ok(steps) => steps,
-            Err(e) => {
-                run.failures += 1;
-                run.progressed = false;
-                let err = e.to_string();
-                record.parse_error = Some(err.clone());
-                run.feedback = Some(format!(
-                    "Your answer could not be read: {err}. Answer with commands only, one per line."
-                ));
-                run.history
-                    .push(format!("step {step} · {} · (unreadable answer)", obs.url));
-                self.finish_step(journal, &record)?;
-                if run.failures >= self.options.max_failures {
-                    return Ok(Some(fail(format!(
-                        "the model's answers could not be read {} times in a row; last: {err}",
-                        run.failures
-                    ))));
+            turn => {
+                if let Some(skills::Turn::TakeOver(mark)) = turn {
+                    let done = run.skills.as_ref().map_or(0, |s| s.report.steps);
+                    let told = format!(
+                        "seamark did {done} steps of this task from a skill it learned before \
+                         ({}), without you; it stops following it here: {}. Go on from this page.",
+                        mark.name,
+                        mark.took_over.as_deref().unwrap_or_default()
+                    );
+                    run.feedback = Some(match run.feedback.take() {
+                        Some(f) => format!("{told}\n{f}"),
+                        None => told,
+                    });
+                    record.skill = Some(mark);
                 }
-                return Ok(None);
+                match self
+                    .decide(&mut record, run, journal, &obs, reading.as_deref())
+                    .await?
+                {
+                    Decision::Commands(steps) => (steps, false),
+                    Decision::Ends(ending) => return Ok(ending),
+                }
             }
         };
         record.commands = steps.iter().map(|s| s.to_string()).collect();
@@ -1206,6 +1258,9 @@ impl Agent {
             .map_err(|e| fail(e.to_string()))?;
         let t = Instant::now();
         let report = exec.run(session, &steps).await;
+        if let Some(skills) = run.skills.as_mut() {
+            skills.after(from_skill, &obs, &steps, &report);
+        }
         record.url_after = session.page().url().await.ok().flatten();
         // The batch report told these already.
         let _ = self.blocked_since(&mut run.blocked_told);
@@ -1314,6 +1369,96 @@ impl Agent {
             )))),
             None => Ok(None),
         }
+    }
+
+    /// Asks the model for this step's commands: the prompt, the call, its
+    /// cost, the plan, and the answer parsed. An answer that cannot be read
+    /// ends the step (and, too often in a row, the run).
+    async fn decide(
+        &mut self,
+        record: &mut StepRecord,
+        run: &mut Run,
+        journal: &mut Journal,
+        obs: &perceive::Observation,
+        reading: Option<&str>,
+    ) -> Result<Decision, Ending> {
+        let fail = Ending::failed;
+        let (step, max) = (record.step, self.options.max_steps);
+        let text = prompt::step_text(&prompt::StepView {
+            task: &self.task,
+            plan: run.plan.as_deref(),
+            history: &run.history,
+            feedback: run.feedback.as_deref(),
+            step,
+            max_steps: max,
+            url: &obs.url,
+            title: &record.title,
+            notes: &record.notes,
+            elements: &record.elements,
+            reading,
+        });
+        let request = Prompt {
+            system: run.system.clone(),
+            // Secrets the model itself wrote back (it never saw them) stay out too.
+            text: self.options.act.secrets.redact(&text),
+            images: run.images.iter().cloned().collect(),
+            step,
+            signature: obs.signature.clone(),
+        };
+        record.prompt_chars = request.system.len() + request.text.len();
+        record.prompt_tokens = brain::tokens::count(&self.brain.name(), &request);
+        record.images = request.images.len();
+        run.prompt_tokens.push(record.prompt_tokens);
+        self.progress
+            .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
+        let t = Instant::now();
+        let reply = self.brain.answer(&request).await;
+        record.timings.model_ms = ms(t);
+        self.progress.answered(step);
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                let reason = format!("the model failed: {e}");
+                record.error = Some(reason.clone());
+                self.finish_step(journal, record)?;
+                return Err(fail(reason));
+            }
+        };
+        record.answer = Some(reply.text.clone());
+        record.spend = self.spend_of(reply.usage);
+        run.add_spend(record.spend);
+        if let Some(d) = reply.divergence {
+            run.divergences.push(d.clone());
+            record.divergence = Some(d);
+        }
+        let (plan, commands_text) = prompt::split_plan(&reply.text);
+        if plan.is_some() {
+            run.plan = plan;
+        }
+        record.plan = run.plan.clone();
+        let steps = match protocol::parse(&commands_text) {
+            Ok(steps) => steps,
+            Err(e) => {
+                run.failures += 1;
+                run.progressed = false;
+                let err = e.to_string();
+                record.parse_error = Some(err.clone());
+                run.feedback = Some(format!(
+                    "Your answer could not be read: {err}. Answer with commands only, one per line."
+                ));
+                run.history
+                    .push(format!("step {step} · {} · (unreadable answer)", obs.url));
+                self.finish_step(journal, record)?;
+                if run.failures >= self.options.max_failures {
+                    return Ok(Decision::Ends(Some(fail(format!(
+                        "the model's answers could not be read {} times in a row; last: {err}",
+                        run.failures
+                    )))));
+                }
+                return Ok(Decision::Ends(None));
+            }
+        };
+        Ok(Decision::Commands(steps))
     }
 
     /// Keeps the browser's state in the run directory after a step (what a

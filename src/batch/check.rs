@@ -175,6 +175,7 @@ mod tests {
             data: None,
             prompt_tokens: Vec::new(),
             report: None,
+            skill: None,
         }
     }
 

@@ -637,6 +637,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
             data: None,
             prompt_tokens: Vec::new(),
             report: None,
+            skill: None,
         };
         Some(record(unit, &rel, &result, FinalLook::default(), secrets))
     };
@@ -676,7 +677,14 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
         return None;
     }
     let seen = std::mem::take(&mut *lock(&look));
-    Some(record(unit, &rel, &result, seen, &secrets))
+    let scored = record(unit, &rel, &result, seen, &secrets);
+    let learned = result.skill.as_ref().and_then(|s| s.unsaved.as_ref());
+    if let (true, Some(dir), Some(skill)) = (scored.0.passed, &shared.agent.skills, learned) {
+        if let Err(why) = crate::skill::SkillStore::new(dir).save(skill) {
+            tracing::warn!("run {}: the skill learned was not saved: {why}", spec.id);
+        }
+    }
+    Some(scored)
 }
 
 /// What the last look at a run's final page found.
@@ -721,6 +729,9 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
     let spec = &unit.spec;
     let mut options = shared.agent.clone();
     options.out = Some(run_dir.to_path_buf());
+    // A skill is learned from a run that passes its check, known only once
+    // the run is scored.
+    options.learn_later = options.skills.is_some();
     if let Some(n) = spec.max_steps {
         options.max_steps = n;
     }

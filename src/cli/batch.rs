@@ -79,6 +79,12 @@ pub struct BatchArgs {
     /// SEAMARK_MODEL), as for run.
     #[arg(long, value_name = "PROVIDER/MODEL")]
     model: Option<String>,
+    /// A skills folder (as for run, e.g. skills): each task that fits one of
+    /// its skills is done from it without the model while the pages fit,
+    /// and each run that passes its check is learned into it. Off unless
+    /// given.
+    #[arg(long, value_name = "DIR")]
+    skills: Option<PathBuf>,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -138,6 +144,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         .common
         .options_with(args.common.browser.launch_options(), confirmer)?;
     agent.out = None;
+    agent.skills = args.skills.clone();
     let remote = args.common.browser.cdp.clone();
 
     let (dir, resume) = match (&args.resume, &args.common.out) {

@@ -10,6 +10,7 @@ mod replay;
 mod report;
 mod resume;
 mod run;
+mod skill;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -97,6 +98,14 @@ enum Command {
     /// --http. The browser starts at the first call that needs it; the
     /// session is journaled in its run directory, with its report at the end.
     Mcp(mcp::McpArgs),
+    /// See and remove the skills runs learned: tasks done once, done again
+    /// without the model.
+    ///
+    /// A run that ends done is learned into the skills folder (default
+    /// skills/, beside runs/); a later task on the same site, worded the same
+    /// but for its values, is done from the skill while the pages fit, and
+    /// the model takes over where they do not.
+    Skill(skill::SkillArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -189,6 +198,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => or_ctrl_c_code(bench::run(args)).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
+        Command::Skill(args) => skill::run(args),
     }
 }
 

@@ -37,6 +37,14 @@ pub struct RunArgs {
     /// any OpenAI-compatible server (Ollama, vLLM, LM Studio, OpenRouter).
     #[arg(long, value_name = "PROVIDER/MODEL")]
     model: Option<String>,
+    /// The skills folder: a task done before on the same site, worded the
+    /// same but for its values, is done again from its skill without the
+    /// model while the pages fit; a run that ends done is learned into it.
+    #[arg(long, value_name = "DIR", default_value = seamark::skill::DEFAULT_DIR)]
+    skills: PathBuf,
+    /// Neither follow nor learn skills: the model does every step.
+    #[arg(long)]
+    no_skills: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -271,11 +279,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let model = model_name(args.model.as_ref())?;
     let brain = brain::from_model_name(&model, args.common.http())
         .map_err(|e| UsageError(e.to_string()))?;
+    let options = AgentOptions {
+        skills: (!args.no_skills).then_some(args.skills),
+        ..args.common.options()?
+    };
     let builder = Agent::builder()
         .task(&args.task)
         .url(&args.url)
         .brain(brain)
-        .options(args.common.options()?);
+        .options(options);
     run_agent(builder, args.common.json).await
 }
 
@@ -333,6 +345,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "data": r.data,
             "prompt_tokens": r.prompt_tokens,
             "report": r.report,
+            "skill": r.skill,
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -364,6 +377,21 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "answer it with: seamark resume {} --answer '…' (a leading ! keeps it secret)",
             r.run_dir.display()
         )?;
+    }
+    if let Some(s) = &r.skill {
+        if let Some(name) = &s.followed {
+            writeln!(
+                out,
+                "skill: {} steps from {name} without the model",
+                s.steps
+            )?;
+        }
+        if let Some(why) = &s.took_over {
+            writeln!(out, "the model took over: {why}")?;
+        }
+        if let Some(path) = &s.learned {
+            writeln!(out, "skill learned: {}", path.display())?;
+        }
     }
     if let Some(report) = &r.report {
         writeln!(out, "report: {}", report.display())?;
@@ -500,6 +528,14 @@ impl Progress for TermProgress {
         }
     }
 
+    fn following(&self, step: usize, max_steps: usize, url: &str, skill: &str) {
+        eprintln!("step {step}/{max_steps} · {url} · from skill {skill} (no model call)");
+    }
+
+    fn skill_note(&self, note: &str) {
+        eprintln!("seamark: {note}");
+    }
+
     fn answered(&self, _step: usize) {
         // Off before a question or a confirmation can be put on the line.
         self.stop_spinner();
@@ -507,6 +543,9 @@ impl Progress for TermProgress {
 
     fn step(&self, record: &StepRecord, _max_steps: usize) {
         self.stop_spinner();
+        if let Some(why) = record.skill.as_ref().and_then(|m| m.took_over.as_ref()) {
+            eprintln!("  the model took over from the skill: {why}");
+        }
         if let Some(e) = &record.parse_error {
             eprintln!("  unreadable answer: {e}");
         }

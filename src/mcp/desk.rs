@@ -462,6 +462,7 @@ impl Desk {
             error: None,
             url_after: None,
             asked: None,
+            skill: None,
             timings: StepTimings {
                 act_ms,
                 ..StepTimings::default()
@@ -489,6 +490,7 @@ impl Desk {
             data: None,
             prompt_tokens: Vec::new(),
             report: None,
+            skill: None,
         };
         if let Some(s) = self.session.take() {
             let _ = tokio::time::timeout(Duration::from_secs(10), s.close()).await;

@@ -87,25 +87,14 @@ impl Ambient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::browser::Viewport;
-    use crate::perceive::{ElementTable, PerceiveTimings, Point};
+    use crate::perceive::ElementTable;
 
     fn look(url: &str, structure: &str, lines: &[u32]) -> Observation {
         Observation {
-            frame: String::new(),
-            url: url.into(),
-            title: String::new(),
-            viewport: Viewport::default(),
-            scroll: Point::default(),
-            screenshot_png: Vec::new(),
-            table: ElementTable::default(),
             signature: format!("{structure}{lines:?}"),
             structure: structure.into(),
             text_lines: vec![lines.to_vec()],
-            text_chars: 0,
-            stable: true,
-            notes: Vec::new(),
-            timings: PerceiveTimings::default(),
+            ..Observation::of_table(url, ElementTable::default())
         }
     }
 

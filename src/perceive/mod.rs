@@ -155,6 +155,30 @@ pub struct Observation {
     pub timings: PerceiveTimings,
 }
 
+impl Observation {
+    /// A look with a URL and an element table and nothing else (no
+    /// screenshot, text or signature), for tools and tests that build one by
+    /// hand.
+    pub fn of_table(url: &str, table: ElementTable) -> Observation {
+        Observation {
+            frame: String::new(),
+            url: url.into(),
+            title: String::new(),
+            viewport: Viewport::default(),
+            scroll: Point::default(),
+            screenshot_png: Vec::new(),
+            table,
+            signature: String::new(),
+            structure: String::new(),
+            text_lines: Vec::new(),
+            text_chars: 0,
+            stable: true,
+            notes: Vec::new(),
+            timings: PerceiveTimings::default(),
+        }
+    }
+}
+
 /// Counts DOM mutations from an isolated world, invisible to the page. Style
 /// attribute changes are left out: animations rewrite them every frame without
 /// changing what is on the page.

@@ -60,6 +60,7 @@ struct Page {
     failed: Vec<usize>,
     diverged: Vec<usize>,
     replay: bool,
+    skills: Vec<String>,
     animation: Option<String>,
     steps: Vec<Card>,
 }
@@ -213,6 +214,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         failed,
         diverged,
         replay: log.is_replay(),
+        skills: log.skills.iter().map(|r| r.detail.clone()).collect(),
         animation,
         steps,
     };
@@ -231,6 +233,9 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
     let mut classes = vec!["step"];
     if step_failed(s) {
         classes.push("failed");
+    }
+    if s.skill.as_ref().is_some_and(|m| m.step.is_some()) {
+        classes.push("from-skill");
     }
     if s.divergence.is_some() {
         classes.push("diverged");
@@ -310,6 +315,20 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
                     ));
                 }
                 line
+            })
+            .collect(),
+    );
+    list(
+        "skill",
+        s.skill
+            .iter()
+            .map(|m| match (m.step, &m.took_over) {
+                (Some(k), _) => format!(
+                    "done from skill {} (its step {k}) with no model call",
+                    m.name
+                ),
+                (None, Some(why)) => format!("the model took over from skill {}: {why}", m.name),
+                (None, None) => format!("skill {}", m.name),
             })
             .collect(),
     );

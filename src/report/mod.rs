@@ -80,6 +80,8 @@ pub struct RunLog {
     pub acts: Vec<ActRecord>,
     /// Where the run went on after it was cut off.
     pub resumes: Vec<ResumeRecord>,
+    /// What the run did with skills: followed, ignored, learned.
+    pub skills: Vec<crate::skill::SkillRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -107,6 +109,7 @@ impl RunLog {
             end: None,
             acts: Vec::new(),
             resumes: Vec::new(),
+            skills: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -153,6 +156,9 @@ impl RunLog {
                     .push(serde_json::from_value(value).map_err(parse_err)?);
                 self.end = None;
             }
+            "skill" => self
+                .skills
+                .push(serde_json::from_value(value).map_err(parse_err)?),
             other => return Err(format!("an unknown record kind {other:?}")),
         }
         Ok(())

@@ -23,3 +23,4 @@ mod safety;
 mod scrolled;
 mod sessions;
 mod signin;
+mod skills;

@@ -202,6 +202,48 @@ pub fn status(code: u16, retry_after: Option<u32>) -> Turn {
     })
 }
 
+/// A model that does the demo's job search from what it is sent (the
+/// task `Search jobs for the role of R in P with …`): the role and the
+/// place from the task, the ids from the list, whichever the search
+/// button is called.
+pub fn job_seeker(r: &Received) -> Reply {
+    let url = r.url();
+    let between = |from: &str, to: &str| {
+        let task = r.task();
+        task.split_once(from)
+            .and_then(|(_, rest)| rest.split_once(to))
+            .map(|(v, _)| v.to_string())
+            .unwrap_or_default()
+    };
+    Reply::Text(if url.contains("index.html") {
+        let button = ["Search jobs", "Find jobs"]
+            .into_iter()
+            .find(|b| !r.line_of(b).is_empty())
+            .unwrap_or("Search jobs");
+        format!(
+            "TYPE:{}:{}\nTYPE:{}:{}\nCLICK:{}",
+            r.id_of("Keywords"),
+            between("role of ", " in "),
+            r.id_of("Location"),
+            between(" in ", " with "),
+            r.id_of(button)
+        )
+    } else if !url.contains("salary=") {
+        if r.line_of("Apply filters").contains("offscreen") {
+            "SCROLL:down".into()
+        } else {
+            format!(
+                "CLICK:{}\nCLICK:{}\nCLICK:{}",
+                r.id_of("50–75 LPA"),
+                r.id_of("75–100 LPA"),
+                r.id_of("Apply filters")
+            )
+        }
+    } else {
+        "COMPLETE:searched the jobs and filtered them to 50–100 LPA".into()
+    })
+}
+
 /// A client of the scripted model at `base` (`http://127.0.0.1:PORT`), in
 /// OpenAI's wire format, as a program using the library makes one.
 pub fn scripted_brain(

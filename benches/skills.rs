@@ -1,0 +1,172 @@
+//! Skills: the demo's job search (4 steps) on the bundled job board, done
+//! the first time with the model (run 1: the skill is learned) and again with
+//! other words from the skill (run 2), the model's latency simulated at a
+//! fixed delay. Criterion times one whole run of each; a table of model
+//! calls and time per step (median over the runs) is printed at the end:
+//! a skill's step costs perception plus the command, a model's step that
+//! plus the model.
+//!
+//! `cargo bench --bench skills`.
+
+mod common;
+
+use common::model_server::{self, job_seeker, ModelServer, Reply};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use seamark::agent::{Agent, AgentOptions};
+use seamark::serve::StaticServer;
+
+/// The model's simulated latency.
+const MODEL_DELAY: Duration = Duration::from_secs(1);
+
+fn task(role: &str, place: &str) -> String {
+    format!(
+        "Search jobs for the role of {role} in {place} with a salary between 50 LPA and 100 LPA"
+    )
+}
+
+/// One run of the task into `out`, with the skills in `skills`.
+async fn run(model: &str, board: &StaticServer, task: &str, skills: &Path, out: PathBuf) {
+    let brain = model_server::scripted_brain(model).expect("brain");
+    let result = Agent::builder()
+        .task(task)
+        .url(board.url("index.html"))
+        .brain(brain)
+        .options(AgentOptions {
+            max_steps: 8,
+            out: Some(out),
+            report: false,
+            skills: Some(skills.to_path_buf()),
+            ..AgentOptions::default()
+        })
+        .build()
+        .expect("agent")
+        .run()
+        .await
+        .expect("run");
+    assert!(result.success, "{}", result.reason);
+}
+
+/// Per step of a run directory: whether the model was called, and the
+/// step's time (perception, marks, model, commands).
+fn steps_of(dir: &Path) -> Vec<(bool, f64)> {
+    seamark::journal::read_records(dir)
+        .expect("journal")
+        .into_iter()
+        .filter(|r| r["kind"] == "step")
+        .map(|r| {
+            let t = &r["timings"];
+            let ms: f64 = ["perceive_ms", "mark_ms", "model_ms", "act_ms"]
+                .iter()
+                .filter_map(|k| t[*k].as_f64())
+                .sum();
+            (r["skill"]["step"].is_null(), ms)
+        })
+        .collect()
+}
+
+fn main() {
+    let rt = common::runtime();
+    let site = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/site");
+    let board = rt
+        .block_on(StaticServer::start(site))
+        .expect("serve the board");
+    let model = rt.block_on(ModelServer::answering(|r| {
+        let asked = Instant::now();
+        let ready = Arc::new(move || asked.elapsed() >= MODEL_DELAY);
+        Reply::When(ready, Box::new(job_seeker(r)))
+    }));
+    let work = tempfile::tempdir().expect("tempdir");
+    let runs: Arc<Mutex<Vec<(&'static str, PathBuf)>>> = Arc::default();
+    let mut n = 0usize;
+    let mut next_dir = |kind: &'static str| {
+        n += 1;
+        let dir = work.path().join(format!("{kind}-{n}"));
+        runs.lock().expect("runs").push((kind, dir.clone()));
+        dir
+    };
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_secs(5))
+        .configure_from_args();
+    let mut group = c.benchmark_group("skill");
+    group.bench_function("run1_model", |b| {
+        b.iter(|| {
+            // A fresh folder: the model does every step, and it is learned.
+            let skills = tempfile::tempdir().expect("skills");
+            let out = next_dir("model");
+            rt.block_on(run(
+                &model.base,
+                &board,
+                &task("Data Scientist", "India"),
+                skills.path(),
+                out,
+            ));
+        })
+    });
+    let skills = work.path().join("skills");
+    rt.block_on(run(
+        &model.base,
+        &board,
+        &task("Data Scientist", "India"),
+        &skills,
+        work.path().join("learn"),
+    ));
+    group.bench_function("run2_skill", |b| {
+        b.iter(|| {
+            let out = next_dir("skill");
+            rt.block_on(run(
+                &model.base,
+                &board,
+                &task("Data Engineer", "Pune"),
+                &skills,
+                out,
+            ));
+        })
+    });
+    group.finish();
+    c.final_summary();
+
+    let runs = runs.lock().expect("runs").clone();
+    println!(
+        "\nmodel latency simulated at {} ms\n",
+        MODEL_DELAY.as_millis()
+    );
+    println!("| run | runs | model calls per run | steps per run | time per step (median) | run (median) |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for kind in ["model", "skill"] {
+        let dirs: Vec<&PathBuf> = runs
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, d)| d)
+            .collect();
+        let steps: Vec<Vec<(bool, f64)>> = dirs.iter().map(|d| steps_of(d)).collect();
+        let calls: Vec<f64> = steps
+            .iter()
+            .map(|s| s.iter().filter(|(model, _)| *model).count() as f64)
+            .collect();
+        let per_step: Vec<f64> = steps.iter().flatten().map(|(_, ms)| *ms).collect();
+        let per_run: Vec<f64> = steps
+            .iter()
+            .map(|s| s.iter().map(|(_, ms)| ms).sum())
+            .collect();
+        println!(
+            "| {} | {} | {:.0} | {:.0} | {:.0} ms | {:.0} ms |",
+            if kind == "model" {
+                "1: the model (learned)"
+            } else {
+                "2: from the skill"
+            },
+            dirs.len(),
+            seamark::figures::median(calls),
+            seamark::figures::median(steps.iter().map(|s| s.len() as f64).collect()),
+            seamark::figures::median(per_step),
+            seamark::figures::median(per_run),
+        );
+    }
+}

@@ -1,0 +1,119 @@
+//! `seamark skill list|show|rm`: the skills a folder holds, one of them in
+//! full, and removing one.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use seamark::skill::{Skill, SkillStore, DEFAULT_DIR};
+
+use super::UsageError;
+
+#[derive(Debug, Args)]
+pub struct SkillArgs {
+    #[command(subcommand)]
+    command: SkillCommand,
+    /// The skills folder.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_DIR, global = true)]
+    skills: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+enum SkillCommand {
+    /// Every skill of the folder: its name, steps, parameters, site and
+    /// task; files that cannot be used are listed with the reason.
+    List,
+    /// One skill in full: its task, site, parameters and each step's
+    /// commands with the element each acts on.
+    Show {
+        /// The skill's name (its file's name without .json).
+        name: String,
+        /// Print the skill file as it is (JSON).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a skill: the next run of its task asks the model again.
+    Rm {
+        /// The skill's name.
+        name: String,
+    },
+}
+
+pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
+    let store = SkillStore::new(&args.skills);
+    match args.command {
+        SkillCommand::List => list(&store),
+        SkillCommand::Show { name, json } => {
+            let skill = store.get(&name).map_err(UsageError)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&skill)?);
+            } else {
+                print!("{}", shown(&skill));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SkillCommand::Rm { name } => {
+            let path = store.remove(&name).map_err(UsageError)?;
+            println!("removed {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn list(store: &SkillStore) -> anyhow::Result<ExitCode> {
+    let listed = store.list();
+    if listed.is_empty() {
+        println!(
+            "no skills in {} (a run that ends done is learned there)",
+            store.dir().display()
+        );
+    }
+    for l in &listed {
+        match &l.skill {
+            Ok(s) => println!(
+                "{}  {} steps  {}  {}\n    {}",
+                s.name,
+                s.steps.len(),
+                match s.params.as_slice() {
+                    [] => "no parameters".to_string(),
+                    p => p.join(", "),
+                },
+                s.site,
+                s.task
+            ),
+            Err(why) => println!("{}  broken, never run: {why}", l.path.display()),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A skill as a person reads it.
+fn shown(s: &Skill) -> String {
+    let mut out = format!("skill {}\ntask: {}\nsite: {}\n", s.name, s.task, s.site);
+    if !s.params.is_empty() {
+        out.push_str(&format!("parameters: {}\n", s.params.join(", ")));
+    }
+    out.push_str(&format!("learned: {} from {}\n", s.learned, s.learned_from));
+    if let Some(u) = &s.updated {
+        out.push_str(&format!("updated: {u} (the model took over)\n"));
+    }
+    for (i, step) in s.steps.iter().enumerate() {
+        out.push_str(&format!("step {} on {}\n", i + 1, step.page));
+        for a in &step.actions {
+            match &a.target {
+                Some(t) => out.push_str(&format!(
+                    "  {}  on {} (rank {} of {})\n",
+                    a.command,
+                    t.describe_text(),
+                    t.rank,
+                    t.equals
+                )),
+                None => out.push_str(&format!("  {}\n", a.command)),
+            }
+        }
+        if let Some(verb) = &step.then_model {
+            out.push_str(&format!("  then the model goes on ({verb})\n"));
+        }
+    }
+    out
+}

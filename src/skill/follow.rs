@@ -1,0 +1,111 @@
+//! Following a skill: each step's commands for the page as it is now, while
+//! every target is found and unambiguous.
+
+use crate::perceive::Observation;
+use crate::protocol::Step;
+
+use super::{Params, Skill};
+
+/// A skill being followed in a run.
+#[derive(Debug, Clone)]
+pub struct Follow {
+    skill: Skill,
+    params: Params,
+    /// The skill's next step, 0-based.
+    next: usize,
+    /// Why the model goes on after the step that just ran: the skill says
+    /// so (its step ends with the model's READ or ANSWER), or the step did
+    /// not run as learned.
+    stop: Option<String>,
+    /// Whether the model goes on where the skill itself hands over.
+    as_learned: bool,
+}
+
+/// A skill's step, ready to run on the page as it is now.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The skill's step, 1-based.
+    pub step: usize,
+    /// Its commands with this page's ids.
+    pub steps: Vec<Step>,
+}
+
+impl Follow {
+    /// Follows `skill` with these parameters' values from its first step.
+    pub fn new(skill: Skill, params: Params) -> Follow {
+        Follow {
+            skill,
+            params,
+            next: 0,
+            stop: None,
+            as_learned: false,
+        }
+    }
+
+    /// The skill's name.
+    pub fn name(&self) -> &str {
+        &self.skill.name
+    }
+
+    /// The skill followed.
+    pub fn skill(&self) -> &Skill {
+        &self.skill
+    }
+
+    /// The parameters' values.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Whether the model goes on where the skill hands over to it (READ,
+    /// ANSWER), rather than where a page did not fit.
+    pub fn as_learned(&self) -> bool {
+        self.as_learned
+    }
+
+    /// The model takes over at the next step, for this reason (the skill's
+    /// step did not run as learned).
+    pub fn stop_with(&mut self, why: String) {
+        self.as_learned = false;
+        self.stop = Some(why);
+    }
+
+    /// The next step's commands for this look at the page, or why the model
+    /// must take over here. The step is counted as done once planned.
+    pub fn plan(&mut self, obs: &Observation) -> Result<Planned, String> {
+        if let Some(why) = self.stop.take() {
+            return Err(why);
+        }
+        let n = self.next + 1;
+        let Some(step) = self.skill.steps.get(self.next) else {
+            return Err(format!(
+                "the skill's {} steps are done and the task is not marked complete",
+                self.skill.steps.len()
+            ));
+        };
+        let at = |why: String| format!("step {n} of the skill: {why}");
+        let mut steps = Vec::with_capacity(step.actions.len());
+        for action in &step.actions {
+            let id = match &action.target {
+                Some(t) => t.find(obs).map_err(at)?,
+                None => 0,
+            };
+            let command = action.command(id, &self.params).map_err(at)?;
+            steps.push(Step {
+                command,
+                echo: None,
+            });
+        }
+        if let Some(verb) = &step.then_model {
+            let why =
+                format!("step {n} of the skill goes on with {verb}, which is the model's to do");
+            self.as_learned = true;
+            if steps.is_empty() {
+                return Err(why);
+            }
+            self.stop = Some(why);
+        }
+        self.next += 1;
+        Ok(Planned { step: n, steps })
+    }
+}

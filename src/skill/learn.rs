@@ -1,0 +1,187 @@
+//! Learning a skill: what a run did, step by step, with each command's
+//! target described, and the task's values found in what was typed.
+
+use std::time::SystemTime;
+
+use crate::act::BatchReport;
+use crate::perceive::Observation;
+use crate::protocol::{Command, Step};
+use crate::safety::Secrets;
+
+use super::template::{self, Params};
+use super::{model_only, site_of, Action, Skill, SkillStep, Target, FORMAT, ID};
+
+/// One command that ran, and the element it acted on.
+#[derive(Debug, Clone)]
+struct Done {
+    command: Command,
+    target: Option<Target>,
+}
+
+/// One step of a run, as a skill would do it again.
+#[derive(Debug, Clone)]
+struct TrailStep {
+    page: String,
+    done: Vec<Done>,
+    then_model: Option<String>,
+}
+
+/// What a run did that a skill can do again: kept step by step while the
+/// run goes, turned into a [`Skill`] when it ends done.
+#[derive(Debug, Clone, Default)]
+pub struct Trail {
+    steps: Vec<TrailStep>,
+}
+
+impl Trail {
+    /// Keeps what one step did: the commands that ran as asked (a command
+    /// that failed, was held or refused is no part of the way), each with its
+    /// target as the step's look showed it; the model's own commands end
+    /// what a skill can do.
+    pub fn record(&mut self, obs: &Observation, steps: &[Step], report: &BatchReport) {
+        if self.steps.last().is_some_and(|s| s.then_model.is_some()) {
+            return;
+        }
+        let mut step = TrailStep {
+            page: site_of(&obs.url).unwrap_or_else(|| obs.url.clone()),
+            done: Vec::new(),
+            then_model: None,
+        };
+        for (s, outcome) in steps.iter().zip(&report.outcomes) {
+            if let Some(verb) = model_only(&s.command) {
+                step.then_model = Some(verb.to_string());
+                break;
+            }
+            if outcome.status.is_failure() {
+                continue;
+            }
+            let target = match s.command.target() {
+                Some(id) => match Target::describe(obs, id) {
+                    Some(t) => Some(t),
+                    None => continue,
+                },
+                None => None,
+            };
+            step.done.push(Done {
+                command: s.command.clone(),
+                target,
+            });
+        }
+        if !step.done.is_empty() || step.then_model.is_some() {
+            self.steps.push(step);
+        }
+    }
+
+    /// Whether nothing was kept.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The skill of a run of `task` from `start` that ended done, named
+    /// after its template: what was typed or chosen that the task says becomes a
+    /// parameter named after its field; secrets stay placeholders, and the
+    /// whole is kept clear of their values.
+    pub fn learn(
+        &self,
+        task: &str,
+        start: &str,
+        run_dir: &str,
+        secrets: &Secrets,
+    ) -> Result<Skill, String> {
+        if self.steps.is_empty() {
+            return Err("the run did nothing a skill can do again".into());
+        }
+        let site = site_of(start).ok_or_else(|| format!("{start:?} is no URL"))?;
+        let (template, params) = template::parameterize(task, &self.values());
+        let steps = self
+            .steps
+            .iter()
+            .map(|s| SkillStep {
+                page: s.page.clone(),
+                actions: s.done.iter().map(|d| action(d, &params)).collect(),
+                then_model: s.then_model.clone(),
+            })
+            .collect();
+        let skill = Skill {
+            format: FORMAT,
+            name: crate::journal::slug(&template),
+            task: template,
+            site,
+            params: params.keys().cloned().collect(),
+            learned_from: run_dir.to_string(),
+            learned: crate::journal::utc_rfc3339(SystemTime::now()),
+            updated: None,
+            steps,
+        };
+        // Nothing of a secret's value is kept, whatever it came in.
+        let clean = secrets
+            .redacted(&skill)
+            .map_err(|e| format!("the skill could not be kept clear of secrets: {e}"))?;
+        clean.check()?;
+        Ok(clean)
+    }
+
+    /// What was typed or chosen, by the name of its field (a name taken
+    /// twice for other values gets a number).
+    fn values(&self) -> Params {
+        let mut values = Params::new();
+        for d in self.steps.iter().flat_map(|s| &s.done) {
+            let value = match &d.command {
+                Command::Type { text, .. } => text,
+                Command::Select { option, .. } => option,
+                _ => continue,
+            };
+            if value.contains("{{") || values.values().any(|v| v == value) {
+                continue;
+            }
+            let label = d.target.as_ref().map_or("value", |t| t.name.as_str());
+            let base = template::name_for(label);
+            let mut name = base.clone();
+            for n in 2.. {
+                if !values.contains_key(&name) {
+                    break;
+                }
+                name = format!("{base}_{n}");
+            }
+            values.insert(name, value.clone());
+        }
+        values
+    }
+}
+
+/// A command as a skill keeps it: `@` for its id, `{{name}}` for a value
+/// the task gave.
+fn action(done: &Done, params: &Params) -> Action {
+    let param = |value: &str| {
+        params
+            .iter()
+            .find(|(_, v)| v.as_str() == value)
+            .map(|(name, _)| format!("{{{{{name}}}}}"))
+            .unwrap_or_else(|| value.to_string())
+    };
+    let command = match &done.command {
+        Command::Type { id, text } => Command::Type {
+            id: *id,
+            text: param(text),
+        },
+        Command::Select { id, option } => Command::Select {
+            id: *id,
+            option: param(option),
+        },
+        Command::Complete { summary } => Command::Complete {
+            summary: template::parameterize(summary, params).0,
+        },
+        other => other.clone(),
+    };
+    let mut text = command.to_string();
+    if let (Some(id), Some((verb, rest))) = (command.target(), text.clone().split_once(':')) {
+        let id = id.to_string();
+        if let Some(after) = rest.strip_prefix(&id) {
+            text = format!("{verb}:{ID}{after}");
+        }
+    }
+    Action {
+        command: text,
+        target: done.target.clone(),
+    }
+}

@@ -1,0 +1,399 @@
+//! Skills through the binary, as a person who runs the same tasks every day
+//! meets them: the demo's job search done once with the model, then with
+//! other words and no model call at all; the site changed and the model
+//! taking over where it differs, the skill learned again; a sign-in whose
+//! skill keeps the secret's placeholder only, and whose destructive step is
+//! held again under another rule; broken, ambiguous and removed skills.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::agent::{all_bytes, records};
+use crate::cli::{Ran, Workdir};
+use crate::model_server::{job_seeker, ModelServer, Received, Reply};
+use crate::server::Server;
+
+/// The demo's job board, copied where a test can change it, and served.
+struct Board {
+    dir: tempfile::TempDir,
+    server: seamark::serve::StaticServer,
+}
+
+impl Board {
+    async fn serve() -> Board {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/site");
+        for entry in std::fs::read_dir(&from).expect("demo/site") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+        }
+        let server = seamark::serve::StaticServer::start(dir.path().to_path_buf())
+            .await
+            .expect("serve the board");
+        Board { dir, server }
+    }
+
+    fn start(&self) -> String {
+        self.server.url("index.html")
+    }
+
+    /// Renames the search form's button, as a site's redesign does.
+    fn rename_search_button(&self) {
+        let path = self.dir.path().join("index.html");
+        let page = std::fs::read_to_string(&path).expect("index.html");
+        assert!(page.contains("Search jobs</button>"));
+        std::fs::write(
+            &path,
+            page.replace("Search jobs</button>", "Find jobs</button>"),
+        )
+        .expect("write");
+    }
+}
+
+fn task(role: &str, place: &str) -> String {
+    format!(
+        "Search jobs for the role of {role} in {place} with a salary between 50 LPA and 100 LPA"
+    )
+}
+
+async fn run(work: &Workdir, task: &str, url: &str, out: &str, more: &[&str]) -> Ran {
+    let mut args = vec!["run", "--json", "--task", task, "--url", url, "--out", out];
+    args.extend_from_slice(more);
+    work.run(&args).await
+}
+
+/// The page a run ended on.
+fn final_url(run_dir: &Path) -> String {
+    let steps = records(run_dir, "step");
+    let last = steps.last().expect("a step");
+    last["url_after"]
+        .as_str()
+        .or(last["url"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn skill_files(work: &Workdir) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(work.path("skills"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    files
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_over_where_the_site_changed(
+) {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(job_seeker).await;
+    let work = Workdir::new(&model);
+
+    // Once with the model: done, and learned.
+    let first = run(
+        &work,
+        &task("Data Scientist", "India"),
+        &board.start(),
+        "r1",
+        &[],
+    )
+    .await;
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let calls = model.received().len();
+    assert_eq!(calls, 4, "the model did every step: {}", first.stderr());
+    let files = skill_files(&work);
+    assert_eq!(files.len(), 1, "one skill learned: {}", first.stderr());
+    let skill = read_json(&files[0]);
+    assert_eq!(
+        skill["task"],
+        "Search jobs for the role of {{keywords}} in {{location}} with a salary between 50 LPA \
+         and 100 LPA"
+    );
+    assert_eq!(skill["steps"][0]["actions"][0]["do"], "TYPE:@:{{keywords}}");
+    let said = first.json()["skill"]["learned"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(files[0].ends_with(&said), "{said}");
+
+    // Other words: done from the skill to the end, and no model call.
+    let second = run(
+        &work,
+        &task("Data Engineer", "Pune"),
+        &board.start(),
+        "r2",
+        &[],
+    )
+    .await;
+    assert_eq!(second.code(), Some(0), "{}", second.stderr());
+    assert_eq!(
+        model.received().len(),
+        calls,
+        "no model call: {}",
+        second.stderr()
+    );
+    let v = second.json();
+    assert_eq!(v["status"], "done");
+    assert_eq!(v["skill"]["steps"], 4, "{v}");
+    assert_eq!(v["tokens"]["input"], 0);
+    // The page shows the new search, filtered.
+    let url = final_url(&work.path("r2"));
+    assert!(
+        url.contains("q=Data+Engineer&l=Pune&salary=50-75&salary=75-100"),
+        "{url}"
+    );
+    assert!(
+        second.stderr().contains("from skill"),
+        "{}",
+        second.stderr()
+    );
+    let html = std::fs::read_to_string(work.path("r2/report.html")).expect("report");
+    assert!(
+        html.contains("with no model call"),
+        "the report marks skill steps"
+    );
+    assert!(
+        html.contains("following skill"),
+        "the report says which skill"
+    );
+    assert!(records(&work.path("r2"), "step")
+        .iter()
+        .all(|s| s["skill"]["step"].is_number()));
+
+    // The site changed: the model takes over at that step, the run still
+    // succeeds, and the skill is learned again.
+    board.rename_search_button();
+    let third = run(
+        &work,
+        &task("Data Analyst", "Delhi"),
+        &board.start(),
+        "r3",
+        &[],
+    )
+    .await;
+    assert_eq!(third.code(), Some(0), "{}", third.stderr());
+    let v = third.json();
+    assert!(model.received().len() > calls, "the model took over");
+    let why = v["skill"]["took_over"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("button \"Search jobs\" is not on the page"),
+        "{v}"
+    );
+    let took = records(&work.path("r3"), "step");
+    assert!(took[0]["skill"]["took_over"].is_string(), "{}", took[0]);
+    // The model was told where the skill stopped and why.
+    let told = model.received()[calls].text();
+    assert!(told.contains("stops following it here"), "{told}");
+    assert!(third.stderr().contains("the model took over"));
+    let files = skill_files(&work);
+    assert_eq!(files.len(), 1, "the same skill, updated");
+    let updated = read_json(&files[0]);
+    assert!(updated["updated"].is_string(), "{updated:#}");
+    assert_eq!(updated["learned"], skill["learned"]);
+    assert!(updated.to_string().contains("Find jobs"), "{updated:#}");
+    assert!(!updated.to_string().contains("Search jobs\""));
+
+    // And the updated skill does the changed site alone.
+    let calls = model.received().len();
+    let fourth = run(
+        &work,
+        &task("Designer", "Mumbai"),
+        &board.start(),
+        "r4",
+        &[],
+    )
+    .await;
+    assert_eq!(fourth.code(), Some(0), "{}", fourth.stderr());
+    assert_eq!(model.received().len(), calls, "{}", fourth.stderr());
+    assert!(final_url(&work.path("r4")).contains("q=Designer&l=Mumbai"));
+}
+
+const PW: &str = "hunter2-Acme-7731";
+
+/// Signs in with the secret, deletes the account, says it is done; stops
+/// when a step was held.
+fn account_closer(r: &Received) -> Reply {
+    let text = r.text();
+    Reply::Text(if text.contains("HELD") {
+        "STOP:deleting the account needs a person's confirmation".into()
+    } else if r.url().contains("account-deleted") {
+        "COMPLETE:the account is deleted".into()
+    } else if text.contains("\"Delete account\"") {
+        format!("CLICK:{}", r.id_of("Delete account"))
+    } else {
+        format!(
+            "TYPE:{}:ada\nTYPE:{}:{{{{secret:ACME_PW}}}}\nCLICK:{}",
+            r.id_of("Email or username"),
+            r.id_of("Password"),
+            r.id_of("Sign in")
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_skill_keeps_the_secrets_placeholder_only_and_its_destructive_step_is_held_again() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(account_closer).await;
+    let work = Workdir::new(&model);
+    let secret = format!("ACME_PW@127.0.0.1={PW}");
+    let task =
+        "Sign in as ada with the password stored as the secret ACME_PW, then delete the account";
+    let url = server.url("signin.html");
+    let args =
+        |confirm: &'static str| ["--secret", &secret, "--confirm", confirm].map(String::from);
+    let allow = args("allow");
+    let allow: Vec<&str> = allow.iter().map(String::as_str).collect();
+    let learned = run(&work, task, &url, "r1", &allow).await;
+    assert_eq!(learned.code(), Some(0), "{}", learned.stderr());
+    assert_eq!(server.posted("/account-deleted.html").len(), 1);
+    let files = skill_files(&work);
+    assert_eq!(files.len(), 1, "{}", learned.stderr());
+    let text = std::fs::read_to_string(&files[0]).expect("skill");
+    assert!(text.contains("{{secret:ACME_PW}}"), "{text}");
+    for (name, bytes) in all_bytes(&work.path("skills")) {
+        assert!(
+            !bytes.windows(PW.len()).any(|w| w == PW.as_bytes()),
+            "{name} holds the secret"
+        );
+    }
+
+    // Under --confirm deny the skill's delete is held, as the model's was
+    // held before: the account stays, and the model takes over.
+    let calls = model.received().len();
+    let deny = args("deny");
+    let deny: Vec<&str> = deny.iter().map(String::as_str).collect();
+    let held = run(&work, task, &url, "r2", &deny).await;
+    assert_eq!(held.code(), Some(1), "{}", held.stderr());
+    assert_eq!(
+        server.posted("/account-deleted.html").len(),
+        1,
+        "the skill's delete ran under deny"
+    );
+    // The sign-in went through from the skill with the secret typed.
+    assert_eq!(server.posted("/signed-in.html").len(), 2);
+    let steps = records(&work.path("r2"), "step");
+    assert_eq!(steps[0]["skill"]["step"], 1, "{}", steps[0]);
+    assert_eq!(steps[1]["skill"]["step"], 2, "{}", steps[1]);
+    assert_eq!(steps[1]["report"]["confirmations"][0]["allowed"], false);
+    assert!(steps[2]["skill"]["took_over"]
+        .as_str()
+        .is_some_and(|w| w.contains("did not run as learned")));
+    assert_eq!(
+        model.received().len(),
+        calls + 1,
+        "the model took over once"
+    );
+    assert!(!held.stderr().contains(PW));
+}
+
+#[tokio::test]
+async fn broken_and_ambiguous_skills_are_told_and_never_run() {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(job_seeker).await;
+    let work = Workdir::new(&model);
+    let first = run(
+        &work,
+        &task("Data Scientist", "India"),
+        &board.start(),
+        "r1",
+        &[],
+    )
+    .await;
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let learned = skill_files(&work).remove(0);
+    let name = learned
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+
+    // A garbage file and a skill cut short are told and left alone.
+    std::fs::write(work.path("skills/garbage.json"), "{{{ not json").expect("write");
+    let whole = std::fs::read_to_string(&learned).expect("skill");
+    std::fs::write(work.path("skills/cut.json"), &whole[..whole.len() / 2]).expect("write");
+    let listed = work.run(&["skill", "list"]).await;
+    assert_eq!(listed.code(), Some(0), "{}", listed.stderr());
+    let out = listed.stdout();
+    assert!(out.contains("garbage.json  broken, never run"), "{out}");
+    assert!(out.contains("cut.json  broken, never run"), "{out}");
+    assert!(
+        out.contains(&format!("{name}  4 steps  keywords, location")),
+        "{out}"
+    );
+
+    // A copy under another name: two skills fit, none is followed.
+    let mut copy: Value = serde_json::from_str(&whole).expect("JSON");
+    copy["name"] = "copy".into();
+    std::fs::write(work.path("skills/copy.json"), copy.to_string()).expect("write");
+    let calls = model.received().len();
+    let both = run(
+        &work,
+        &task("Data Engineer", "Pune"),
+        &board.start(),
+        "r2",
+        &[],
+    )
+    .await;
+    assert_eq!(both.code(), Some(0), "{}", both.stderr());
+    let err = both.stderr();
+    assert!(err.contains("garbage.json is ignored"), "{err}");
+    assert!(err.contains("all fit this task: none is followed"), "{err}");
+    let steps = records(&work.path("r2"), "step");
+    assert!(steps.iter().all(|s| s["skill"].is_null()));
+    assert_eq!(
+        model.received().len(),
+        calls + steps.len(),
+        "the model did it all"
+    );
+    assert_eq!(skill_files(&work).len(), 4, "nothing learned from it");
+
+    // Removed: the one left is followed again.
+    let removed = work.run(&["skill", "rm", "copy"]).await;
+    assert_eq!(removed.code(), Some(0), "{}", removed.stderr());
+    assert!(!work.path("skills/copy.json").exists());
+    let missing = work.run(&["skill", "rm", "copy"]).await;
+    assert_eq!(missing.code(), Some(2));
+    assert!(
+        missing.stderr().contains("no skill \"copy\""),
+        "{}",
+        missing.stderr()
+    );
+    let shown = work.run(&["skill", "show", &name]).await;
+    assert!(
+        shown
+            .stdout()
+            .contains("TYPE:@:{{keywords}}  on textbox \"Keywords\""),
+        "{}",
+        shown.stdout()
+    );
+    let calls = model.received().len();
+    let again = run(
+        &work,
+        &task("Data Engineer", "Pune"),
+        &board.start(),
+        "r3",
+        &[],
+    )
+    .await;
+    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    assert_eq!(model.received().len(), calls);
+
+    // --no-skills: the model does every step, and nothing is learned.
+    let off = run(
+        &work,
+        &task("Designer", "Pune"),
+        &board.start(),
+        "r4",
+        &["--no-skills"],
+    )
+    .await;
+    assert_eq!(off.code(), Some(0), "{}", off.stderr());
+    let steps = records(&work.path("r4"), "step").len();
+    assert_eq!(model.received().len(), calls + steps);
+    assert_eq!(skill_files(&work).len(), 3, "nothing learned");
+}

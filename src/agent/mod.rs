@@ -790,6 +790,7 @@ impl Agent {
                 if let Some(dir) = self.options.skills.clone() {
                     let (skills, usage) = skills::Skills::choose(
                         crate::skill::SkillStore::new(dir),
+                        self.options.learn_later,
                         &self.task,
                         &self.url,
                         self.brain.as_mut(),
@@ -941,11 +942,8 @@ impl Agent {
         if let Some(skills) = run.skills.as_mut() {
             skills.learn(
                 ending.status,
-                &self.task,
-                &self.url,
                 &mut journal,
                 &self.options.act.secrets,
-                self.options.learn_later,
                 self.progress.as_ref(),
             );
         }

@@ -17,6 +17,11 @@ use super::{Progress, RunStatus, SkillReport};
 /// A run's skills: what it follows, and what it did for learning.
 pub(crate) struct Skills {
     store: SkillStore,
+    /// The run's task and start URL, for learning.
+    task: String,
+    url: String,
+    /// Leave what is learned unsaved in the report.
+    later: bool,
     follow: Option<Follow>,
     trail: Trail,
     /// Why nothing is learned from this run whatever its ending.
@@ -41,6 +46,7 @@ impl Skills {
     /// call. Gives the tokens that call took.
     pub(crate) async fn choose(
         store: SkillStore,
+        later: bool,
         task: &str,
         url: &str,
         brain: &mut dyn Brain,
@@ -62,6 +68,9 @@ impl Skills {
         }
         let mut skills = Skills {
             store,
+            task: task.to_string(),
+            url: url.to_string(),
+            later,
             follow: None,
             trail: Trail::default(),
             no_learning: None,
@@ -190,16 +199,12 @@ impl Skills {
 
     /// When the run ended done: learns it into a new skill, or learns the
     /// followed skill again when the model had to take over. Saved now, or
-    /// left in the report with `later`.
-    #[allow(clippy::too_many_arguments)]
+    /// left in the report when the caller saves it later.
     pub(crate) fn learn(
         &mut self,
         status: RunStatus,
-        task: &str,
-        url: &str,
         journal: &mut Journal,
         secrets: &Secrets,
-        later: bool,
         progress: &dyn Progress,
     ) {
         if status != RunStatus::Done {
@@ -219,7 +224,7 @@ impl Skills {
             tell(SkillEvent::NotLearned, None, format!("not learned: {why}"));
             return;
         }
-        let mut skill = match self.trail.learn(task, url, &run_dir, secrets) {
+        let mut skill = match self.trail.learn(&self.task, &self.url, &run_dir, secrets) {
             Ok(s) => s,
             Err(why) => {
                 tell(SkillEvent::NotLearned, None, format!("not learned: {why}"));
@@ -241,7 +246,7 @@ impl Skills {
                 SkillEvent::Learned
             }
         };
-        if later {
+        if self.later {
             self.report.unsaved = Some(skill);
             return;
         }

@@ -443,7 +443,11 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         image,
         url: s.url.clone(),
         title: s.title.clone(),
-        answer: s.answer.clone(),
+        // A step done from a skill had no model to answer: its commands say it all.
+        answer: s
+            .answer
+            .clone()
+            .filter(|_| s.skill.as_ref().is_none_or(|m| m.step.is_none())),
         plan: s.plan.clone(),
         commands,
         dropped,

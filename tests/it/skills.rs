@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::agent::{all_bytes, records};
 use crate::cli::{Ran, Workdir};
-use crate::model_server::{job_seeker, ModelServer, Received, Reply};
+use crate::model_server::{job_seeker, ModelServer, Received, Reply, INPUT_TOKENS};
 use crate::server::Server;
 
 /// The demo's job board, copied where a test can change it, and served.
@@ -396,4 +396,106 @@ async fn broken_and_ambiguous_skills_are_told_and_never_run() {
     let steps = records(&work.path("r4"), "step").len();
     assert_eq!(model.received().len(), calls + steps);
     assert_eq!(skill_files(&work).len(), 3, "nothing learned");
+}
+
+/// The job seeker, who also says which values a task worded otherwise has
+/// (`Find R jobs in P paying …`) when asked to fill a skill's parameters.
+fn job_seeker_who_fills(r: &Received) -> Reply {
+    let text = r.text();
+    let Some((_, asked)) = text.split_once("The person's task: \"") else {
+        return job_seeker(r);
+    };
+    let between = |from: &str, to: &str| {
+        asked
+            .split_once(from)
+            .and_then(|(_, rest)| rest.split_once(to))
+            .map(|(v, _)| v.to_string())
+            .unwrap_or_default()
+    };
+    Reply::Text(
+        serde_json::json!({
+            "keywords": between("Find ", " jobs in "),
+            "location": between(" jobs in ", " paying"),
+        })
+        .to_string(),
+    )
+}
+
+#[tokio::test]
+async fn a_task_worded_otherwise_costs_one_small_model_call_to_fill_the_skill() {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(job_seeker_who_fills).await;
+    let work = Workdir::new(&model);
+    let first = run(
+        &work,
+        &task("Data Scientist", "India"),
+        &board.start(),
+        "r1",
+        &[],
+    )
+    .await;
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let calls = model.received().len();
+    let asked = "Find Product Manager jobs in Chennai paying between 50 and 100 LPA";
+    let second = run(&work, asked, &board.start(), "r2", &[]).await;
+    assert_eq!(second.code(), Some(0), "{}", second.stderr());
+    // One call, with no image, and the run's tokens count it.
+    let received = model.received();
+    assert_eq!(received.len(), calls + 1, "{}", second.stderr());
+    assert!(received[calls].images().is_empty());
+    assert_eq!(second.json()["tokens"]["input"], INPUT_TOKENS);
+    assert!(final_url(&work.path("r2")).contains("q=Product+Manager&l=Chennai"));
+}
+
+#[tokio::test]
+async fn a_batch_learns_a_run_that_passes_its_check_and_follows_it_after() {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(job_seeker).await;
+    let work = Workdir::new(&model);
+    let line = |id: &str, role: &str, place: &str| {
+        serde_json::json!({
+            "id": id,
+            "task": task(role, place),
+            "url": board.start(),
+            "check": {"url_contains": "salary=75-100"},
+        })
+        .to_string()
+    };
+    let tasks = [
+        line("first", "Data Scientist", "India"),
+        line("again", "Data Engineer", "Pune"),
+    ];
+    std::fs::write(work.path("tasks.jsonl"), tasks.join("\n")).expect("tasks");
+    let ran = work
+        .run(&[
+            "batch",
+            "tasks.jsonl",
+            "--concurrency",
+            "1",
+            "--skills",
+            "learned",
+            "--out",
+            "b",
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let results: Vec<Value> = std::fs::read_to_string(work.path("b/results.jsonl"))
+        .expect("results")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert!(results.iter().all(|r| r["passed"] == true), "{results:?}");
+    let again = work.path("b/runs/again/1");
+    assert!(records(&again, "step")
+        .iter()
+        .all(|s| s["skill"]["step"].is_number()));
+    // The first run's steps were the model's, the second's none.
+    let first_steps = records(&work.path("b/runs/first/1"), "step").len();
+    assert_eq!(model.received().len(), first_steps);
+    assert_eq!(
+        std::fs::read_dir(work.path("learned"))
+            .expect("skills")
+            .count(),
+        1
+    );
 }

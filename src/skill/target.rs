@@ -58,33 +58,22 @@ fn fold(s: &str) -> String {
 }
 
 impl Key {
-    fn of(e: &Element) -> Key {
+    fn new(role: &str, name: &str, input_type: Option<&str>, hint: Option<&str>) -> Key {
         Key {
-            role: fold(&e.role),
-            name: fold(&e.name),
-            input_type: e.input_type.as_deref().map(fold),
+            role: fold(role),
+            name: fold(name),
+            input_type: input_type.map(fold),
             // A hint tells only nameless elements apart.
-            hint: e
-                .name
-                .trim()
-                .is_empty()
-                .then(|| e.hint.as_deref().map(fold))
-                .flatten(),
+            hint: name.trim().is_empty().then(|| hint.map(fold)).flatten(),
         }
     }
 
+    fn of(e: &Element) -> Key {
+        Key::new(&e.role, &e.name, e.input_type.as_deref(), e.hint.as_deref())
+    }
+
     fn of_target(t: &Target) -> Key {
-        Key {
-            role: fold(&t.role),
-            name: fold(&t.name),
-            input_type: t.input_type.as_deref().map(fold),
-            hint: t
-                .name
-                .trim()
-                .is_empty()
-                .then(|| t.hint.as_deref().map(fold))
-                .flatten(),
-        }
+        Key::new(&t.role, &t.name, t.input_type.as_deref(), t.hint.as_deref())
     }
 }
 

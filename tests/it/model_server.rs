@@ -208,13 +208,7 @@ pub fn status(code: u16, retry_after: Option<u32>) -> Turn {
 /// button is called.
 pub fn job_seeker(r: &Received) -> Reply {
     let url = r.url();
-    let between = |from: &str, to: &str| {
-        let task = r.task();
-        task.split_once(from)
-            .and_then(|(_, rest)| rest.split_once(to))
-            .map(|(v, _)| v.to_string())
-            .unwrap_or_default()
-    };
+    let task = r.task();
     Reply::Text(if url.contains("index.html") {
         let button = ["Search jobs", "Find jobs"]
             .into_iter()
@@ -223,9 +217,9 @@ pub fn job_seeker(r: &Received) -> Reply {
         format!(
             "TYPE:{}:{}\nTYPE:{}:{}\nCLICK:{}",
             r.id_of("Keywords"),
-            between("role of ", " in "),
+            between(&task, "role of ", " in "),
             r.id_of("Location"),
-            between(" in ", " with "),
+            between(&task, " in ", " with "),
             r.id_of(button)
         )
     } else if !url.contains("salary=") {
@@ -242,6 +236,15 @@ pub fn job_seeker(r: &Received) -> Reply {
     } else {
         "COMPLETE:searched the jobs and filtered them to 50–100 LPA".into()
     })
+}
+
+/// The words of `text` between `from` and the first `to` after it (empty
+/// when either is missing): what a model reads off a sentence.
+pub fn between(text: &str, from: &str, to: &str) -> String {
+    text.split_once(from)
+        .and_then(|(_, rest)| rest.split_once(to))
+        .map(|(v, _)| v.to_string())
+        .unwrap_or_default()
 }
 
 /// A client of the scripted model at `base` (`http://127.0.0.1:PORT`), in

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::agent::{all_bytes, records};
 use crate::cli::{Ran, Workdir};
-use crate::model_server::{job_seeker, ModelServer, Received, Reply, INPUT_TOKENS};
+use crate::model_server::{between, job_seeker, ModelServer, Received, Reply, INPUT_TOKENS};
 use crate::server::Server;
 
 /// The demo's job board, copied where a test can change it, and served.
@@ -61,6 +61,30 @@ async fn run(work: &Workdir, task: &str, url: &str, out: &str, more: &[&str]) ->
     let mut args = vec!["run", "--json", "--task", task, "--url", url, "--out", out];
     args.extend_from_slice(more);
     work.run(&args).await
+}
+
+/// The board served, the model started, and the job search done once with
+/// the model, which learns its skill.
+async fn learned_once(model: fn(&Received) -> Reply) -> (Board, ModelServer, Workdir) {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(model).await;
+    let work = Workdir::new(&model);
+    let first = run(
+        &work,
+        &task("Data Scientist", "India"),
+        &board.start(),
+        "r1",
+        &[],
+    )
+    .await;
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    assert_eq!(
+        skill_files(&work).len(),
+        1,
+        "one skill learned: {}",
+        first.stderr()
+    );
+    (board, model, work)
 }
 
 /// The page a run ended on.
@@ -293,18 +317,7 @@ async fn a_skill_keeps_the_secrets_placeholder_only_and_its_destructive_step_is_
 
 #[tokio::test]
 async fn broken_and_ambiguous_skills_are_told_and_never_run() {
-    let board = Board::serve().await;
-    let model = ModelServer::answering(job_seeker).await;
-    let work = Workdir::new(&model);
-    let first = run(
-        &work,
-        &task("Data Scientist", "India"),
-        &board.start(),
-        "r1",
-        &[],
-    )
-    .await;
-    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let (board, model, work) = learned_once(job_seeker).await;
     let learned = skill_files(&work).remove(0);
     let name = learned
         .file_stem()
@@ -405,17 +418,10 @@ fn job_seeker_who_fills(r: &Received) -> Reply {
     let Some((_, asked)) = text.split_once("The person's task: \"") else {
         return job_seeker(r);
     };
-    let between = |from: &str, to: &str| {
-        asked
-            .split_once(from)
-            .and_then(|(_, rest)| rest.split_once(to))
-            .map(|(v, _)| v.to_string())
-            .unwrap_or_default()
-    };
     Reply::Text(
         serde_json::json!({
-            "keywords": between("Find ", " jobs in "),
-            "location": between(" jobs in ", " paying"),
+            "keywords": between(asked, "Find ", " jobs in "),
+            "location": between(asked, " jobs in ", " paying"),
         })
         .to_string(),
     )
@@ -423,18 +429,7 @@ fn job_seeker_who_fills(r: &Received) -> Reply {
 
 #[tokio::test]
 async fn a_task_worded_otherwise_costs_one_small_model_call_to_fill_the_skill() {
-    let board = Board::serve().await;
-    let model = ModelServer::answering(job_seeker_who_fills).await;
-    let work = Workdir::new(&model);
-    let first = run(
-        &work,
-        &task("Data Scientist", "India"),
-        &board.start(),
-        "r1",
-        &[],
-    )
-    .await;
-    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let (board, model, work) = learned_once(job_seeker_who_fills).await;
     let calls = model.received().len();
     let asked = "Find Product Manager jobs in Chennai paying between 50 and 100 LPA";
     let second = run(&work, asked, &board.start(), "r2", &[]).await;

@@ -78,35 +78,30 @@ impl Skills {
             report: SkillReport::default(),
         };
         let mut usage = Usage::default();
-        let found = match SkillStore::find(&listed, task, url) {
-            Found::SameSite(same) if same.len() == 1 => {
-                let skill = same.into_iter().next().map(Box::new);
-                match skill {
-                    Some(skill) => {
-                        let (filled, used) = skill::fill_with_model(brain, &skill, task).await;
-                        usage = used;
-                        match filled {
-                            Ok(Some(params)) => Found::One(*skill, params),
-                            Ok(None) => Found::Nothing,
-                            Err(why) => {
-                                tell(
-                                    SkillEvent::Ignored,
-                                    Some(&skill.name),
-                                    format!(
-                                        "skill {} may fit the task, but the model's values \
-                                         could not be used: {why}",
-                                        skill.name
-                                    ),
-                                );
-                                Found::Nothing
-                            }
-                        }
-                    }
-                    None => Found::Nothing,
-                }
-            }
-            other => other,
+        let mut found = SkillStore::find(&listed, task, url);
+        // One skill of this site, worded otherwise: the model says whether
+        // the task is its task with other values.
+        let same_site = match &found {
+            Found::SameSite(same) if same.len() == 1 => same.first().cloned(),
+            _ => None,
         };
+        if let Some(skill) = same_site {
+            let (filled, used) = skill::fill_with_model(brain, &skill, task).await;
+            usage = used;
+            found = match filled {
+                Ok(Some(params)) => Found::One(Box::new(skill), params),
+                Ok(None) => Found::Nothing,
+                Err(why) => {
+                    let detail = format!(
+                        "skill {} may fit the task, but the model's values could not be used: \
+                         {why}",
+                        skill.name
+                    );
+                    tell(SkillEvent::Ignored, Some(&skill.name), detail);
+                    Found::Nothing
+                }
+            };
+        }
         match found {
             Found::One(skill, params) => {
                 let values: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -122,7 +117,7 @@ impl Skills {
                     ),
                 );
                 skills.report.followed = Some(skill.name.clone());
-                skills.follow = Some(Follow::new(skill, params));
+                skills.follow = Some(Follow::new(*skill, params));
             }
             Found::Several(names) => {
                 let detail = format!(

@@ -38,7 +38,7 @@ pub enum Found {
     /// No skill of this site does this task.
     Nothing,
     /// One skill does it, with these values.
-    One(Skill, Params),
+    One(Box<Skill>, Params),
     /// Several do: none is used, the person should remove all but one.
     Several(Vec<String>),
     /// Skills of this site whose task is worded otherwise: the model may
@@ -120,7 +120,7 @@ impl SkillStore {
             }
             1 => {
                 let (skill, params) = fitting.remove(0);
-                Found::One(skill.clone(), params)
+                Found::One(Box::new(skill.clone()), params)
             }
             _ => Found::Several(fitting.iter().map(|(s, _)| s.name.clone()).collect()),
         }

@@ -198,7 +198,7 @@ impl Target {
                 (score, e.id)
             })
             .collect();
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|s| std::cmp::Reverse(s.0));
         match scored.as_slice() {
             [(best, id), rest @ ..] if *best > 0 && rest.first().is_none_or(|r| r.0 < *best) => {
                 Some(*id)

@@ -33,6 +33,10 @@ pub struct McpArgs {
     /// elicitation, else refuse (there is no terminal to ask at); deny; allow.
     #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
     confirm: ConfirmPolicy,
+    /// A skills folder (as for run, e.g. skills): the skill tool does a task
+    /// learned before from its skill, with no model, while the pages fit.
+    #[arg(long, value_name = "DIR")]
+    skills: Option<PathBuf>,
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
@@ -46,6 +50,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         act,
         scrub: !args.policy.no_scrub,
         out: args.out.clone(),
+        skills: args.skills.clone(),
         ..McpOptions::default()
     })?;
     eprintln!("seamark mcp: run directory {}", desk.dir().display());

@@ -93,10 +93,11 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Serve seamark's perception and executor to any MCP client.
     ///
-    /// Tools: open, observe, act, read, tabs. Over stdio by default (stdout
-    /// carries only the protocol; logs go to stderr), or streamable HTTP with
-    /// --http. The browser starts at the first call that needs it; the
-    /// session is journaled in its run directory, with its report at the end.
+    /// Tools: open, observe, act, read, tabs, and skill (with --skills). Over
+    /// stdio by default (stdout carries only the protocol; logs go to
+    /// stderr), or streamable HTTP with --http. The browser starts at the
+    /// first call that needs it; the session is journaled in its run
+    /// directory, with its report at the end.
     Mcp(mcp::McpArgs),
     /// See and remove the skills runs learned: tasks done once, done again
     /// without the model.

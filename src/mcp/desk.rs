@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::act::Finish;
 use crate::act::{ActOptions, BatchReport, Executor};
 use crate::agent;
 use crate::agent::view::{self, ModelView};
@@ -16,6 +17,7 @@ use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::safety::{ConfirmPolicy, DomainGuard};
+use crate::skill::{Follow, Found, SkillStore, StepMark};
 
 use super::consent::{ElicitConfirmer, PeerSlot};
 use rmcp::service::{Peer, RoleServer};
@@ -36,6 +38,9 @@ pub struct McpOptions {
     pub out: Option<PathBuf>,
     /// Where run directories go.
     pub runs_root: PathBuf,
+    /// The skills folder the `skill` tool follows skills from (none: the
+    /// tool says so).
+    pub skills: Option<PathBuf>,
 }
 
 impl Default for McpOptions {
@@ -47,6 +52,7 @@ impl Default for McpOptions {
             list_cap: perceive::DEFAULT_LIST_CAP,
             out: None,
             runs_root: PathBuf::from("runs"),
+            skills: None,
         }
     }
 }
@@ -325,10 +331,118 @@ impl Desk {
         let act_ms = t.elapsed().as_secs_f64() * 1e3;
         let failed = report.failed();
         let mut text = batch_text(&report);
-        self.journal_step(commands, &steps, &report, act_ms);
+        self.journal_step(commands, &steps, &report, act_ms, None);
         let after = self.observe(image).await;
         text.push_str("\n\n");
         text.push_str(&after.text);
+        ToolOutput {
+            text: self.options.act.secrets.redact(&text),
+            image: after.image,
+            is_error: failed || after.is_error,
+        }
+    }
+
+    /// `skill`: opens `url` and does `task` from the skill that fits it,
+    /// with no model, while each page fits; says where it stopped and why,
+    /// and shows the page. No skill fits: says which tasks the site's skills
+    /// do, and nothing runs.
+    pub async fn skill(&mut self, task: &str, url: &str, image: bool) -> ToolOutput {
+        let Some(dir) = self.options.skills.clone() else {
+            return ToolOutput::error(
+                "seamark mcp was started without --skills DIR: no skill can be followed",
+            );
+        };
+        let listed = SkillStore::new(&dir).list();
+        let mut told: Vec<String> = listed
+            .iter()
+            .filter_map(|l| {
+                let why = l.skill.as_ref().err()?;
+                Some(format!("skill file {} is ignored: {why}", l.path.display()))
+            })
+            .collect();
+        let (skill, params) = match SkillStore::find(&listed, task, url) {
+            Found::One(skill, params) => (skill, params),
+            Found::Several(names) => {
+                told.push(format!(
+                    "skills {} all fit this task: none is followed (remove all but one with \
+                     seamark skill rm)",
+                    names.join(", ")
+                ));
+                return ToolOutput::error(told.join("\n"));
+            }
+            Found::SameSite(same) => {
+                told.push(format!(
+                    "no skill does this task as worded; this site's skills do: {}. Call skill \
+                     again in those words with your values, or do the task with observe and act",
+                    same.iter()
+                        .map(|s| format!("\"{}\"", s.task))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ));
+                return ToolOutput::error(told.join("\n"));
+            }
+            Found::Nothing => {
+                told.push(
+                    "no skill of this site does this task: do it with open, observe and act".into(),
+                );
+                return ToolOutput::error(told.join("\n"));
+            }
+        };
+        let opened = self.open(url, false).await;
+        if opened.is_error {
+            return opened;
+        }
+        let mut follow = Follow::new(*skill, params);
+        let name = follow.name().to_string();
+        let mut ending = None;
+        for _ in 0..=follow.skill().steps.len() {
+            let obs = match self.observe(false).await {
+                out if out.is_error => return out,
+                _ => match self.exec.as_ref().and_then(Executor::observation) {
+                    Some(obs) => obs.clone(),
+                    None => return ToolOutput::error("no page is open"),
+                },
+            };
+            let planned = match follow.plan(&obs) {
+                Ok(p) => p,
+                Err(why) => {
+                    ending = Some(format!("it stops here: {why}. Go on with observe and act"));
+                    break;
+                }
+            };
+            let t = Instant::now();
+            let report = match self.run(&planned.steps).await {
+                Ok(r) => r,
+                Err(why) => return ToolOutput::error(why),
+            };
+            let answer: Vec<String> = planned.steps.iter().map(|s| s.to_string()).collect();
+            let mark = StepMark {
+                name: name.clone(),
+                step: Some(planned.step),
+                took_over: None,
+            };
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            self.journal_step(&answer.join("\n"), &planned.steps, &report, ms, Some(mark));
+            told.push(format!("step {}:\n{}", planned.step, batch_text(&report)));
+            if let Some(Finish::Complete { summary }) = &report.finish {
+                ending = Some(format!("the task is done: {summary}"));
+                break;
+            }
+            if report.failed() || !report.dropped.is_empty() {
+                follow.stop_with("a step did not run as learned".into());
+            }
+        }
+        let failed = ending
+            .as_deref()
+            .is_none_or(|e| !e.starts_with("the task is done"));
+        let after = self.observe(image).await;
+        let text = format!(
+            "skill {name}: {} steps with no model call; {}\n{}\n\n{}",
+            follow.done(),
+            ending.unwrap_or_else(|| "its steps ran out".into()),
+            told.join("\n"),
+            after.text
+        );
         ToolOutput {
             text: self.options.act.secrets.redact(&text),
             image: after.image,
@@ -429,7 +543,14 @@ impl Desk {
         Ok(exec.run(session, steps).await)
     }
 
-    fn journal_step(&mut self, answer: &str, steps: &[Step], report: &BatchReport, act_ms: f64) {
+    fn journal_step(
+        &mut self,
+        answer: &str,
+        steps: &[Step],
+        report: &BatchReport,
+        act_ms: f64,
+        skill: Option<StepMark>,
+    ) {
         self.steps += 1;
         let shown = self.shown.take().unwrap_or(Shown {
             url: String::new(),
@@ -462,7 +583,7 @@ impl Desk {
             error: None,
             url_after: None,
             asked: None,
-            skill: None,
+            skill,
             timings: StepTimings {
                 act_ms,
                 ..StepTimings::default()

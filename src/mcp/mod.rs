@@ -3,7 +3,7 @@
 //! of one's own), over stdio or streamable HTTP, built on the official Rust
 //! SDK ([`rmcp`]).
 //!
-//! The tools are `open`, `observe`, `act`, `read` and `tabs`. What they
+//! The tools are `open`, `observe`, `act`, `read`, `tabs` and `skill`. What they
 //! return is what a run's model gets: the marked screenshot (shrunk as a run
 //! sends it) and the compact element list whose ids match the marks; the
 //! executor runs `act`'s commands with its rules (the batch cut when the
@@ -74,6 +74,18 @@ pub struct ReadArgs {
     /// The next part of the last read.
     #[serde(default)]
     pub more: Option<bool>,
+}
+
+/// Arguments of `skill`.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+pub struct SkillArgs {
+    /// The task in plain words, as seamark learned it (with your values).
+    pub task: String,
+    /// The page the task starts on.
+    pub url: String,
+    /// Include the marked screenshot of the page afterwards (default false).
+    #[serde(default)]
+    pub image: Option<bool>,
 }
 
 /// Arguments of `tabs`.
@@ -167,6 +179,28 @@ impl SeamarkMcp {
         };
         let mut desk = self.desk.lock().await;
         result(desk.read(of).await)
+    }
+
+    #[tool(
+        description = "Do a task seamark learned before (a skill: the same site, the same words \
+                       but for its values) with no model at all: opens url and follows the \
+                       skill's steps while each page fits. Returns what each step did, whether \
+                       the task is done, or where it stopped and why, and the element list of \
+                       the page: go on from there with observe and act. When no skill fits, \
+                       says so (and which tasks the site's skills do) and nothing runs. Needs \
+                       seamark mcp --skills DIR."
+    )]
+    async fn skill(
+        &self,
+        context: RequestContext<RoleServer>,
+        Parameters(args): Parameters<SkillArgs>,
+    ) -> CallToolResult {
+        let mut desk = self.desk.lock().await;
+        desk.set_peer(context.peer);
+        result(
+            desk.skill(&args.task, &args.url, args.image.unwrap_or(false))
+                .await,
+        )
     }
 
     #[tool(

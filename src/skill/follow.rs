@@ -57,6 +57,11 @@ impl Follow {
         &self.params
     }
 
+    /// The skill's steps planned so far.
+    pub fn done(&self) -> usize {
+        self.next
+    }
+
     /// Whether the model goes on where the skill hands over to it (READ,
     /// ANSWER), rather than where a page did not fit.
     pub fn as_learned(&self) -> bool {

@@ -24,7 +24,7 @@ use crate::server::Server;
 
 /// A client connected to `seamark mcp`, and the temp dir it runs in (its
 /// run directory is `rec` there).
-struct Mcp<H: ClientHandler = ()> {
+pub struct Mcp<H: ClientHandler = ()> {
     client: RunningService<RoleClient, H>,
     dir: tempfile::TempDir,
     /// The server process, for HTTP (the stdio one belongs to the transport).
@@ -32,16 +32,16 @@ struct Mcp<H: ClientHandler = ()> {
 }
 
 /// What one tool call gave.
-struct Called {
-    text: String,
-    images: Vec<Vec<u8>>,
-    is_error: bool,
+pub struct Called {
+    pub text: String,
+    pub images: Vec<Vec<u8>>,
+    pub is_error: bool,
 }
 
 impl Mcp {
     /// `seamark mcp --out rec ARGS` over its stdio, with a client that has
     /// no person behind it.
-    async fn stdio(args: &[&str]) -> Mcp {
+    pub async fn stdio(args: &[&str]) -> Mcp {
         Mcp::stdio_with((), args).await
     }
 
@@ -97,7 +97,7 @@ impl<H: ClientHandler> Mcp<H> {
         }
     }
 
-    async fn call(&self, tool: &str, args: Value) -> Called {
+    pub async fn call(&self, tool: &str, args: Value) -> Called {
         let args = args.as_object().cloned().unwrap_or_default();
         let result = self
             .client
@@ -124,13 +124,13 @@ impl<H: ClientHandler> Mcp<H> {
         }
     }
 
-    fn run_dir(&self) -> std::path::PathBuf {
+    pub fn run_dir(&self) -> std::path::PathBuf {
         self.dir.path().join("rec")
     }
 
     /// Ends the session as a client does (closing the transport) and waits
     /// for the server to write its end.
-    async fn close(mut self) -> tempfile::TempDir {
+    pub async fn close(mut self) -> tempfile::TempDir {
         let _ = self.client.cancel().await;
         if let Some(mut server) = self.server.take() {
             let pid = server.id().map(|p| p.to_string()).unwrap_or_default();

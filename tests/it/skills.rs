@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::agent::{all_bytes, records};
 use crate::cli::{Ran, Workdir};
+use crate::mcp::Mcp;
 use crate::model_server::{between, job_seeker, ModelServer, Received, Reply, INPUT_TOKENS};
 use crate::server::Server;
 
@@ -493,4 +494,40 @@ async fn a_batch_learns_a_run_that_passes_its_check_and_follows_it_after() {
             .count(),
         1
     );
+}
+
+#[tokio::test]
+async fn an_mcp_client_does_a_learned_task_with_the_skill_tool() {
+    let (board, model, work) = learned_once(job_seeker).await;
+    let calls = model.received().len();
+    let skills = work.path("skills");
+    let mcp = Mcp::stdio(&["--skills", skills.to_str().unwrap_or_default()]).await;
+    let asked = serde_json::json!({"task": task("Data Engineer", "Pune"), "url": board.start()});
+    let done = mcp.call("skill", asked).await;
+    assert!(!done.is_error, "{}", done.text);
+    assert!(
+        done.text
+            .contains("4 steps with no model call; the task is done"),
+        "{}",
+        done.text
+    );
+    assert!(
+        done.text
+            .contains("q=Data+Engineer&l=Pune&salary=50-75&salary=75-100"),
+        "the page after it: {}",
+        done.text
+    );
+    let other = serde_json::json!({"task": "Post a job ad for a Designer", "url": board.start()});
+    let refused = mcp.call("skill", other).await;
+    assert!(refused.is_error);
+    assert!(
+        refused.text.contains("this site's skills do"),
+        "{}",
+        refused.text
+    );
+    let dir = mcp.close().await;
+    let steps = records(&dir.path().join("rec"), "step");
+    assert_eq!(steps.len(), 4);
+    assert!(steps.iter().all(|s| s["skill"]["step"].is_number()));
+    assert_eq!(model.received().len(), calls, "no model call");
 }

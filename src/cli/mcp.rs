@@ -55,9 +55,10 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     })?;
     eprintln!("seamark mcp: run directory {}", desk.dir().display());
     let desk = Arc::new(Mutex::new(desk));
+    let skills = args.skills.is_some();
     let served = match &args.http {
-        None => serve_stdio(desk.clone()).await,
-        Some(addr) => serve_http(desk.clone(), addr).await,
+        None => serve_stdio(desk.clone(), skills).await,
+        Some(addr) => serve_http(desk.clone(), skills, addr).await,
     };
     let dir = desk.lock().await.finish().await;
     eprintln!(
@@ -68,8 +69,8 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Serves one client on stdin and stdout until it closes them (or Ctrl-C).
-async fn serve_stdio(desk: Arc<Mutex<Desk>>) -> anyhow::Result<()> {
-    let service = SeamarkMcp::new(desk)
+async fn serve_stdio(desk: Arc<Mutex<Desk>>, skills: bool) -> anyhow::Result<()> {
+    let service = SeamarkMcp::new(desk, skills)
         .serve(rmcp::transport::stdio())
         .await
         .context("the MCP session could not start")?;
@@ -81,7 +82,7 @@ async fn serve_stdio(desk: Arc<Mutex<Desk>>) -> anyhow::Result<()> {
 }
 
 /// Serves streamable HTTP until Ctrl-C; every connection shares the browser.
-async fn serve_http(desk: Arc<Mutex<Desk>>, addr: &str) -> anyhow::Result<()> {
+async fn serve_http(desk: Arc<Mutex<Desk>>, skills: bool, addr: &str) -> anyhow::Result<()> {
     let addr = match addr.parse::<u16>() {
         Ok(port) => format!("127.0.0.1:{port}"),
         Err(_) => addr.to_string(),
@@ -91,7 +92,7 @@ async fn serve_http(desk: Arc<Mutex<Desk>>, addr: &str) -> anyhow::Result<()> {
         .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
     let service = TowerToHyperService::new(StreamableHttpService::new(
-        move || Ok(SeamarkMcp::new(desk.clone())),
+        move || Ok(SeamarkMcp::new(desk.clone(), skills)),
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     ));

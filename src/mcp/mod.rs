@@ -117,12 +117,14 @@ fn result(out: ToolOutput) -> CallToolResult {
 
 #[tool_router]
 impl SeamarkMcp {
-    /// A server over a desk (shared by every connection of an HTTP server).
-    pub fn new(desk: Arc<Mutex<Desk>>) -> Self {
-        Self {
-            desk,
-            tool_router: Self::tool_router(),
+    /// A server over a desk (shared by every connection of an HTTP server);
+    /// the `skill` tool is listed only when the desk has a skills folder.
+    pub fn new(desk: Arc<Mutex<Desk>>, skills: bool) -> Self {
+        let mut tool_router = Self::tool_router();
+        if !skills {
+            tool_router.remove_route("skill");
         }
+        Self { desk, tool_router }
     }
 
     #[tool(
@@ -187,8 +189,7 @@ impl SeamarkMcp {
                        skill's steps while each page fits. Returns what each step did, whether \
                        the task is done, or where it stopped and why, and the element list of \
                        the page: go on from there with observe and act. When no skill fits, \
-                       says so (and which tasks the site's skills do) and nothing runs. Needs \
-                       seamark mcp --skills DIR."
+                       says so (and which tasks the site's skills do) and nothing runs."
     )]
     async fn skill(
         &self,

@@ -51,20 +51,24 @@ async fn run(model: &str, board: &StaticServer, task: &str, skills: &Path, out: 
     assert!(result.success, "{}", result.reason);
 }
 
-/// Per step of a run directory: whether the model was called, and the
-/// step's time (perception, marks, model, commands).
-fn steps_of(dir: &Path) -> Vec<(bool, f64)> {
+/// One step of a run: whether the model was called, and its stages in ms
+/// (perception, marks, model, commands).
+struct StepCost {
+    model: bool,
+    stages: [f64; 4],
+}
+
+const STAGES: [&str; 4] = ["perceive_ms", "mark_ms", "model_ms", "act_ms"];
+
+/// The steps of a run directory.
+fn steps_of(dir: &Path) -> Vec<StepCost> {
     seamark::journal::read_records(dir)
         .expect("journal")
         .into_iter()
         .filter(|r| r["kind"] == "step")
-        .map(|r| {
-            let t = &r["timings"];
-            let ms: f64 = ["perceive_ms", "mark_ms", "model_ms", "act_ms"]
-                .iter()
-                .filter_map(|k| t[*k].as_f64())
-                .sum();
-            (r["skill"]["step"].is_null(), ms)
+        .map(|r| StepCost {
+            model: r["skill"]["step"].is_null(),
+            stages: STAGES.map(|k| r["timings"][k].as_f64().unwrap_or(0.0)),
         })
         .collect()
 }
@@ -137,36 +141,42 @@ fn main() {
         "\nmodel latency simulated at {} ms\n",
         MODEL_DELAY.as_millis()
     );
-    println!("| run | runs | model calls per run | steps per run | time per step (median) | run (median) |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| run | runs | model calls per run | steps per run | step (median) | perceive | mark | model | act | run (median) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for kind in ["model", "skill"] {
         let dirs: Vec<&PathBuf> = runs
             .iter()
             .filter(|(k, _)| *k == kind)
             .map(|(_, d)| d)
             .collect();
-        let steps: Vec<Vec<(bool, f64)>> = dirs.iter().map(|d| steps_of(d)).collect();
-        let calls: Vec<f64> = steps
+        let steps: Vec<Vec<StepCost>> = dirs.iter().map(|d| steps_of(d)).collect();
+        let median = |f: &dyn Fn(&StepCost) -> f64| {
+            seamark::figures::median(steps.iter().flatten().map(f).collect())
+        };
+        let calls = steps
             .iter()
-            .map(|s| s.iter().filter(|(model, _)| *model).count() as f64)
-            .collect();
-        let per_step: Vec<f64> = steps.iter().flatten().map(|(_, ms)| *ms).collect();
-        let per_run: Vec<f64> = steps
+            .map(|s| s.iter().filter(|c| c.model).count() as f64);
+        let per_run = steps
             .iter()
-            .map(|s| s.iter().map(|(_, ms)| ms).sum())
+            .map(|s| s.iter().flat_map(|c| c.stages).sum::<f64>());
+        let stages: Vec<String> = (0..4)
+            .map(|i| format!("{:.0} ms", median(&|c| c.stages[i])))
             .collect();
         println!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} ms | {:.0} ms |",
+            "| {} | {} | {:.0} | {:.0} | {:.0} ms | {} | {:.0} ms |",
             if kind == "model" {
                 "1: the model (learned)"
             } else {
                 "2: from the skill"
             },
             dirs.len(),
-            seamark::figures::median(calls),
+            seamark::figures::median(calls.collect()),
             seamark::figures::median(steps.iter().map(|s| s.len() as f64).collect()),
-            seamark::figures::median(per_step),
-            seamark::figures::median(per_run),
+            median(&|c| c.stages.iter().sum()),
+            stages.join(" | "),
+            seamark::figures::median(per_run.collect()),
         );
     }
 }

@@ -39,6 +39,13 @@ impl Board {
         self.server.url("index.html")
     }
 
+    /// The job search for `role` in `place`, run into `out`: it ends done.
+    async fn search(&self, work: &Workdir, role: &str, place: &str, out: &str) -> Ran {
+        let ran = run(work, &task(role, place), &self.start(), out, &[]).await;
+        assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+        ran
+    }
+
     /// Renames the search form's button, as a site's redesign does.
     fn rename_search_button(&self) {
         let path = self.dir.path().join("index.html");
@@ -70,15 +77,7 @@ async fn learned_once(model: fn(&Received) -> Reply) -> (Board, ModelServer, Wor
     let board = Board::serve().await;
     let model = ModelServer::answering(model).await;
     let work = Workdir::new(&model);
-    let first = run(
-        &work,
-        &task("Data Scientist", "India"),
-        &board.start(),
-        "r1",
-        &[],
-    )
-    .await;
-    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let first = board.search(&work, "Data Scientist", "India", "r1").await;
     assert_eq!(
         skill_files(&work).len(),
         1,
@@ -120,15 +119,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
     let work = Workdir::new(&model);
 
     // Once with the model: done, and learned.
-    let first = run(
-        &work,
-        &task("Data Scientist", "India"),
-        &board.start(),
-        "r1",
-        &[],
-    )
-    .await;
-    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    let first = board.search(&work, "Data Scientist", "India", "r1").await;
     let calls = model.received().len();
     assert_eq!(calls, 4, "the model did every step: {}", first.stderr());
     let files = skill_files(&work);
@@ -147,15 +138,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
     assert!(files[0].ends_with(&said), "{said}");
 
     // Other words: done from the skill to the end, and no model call.
-    let second = run(
-        &work,
-        &task("Data Engineer", "Pune"),
-        &board.start(),
-        "r2",
-        &[],
-    )
-    .await;
-    assert_eq!(second.code(), Some(0), "{}", second.stderr());
+    let second = board.search(&work, "Data Engineer", "Pune", "r2").await;
     assert_eq!(
         model.received().len(),
         calls,
@@ -193,15 +176,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
     // The site changed: the model takes over at that step, the run still
     // succeeds, and the skill is learned again.
     board.rename_search_button();
-    let third = run(
-        &work,
-        &task("Data Analyst", "Delhi"),
-        &board.start(),
-        "r3",
-        &[],
-    )
-    .await;
-    assert_eq!(third.code(), Some(0), "{}", third.stderr());
+    let third = board.search(&work, "Data Analyst", "Delhi", "r3").await;
     let v = third.json();
     assert!(model.received().len() > calls, "the model took over");
     let why = v["skill"]["took_over"].as_str().unwrap_or_default();
@@ -225,15 +200,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
 
     // And the updated skill does the changed site alone.
     let calls = model.received().len();
-    let fourth = run(
-        &work,
-        &task("Designer", "Mumbai"),
-        &board.start(),
-        "r4",
-        &[],
-    )
-    .await;
-    assert_eq!(fourth.code(), Some(0), "{}", fourth.stderr());
+    let fourth = board.search(&work, "Designer", "Mumbai", "r4").await;
     assert_eq!(model.received().len(), calls, "{}", fourth.stderr());
     assert!(final_url(&work.path("r4")).contains("q=Designer&l=Mumbai"));
 }
@@ -345,15 +312,7 @@ async fn broken_and_ambiguous_skills_are_told_and_never_run() {
     copy["name"] = "copy".into();
     std::fs::write(work.path("skills/copy.json"), copy.to_string()).expect("write");
     let calls = model.received().len();
-    let both = run(
-        &work,
-        &task("Data Engineer", "Pune"),
-        &board.start(),
-        "r2",
-        &[],
-    )
-    .await;
-    assert_eq!(both.code(), Some(0), "{}", both.stderr());
+    let both = board.search(&work, "Data Engineer", "Pune", "r2").await;
     let err = both.stderr();
     assert!(err.contains("garbage.json is ignored"), "{err}");
     assert!(err.contains("all fit this task: none is followed"), "{err}");
@@ -386,15 +345,7 @@ async fn broken_and_ambiguous_skills_are_told_and_never_run() {
         shown.stdout()
     );
     let calls = model.received().len();
-    let again = run(
-        &work,
-        &task("Data Engineer", "Pune"),
-        &board.start(),
-        "r3",
-        &[],
-    )
-    .await;
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    board.search(&work, "Data Engineer", "Pune", "r3").await;
     assert_eq!(model.received().len(), calls);
 
     // --no-skills: the model does every step, and nothing is learned.

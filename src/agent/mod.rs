@@ -954,7 +954,11 @@ impl Agent {
             reason: ending.reason,
             steps,
             tokens: run.spend.tokens,
-            cost_usd: run.spend.cost_usd,
+            // A run done from a skill with no model call cost nothing, priced or not.
+            cost_usd: match (&run.skills, run.spend.tokens == Usage::default()) {
+                (Some(s), true) if s.report.steps > 0 => Some(0.0),
+                _ => run.spend.cost_usd,
+            },
             run_dir: journal.dir().to_path_buf(),
             wall_time_s: started.elapsed().as_secs_f64(),
             model,

@@ -85,6 +85,8 @@ struct Card {
     problems: Vec<String>,
     divergence: Option<String>,
     cost: String,
+    /// What the screenshot was to the step.
+    caption: &'static str,
 }
 
 /// A named list of a card (dialogs, downloads, …).
@@ -420,22 +422,25 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         .chain(s.error.iter().cloned())
         .collect();
     let t = &s.timings;
+    let from_skill = s.skill.as_ref().is_some_and(|m| m.step.is_some());
+    let spend = match from_skill {
+        true => "no model call".to_string(),
+        false => format!(
+            "{} in, {} out{} · prompt ≈ {} tokens ({} text, {} images)",
+            s.spend.tokens.input,
+            s.spend.tokens.output,
+            s.spend
+                .cost_usd
+                .map(|c| format!(" (${c:.4})"))
+                .unwrap_or_default(),
+            s.prompt_tokens.text + s.prompt_tokens.images,
+            s.prompt_tokens.text,
+            s.prompt_tokens.images,
+        ),
+    };
     let cost = format!(
-        "{} in, {} out{} · prompt ≈ {} tokens ({} text, {} images) · perceive {:.0} ms, mark {:.0} \
-         ms, model {:.0} ms, act {:.0} ms",
-        s.spend.tokens.input,
-        s.spend.tokens.output,
-        s.spend
-            .cost_usd
-            .map(|c| format!(" (${c:.4})"))
-            .unwrap_or_default(),
-        s.prompt_tokens.text + s.prompt_tokens.images,
-        s.prompt_tokens.text,
-        s.prompt_tokens.images,
-        t.perceive_ms,
-        t.mark_ms,
-        t.model_ms,
-        t.act_ms,
+        "{spend} · perceive {:.0} ms, mark {:.0} ms, model {:.0} ms, act {:.0} ms",
+        t.perceive_ms, t.mark_ms, t.model_ms, t.act_ms,
     );
     Card {
         n: s.step,
@@ -444,10 +449,11 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         url: s.url.clone(),
         title: s.title.clone(),
         // A step done from a skill had no model to answer: its commands say it all.
-        answer: s
-            .answer
-            .clone()
-            .filter(|_| s.skill.as_ref().is_none_or(|m| m.step.is_none())),
+        answer: s.answer.clone().filter(|_| !from_skill),
+        caption: match from_skill {
+            true => "the marked screenshot the skill's step was planned on",
+            false => "the marked screenshot the model got",
+        },
         plan: s.plan.clone(),
         commands,
         dropped,

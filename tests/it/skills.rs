@@ -149,6 +149,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
     assert_eq!(v["status"], "done");
     assert_eq!(v["skill"]["steps"], 4, "{v}");
     assert_eq!(v["tokens"]["input"], 0);
+    assert_eq!(v["cost_usd"], 0.0, "no model call costs nothing: {v}");
     // The page shows the new search, filtered.
     let url = final_url(&work.path("r2"));
     assert!(

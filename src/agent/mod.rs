@@ -109,6 +109,11 @@ pub struct AgentOptions {
     /// it without the model while the pages fit, and a run that ends done
     /// is learned into it (see [`crate::skill`]). None: no skills.
     pub skills: Option<PathBuf>,
+    /// What must hold before COMPLETE is taken: each is checked on the live
+    /// page (or the answer) when the model says the task is done; one that
+    /// fails refuses COMPLETE, and a second refusal ends the run
+    /// [`RunStatus::Unverified`].
+    pub expect: Vec<crate::check::Check>,
     /// Leave a learned skill unsaved in the result
     /// ([`SkillReport::unsaved`]) for the caller to save once it has judged
     /// the run (a batch saves it when the run passes its check).
@@ -136,6 +141,7 @@ impl Default for AgentOptions {
             save_storage_state: None,
             hand_over: false,
             skills: None,
+            expect: Vec::new(),
             learn_later: false,
         }
     }
@@ -168,6 +174,9 @@ pub enum RunStatus {
     /// The model asked the person something (ASK) and no one could answer:
     /// the reason is the question; `seamark resume --answer` goes on.
     NeedsInput,
+    /// The model said the task was done, but the run's checks did not hold,
+    /// twice.
+    Unverified,
 }
 
 impl RunStatus {
@@ -180,6 +189,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Interrupted => "interrupted",
             RunStatus::NeedsInput => "needs input",
+            RunStatus::Unverified => "unverified",
         }
     }
 }
@@ -622,6 +632,65 @@ impl AgentBuilder {
     }
 }
 
+/// What a COMPLETE is checked against: the person's checks and the task's
+/// count.
+struct Checks<'a> {
+    expect: &'a [crate::check::Check],
+    task: &'a str,
+}
+
+/// Judges the evidence for counted work: the COMPLETE names the count, and
+/// seamark's own count (boxes checked, the answer's items) agrees. Gives
+/// what was wanted, whether it held, and what was found.
+async fn count_evidence(
+    counted: crate::evidence::Counted,
+    summary: &str,
+    answer: Option<&str>,
+    session: &Session,
+) -> (String, bool, String) {
+    use crate::evidence::{answer_items, names_count, Counted, CHECKED_JS};
+    let (n, wanted) = match counted {
+        Counted::Ticked(n) => (n, format!("at least {n} boxes checked")),
+        Counted::Listed(n) => (n, format!("{n} items in the answer")),
+    };
+    if !names_count(summary, n) {
+        let detail = format!(
+            "the task counts {n}, and COMPLETE does not say how many were done: end with one line \
+             of what you saw done, naming the count (COMPLETE: ticked {n} boxes)"
+        );
+        return (wanted, false, detail);
+    }
+    let (passed, detail) = match counted {
+        Counted::Ticked(_) => match crate::check::page_value(session, CHECKED_JS).await {
+            Ok(v) => {
+                let checked = v.as_u64().unwrap_or(0);
+                (
+                    checked >= n as u64,
+                    format!("seamark counts {checked} boxes checked on the page"),
+                )
+            }
+            Err(why) => (
+                false,
+                format!("the page's boxes could not be counted: {why}"),
+            ),
+        },
+        Counted::Listed(_) => match answer {
+            Some(a) => {
+                let items = answer_items(a);
+                (
+                    items == n,
+                    format!("seamark counts {items} items in the answer"),
+                )
+            }
+            None => (false, "there is no answer".to_string()),
+        },
+    };
+    (wanted, passed, detail)
+}
+
+/// COMPLETEs refused by the run's checks before the run ends unverified.
+const REFUSALS: usize = 2;
+
 /// How often the same commands on the same page count as a loop: warned at
 /// the first number, stopped at the second.
 const LOOP_WARN: usize = 2;
@@ -664,6 +733,8 @@ struct Run {
     local_storage: BTreeMap<String, Vec<crate::storage::Item>>,
     /// The skills folder's part in the run, when it has one.
     skills: Option<skills::Skills>,
+    /// COMPLETEs the run's checks refused so far.
+    refusals: usize,
 }
 
 impl Run {
@@ -690,6 +761,7 @@ impl Run {
             before: 0,
             local_storage: BTreeMap::new(),
             skills: None,
+            refusals: 0,
         }
     }
 
@@ -1244,7 +1316,15 @@ impl Agent {
         record.commands = steps.iter().map(|s| s.to_string()).collect();
         // An answer-only step that gives the recorded answer again: the model
         // has what the task asked for and forgot COMPLETE, as models do.
-        if let Some(answer) = repeated_answer(&steps, run.answer.as_deref()) {
+        // With checks, or a count to check, an answer given again is no
+        // COMPLETE: the task is checked only when COMPLETE comes.
+        let checked =
+            !self.options.expect.is_empty() || crate::evidence::counted(&self.task).is_some();
+        let repeated = match checked {
+            false => repeated_answer(&steps, run.answer.as_deref()),
+            true => None,
+        };
+        if let Some(answer) = repeated {
             let reason = format!("answered: {answer} (given again without COMPLETE)");
             self.finish_step(journal, &record)?;
             return Ok(Some(Ending::new(RunStatus::Done, reason)));
@@ -1359,7 +1439,13 @@ impl Agent {
         self.finish_step(journal, &record)?;
         match finish {
             Some(Finish::Ask { .. }) => Ok(None),
-            Some(Finish::Complete { summary }) => Ok(Some(Ending::new(RunStatus::Done, summary))),
+            Some(Finish::Complete { summary }) => {
+                let checks = Checks {
+                    expect: &self.options.expect,
+                    task: &self.task,
+                };
+                Ok(Self::verify(checks, session, run, journal, step, summary).await)
+            }
             Some(Finish::Stop { reason }) => Ok(Some(Ending::new(
                 RunStatus::Stopped,
                 format!("stopped: {reason}"),
@@ -1461,6 +1547,88 @@ impl Agent {
             }
         };
         Ok(Decision::Commands(steps))
+    }
+
+    /// Runs the run's checks when the model says the task is done: all hold
+    /// (or there are none), the run is done; one fails, COMPLETE is refused
+    /// and the model told what the page shows instead, and at the second
+    /// refusal the run ends unverified.
+    async fn verify(
+        checks: Checks<'_>,
+        session: &Session,
+        run: &mut Run,
+        journal: &mut Journal,
+        step: usize,
+        summary: String,
+    ) -> Option<Ending> {
+        let mut failed = Vec::new();
+        let mut keep = |record: crate::check::CheckRecord| {
+            if !record.passed {
+                failed.push(format!(
+                    "{} {:?}: {}",
+                    record.check, record.wanted, record.detail
+                ));
+            }
+            if let Err(e) = journal.write(&record) {
+                tracing::warn!("a check's record was not written: {e}");
+            }
+        };
+        for check in checks.expect {
+            let page = match check.needs_page() {
+                true => Some(crate::check::look(session, check).await),
+                false => None,
+            };
+            let (passed, detail) = crate::check::judge(
+                check,
+                run.answer.as_deref(),
+                page,
+                "there was no page to check",
+            );
+            keep(crate::check::CheckRecord {
+                kind: "check",
+                step,
+                check: check.kind().into(),
+                wanted: check.wanted().into(),
+                passed,
+                detail,
+            });
+        }
+        if let Some(counted) = crate::evidence::counted(checks.task) {
+            let (wanted, passed, detail) =
+                count_evidence(counted, &summary, run.answer.as_deref(), session).await;
+            keep(crate::check::CheckRecord {
+                kind: "check",
+                step,
+                check: "count".into(),
+                wanted,
+                passed,
+                detail,
+            });
+        }
+        if failed.is_empty() {
+            return Some(Ending::new(RunStatus::Done, summary));
+        }
+        run.refusals += 1;
+        let failed = failed.join("; ");
+        if run.refusals >= REFUSALS {
+            return Some(Ending::new(
+                RunStatus::Unverified,
+                format!(
+                    "the model said the task was done ({summary}) {} times, but the checks did \
+                     not hold: {failed}",
+                    run.refusals
+                ),
+            ));
+        }
+        let told = format!(
+            "COMPLETE was not accepted: the person's checks of the task do not hold yet: {failed}. \
+             Look at the page, do what is missing, then COMPLETE again."
+        );
+        run.feedback = Some(match run.feedback.take() {
+            Some(f) => format!("{f}\n{told}"),
+            None => told,
+        });
+        None
     }
 
     /// Keeps the browser's state in the run directory after a step (what a

@@ -42,7 +42,7 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use crate::agent::{Agent, AgentOptions, Interrupt, LastLook, RunResult, RunStatus};
 use crate::brain::{Brain, BrainError, Usage};
 use crate::browser::{BrowserError, Pool, Session};
-use crate::journal::utc_rfc3339;
+use crate::journal::{utc_rfc3339, Journal};
 use crate::safety::{Secret, Secrets};
 use crate::schema::AnswerSchema;
 
@@ -678,6 +678,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     }
     let seen = std::mem::take(&mut *lock(&look));
     let scored = record(unit, &rel, &result, seen, &secrets);
+    keep_verdict(&run_dir, &result, &scored.0, spec.check.as_ref(), &secrets);
     let learned = result.skill.as_ref().and_then(|s| s.unsaved.as_ref());
     if let (true, Some(dir), Some(skill)) = (scored.0.passed, &shared.agent.skills, learned) {
         if let Err(why) = crate::skill::SkillStore::new(dir).save(skill) {
@@ -685,6 +686,42 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
         }
     }
     Some(scored)
+}
+
+/// Writes a run's verdict into its own journal, as a check record after its
+/// last step, and its report again with it: the run's report shows how the
+/// batch scored it.
+fn keep_verdict(
+    run_dir: &Path,
+    result: &RunResult,
+    scored: &RunRecord,
+    check: Option<&Check>,
+    secrets: &Secrets,
+) {
+    let record = crate::check::CheckRecord {
+        kind: "check",
+        step: result.steps,
+        check: scored.verdict.check.clone(),
+        wanted: check.map_or("done", Check::wanted).to_string(),
+        passed: scored.passed,
+        detail: scored.verdict.detail.clone(),
+    };
+    let written = Journal::create(run_dir).and_then(|mut journal| {
+        journal.redact(secrets.clone());
+        journal.write(&record)
+    });
+    if let Err(e) = written {
+        tracing::warn!(
+            "run {}: its verdict was not kept in its journal: {e}",
+            scored.id
+        );
+        return;
+    }
+    if result.report.is_some() {
+        if let Err(e) = crate::report::write(run_dir) {
+            tracing::warn!("run {}: its report was not written again: {e}", scored.id);
+        }
+    }
 }
 
 /// What the last look at a run's final page found.

@@ -79,6 +79,9 @@ pub struct TaskSummary {
     pub cost_usd: Option<f64>,
     /// Median seconds of its runs.
     pub median_wall_s: f64,
+    /// Each run's report.html, relative to the batch directory, by attempt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<(usize, std::path::PathBuf)>,
 }
 
 /// Failed runs that failed for one reason.
@@ -180,12 +183,12 @@ impl Summary {
         }
         let _ = writeln!(
             out,
-            "\n| task | passed | pass^{k} | median steps | tokens in / out | cost | median time |\n|---|---:|:---:|---:|---:|---:|---:|"
+            "\n| task | passed | pass^{k} | median steps | tokens in / out | cost | median time | reports |\n|---|---:|:---:|---:|---:|---:|---:|---|"
         );
         for t in &self.per_task {
             let _ = writeln!(
                 out,
-                "| {} | {}/{k} | {} | {} | {} / {} | {} | {:.1} s |",
+                "| {} | {}/{k} | {} | {} | {} / {} | {} | {:.1} s | {} |",
                 cell(&t.id),
                 t.passed,
                 if t.all_passed { "yes" } else { "no" },
@@ -193,12 +196,17 @@ impl Summary {
                 thousands(t.tokens.input),
                 thousands(t.tokens.output),
                 cost(t.cost_usd),
-                t.median_wall_s
+                t.median_wall_s,
+                t.reports
+                    .iter()
+                    .map(|(k, path)| format!("[{k}]({})", path.display()))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
         }
         let _ = writeln!(
             out,
-            "| **all** | **{}/{}** | **{}/{}** | {} | {} / {} | {} | |",
+            "| **all** | **{}/{}** | **{}/{}** | {} | {} / {} | {} | | |",
             self.passed,
             self.runs,
             self.tasks_passing_all,
@@ -246,6 +254,10 @@ fn task_summary(runs: &[&RunRecord], repeat: usize) -> TaskSummary {
         tokens: total_tokens(runs.iter().copied()),
         cost_usd: total_cost(runs.iter().copied()),
         median_wall_s: median(runs.iter().map(|r| r.wall_time_s).collect()),
+        reports: runs
+            .iter()
+            .filter_map(|r| Some((r.attempt, r.report.clone()?)))
+            .collect(),
     }
 }
 

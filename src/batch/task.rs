@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::check::Check;
 use crate::safety::Secret;
 use crate::schema::AnswerSchema;
 
@@ -41,55 +42,6 @@ pub struct TaskSpec {
     /// step: the state the task starts from (MiniWoB++ starts its episode so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
-}
-
-/// How a run is scored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Check {
-    /// The final page's URL contains this.
-    UrlContains(String),
-    /// The final page's rendered text contains this (case and spacing aside).
-    TextContains(String),
-    /// The answer contains this (case and spacing aside).
-    AnswerContains(String),
-    /// The answer matches this regular expression.
-    AnswerRegex(String),
-    /// This JavaScript expression, evaluated in the final page (a promise
-    /// awaited), is truthy.
-    Js(String),
-}
-
-impl Check {
-    /// The kind's name, as written in the tasks file.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Check::UrlContains(_) => "url_contains",
-            Check::TextContains(_) => "text_contains",
-            Check::AnswerContains(_) => "answer_contains",
-            Check::AnswerRegex(_) => "answer_regex",
-            Check::Js(_) => "js",
-        }
-    }
-
-    /// What it asks for, as written.
-    pub fn wanted(&self) -> &str {
-        match self {
-            Check::UrlContains(s)
-            | Check::TextContains(s)
-            | Check::AnswerContains(s)
-            | Check::AnswerRegex(s)
-            | Check::Js(s) => s,
-        }
-    }
-
-    /// Whether it looks at the final page (rather than at the answer).
-    pub fn needs_page(&self) -> bool {
-        matches!(
-            self,
-            Check::UrlContains(_) | Check::TextContains(_) | Check::Js(_)
-        )
-    }
 }
 
 /// A line of a tasks file that cannot be run, and why.

@@ -47,7 +47,10 @@ enum Command {
     /// Progress goes to stderr; the result to stdout (one JSON object with
     /// --json). Every step is recorded in the run directory. Exit status: 0 when
     /// the task was completed, 1 when it was not (stopped, failed, out of
-    /// budget), 2 for a configuration error such as no model.
+    /// budget), 2 for a configuration error such as no model, 3 when the run
+    /// waits for an answer (seamark resume), 4 when the model said it was done
+    /// but the --expect checks did not hold (unverified), 130 when
+    /// interrupted.
     Run(run::RunArgs),
     /// Run a recorded run again against the live site, with the recorded
     /// answers, and report where the pages differ from the recording.
@@ -184,6 +187,10 @@ pub const INTERRUPTED: u8 = 130;
 /// The exit status of a run that ended with a question for the person
 /// (`needs_input`): `seamark resume RUN_DIR --answer …` goes on.
 pub const NEEDS_INPUT: u8 = 3;
+
+/// The exit status of a run whose COMPLETE its checks (`--expect-*`)
+/// refused twice (`unverified`).
+pub const UNVERIFIED: u8 = 4;
 
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -15,6 +15,7 @@ use seamark::agent::{
 };
 use seamark::brain::{self, HttpPolicy, Prices};
 use seamark::browser::BrowserOptions;
+use seamark::check::Check;
 use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
     DEFAULT_WORDS,
@@ -46,7 +47,57 @@ pub struct RunArgs {
     #[arg(long)]
     no_skills: bool,
     #[command(flatten)]
+    expect: ExpectArgs,
+    #[command(flatten)]
     common: CommonArgs,
+}
+
+/// What must hold before a run is done (repeatable; each checked when the
+/// model says COMPLETE, on the live page or the answer).
+#[derive(Debug, Args)]
+pub struct ExpectArgs {
+    /// The page's URL contains this.
+    #[arg(long, value_name = "TEXT")]
+    expect_url: Vec<String>,
+    /// The page's text contains this (case and spacing aside).
+    #[arg(long, value_name = "TEXT")]
+    expect_text: Vec<String>,
+    /// The answer contains this (case and spacing aside).
+    #[arg(long, value_name = "TEXT")]
+    expect_answer: Vec<String>,
+    /// The answer matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    expect_regex: Vec<String>,
+    /// This JavaScript expression, evaluated in the page (a promise awaited,
+    /// 10 s at most), is truthy.
+    #[arg(long, value_name = "EXPR")]
+    expect_js: Vec<String>,
+}
+
+impl ExpectArgs {
+    /// The checks, each regular expression compiled first.
+    pub fn checks(&self) -> Result<Vec<Check>, UsageError> {
+        if let Some((re, e)) = self
+            .expect_regex
+            .iter()
+            .find_map(|r| regex::Regex::new(r).err().map(|e| (r, e)))
+        {
+            return Err(UsageError(format!(
+                "--expect-regex {re:?} is not a regular expression: {e}"
+            )));
+        }
+        let all = [
+            (&self.expect_url, Check::UrlContains as fn(String) -> Check),
+            (&self.expect_text, Check::TextContains),
+            (&self.expect_answer, Check::AnswerContains),
+            (&self.expect_regex, Check::AnswerRegex),
+            (&self.expect_js, Check::Js),
+        ];
+        Ok(all
+            .into_iter()
+            .flat_map(|(values, make)| values.iter().cloned().map(make))
+            .collect())
+    }
 }
 
 /// Options `run` and `replay` share.
@@ -281,6 +332,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| UsageError(e.to_string()))?;
     let options = AgentOptions {
         skills: (!args.no_skills).then_some(args.skills),
+        expect: args.expect.checks()?,
         ..args.common.options()?
     };
     let builder = Agent::builder()
@@ -304,6 +356,7 @@ pub fn exit_code(result: &RunResult) -> ExitCode {
         RunStatus::Done => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
         RunStatus::NeedsInput => ExitCode::from(super::NEEDS_INPUT),
+        RunStatus::Unverified => ExitCode::from(super::UNVERIFIED),
         _ => ExitCode::from(1),
     }
 }

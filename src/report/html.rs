@@ -61,6 +61,9 @@ struct Page {
     diverged: Vec<usize>,
     replay: bool,
     skills: Vec<String>,
+    /// The checks' verdict at the last COMPLETE: its step, whether every
+    /// check held, and in words.
+    verdict: Option<(usize, bool, String)>,
     animation: Option<String>,
     steps: Vec<Card>,
 }
@@ -217,10 +220,38 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         diverged,
         replay: log.is_replay(),
         skills: log.skills.iter().map(|r| r.detail.clone()).collect(),
+        verdict: verdict(log),
         animation,
         steps,
     };
     page.render()
+}
+
+/// A check as a step's card lists it.
+fn check_line(c: &crate::check::CheckRecord) -> String {
+    let held = if c.passed { "held" } else { "did not hold" };
+    format!("{} {:?} {held}: {}", c.check, c.wanted, c.detail)
+}
+
+/// The checks of the last COMPLETE they judged: its step, whether all
+/// held, and what they found.
+fn verdict(log: &RunLog) -> Option<(usize, bool, String)> {
+    let step = log.checks.last()?.step;
+    let last: Vec<&crate::check::CheckRecord> =
+        log.checks.iter().filter(|c| c.step == step).collect();
+    let held = last.iter().all(|c| c.passed);
+    let words = match held {
+        true => format!("verified: every check held ({} of them)", last.len()),
+        false => format!(
+            "not verified: {}",
+            last.iter()
+                .filter(|c| !c.passed)
+                .map(|c| check_line(c))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    };
+    Some((step, held, words))
 }
 
 /// Whether a step is one a person should look at first: a command that did
@@ -318,6 +349,14 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
                 }
                 line
             })
+            .collect(),
+    );
+    list(
+        "checks",
+        log.checks
+            .iter()
+            .filter(|c| c.step == s.step)
+            .map(check_line)
             .collect(),
     );
     list(

@@ -82,6 +82,8 @@ pub struct RunLog {
     pub resumes: Vec<ResumeRecord>,
     /// What the run did with skills: followed, ignored, learned.
     pub skills: Vec<crate::skill::SkillRecord>,
+    /// The checks run when the model said COMPLETE (`--expect-*`).
+    pub checks: Vec<crate::check::CheckRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -110,6 +112,7 @@ impl RunLog {
             acts: Vec::new(),
             resumes: Vec::new(),
             skills: Vec::new(),
+            checks: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -156,6 +159,9 @@ impl RunLog {
                     .push(serde_json::from_value(value).map_err(parse_err)?);
                 self.end = None;
             }
+            "check" => self
+                .checks
+                .push(serde_json::from_value(value).map_err(parse_err)?),
             "skill" => self
                 .skills
                 .push(serde_json::from_value(value).map_err(parse_err)?),

@@ -24,3 +24,4 @@ mod scrolled;
 mod sessions;
 mod signin;
 mod skills;
+mod verify;

@@ -6,7 +6,7 @@
 
 use crate::agent::{all_bytes, records};
 use crate::cli::run_with_model;
-use crate::model_server::{reply, ModelServer, Turn};
+use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
 
 const PW: &str = "hunter2-Acme-7731";
@@ -22,13 +22,18 @@ fn secret_signer() -> Turn {
         if text.contains("\"Delete account\"") {
             return format!("CLICK:{}", r.id_of("Delete account"));
         }
-        format!(
-            "TYPE:{}:ada\nTYPE:{}:{{{{secret:ACME_PW}}}}\nCLICK:{}",
-            r.id_of("Email or username"),
-            r.id_of("Password"),
-            r.id_of("Sign in")
-        )
+        sign_in(r)
     })
+}
+
+/// Signs in as ada with the secret ACME_PW, ids read off the list.
+pub fn sign_in(r: &Received) -> String {
+    format!(
+        "TYPE:{}:ada\nTYPE:{}:{{{{secret:ACME_PW}}}}\nCLICK:{}",
+        r.id_of("Email or username"),
+        r.id_of("Password"),
+        r.id_of("Sign in")
+    )
 }
 
 #[tokio::test]

@@ -219,12 +219,7 @@ fn account_closer(r: &Received) -> Reply {
     } else if text.contains("\"Delete account\"") {
         format!("CLICK:{}", r.id_of("Delete account"))
     } else {
-        format!(
-            "TYPE:{}:ada\nTYPE:{}:{{{{secret:ACME_PW}}}}\nCLICK:{}",
-            r.id_of("Email or username"),
-            r.id_of("Password"),
-            r.id_of("Sign in")
-        )
+        crate::signin::sign_in(r)
     })
 }
 

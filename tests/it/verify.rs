@@ -13,12 +13,11 @@ use crate::server::Server;
 
 const ALL_TICKED: &str = "document.querySelectorAll('input:checked').length === 3";
 
-/// Ticks the first two boxes and says it is done; told that it is not,
-/// ticks the third too.
-fn hasty_ticker(r: &Received) -> Reply {
-    let refused = r.text().contains("COMPLETE was not accepted");
+/// Clicks the first two boxes that are unchecked (all three once told its
+/// COMPLETE was refused), then says COMPLETE with `summary`.
+fn tick(r: &Received, summary: &str) -> String {
     let mut boxes = vec!["First box", "Second box"];
-    if refused {
+    if r.text().contains("COMPLETE was not accepted") {
         boxes.push("Third box");
     }
     let mut commands: Vec<String> = boxes
@@ -26,8 +25,14 @@ fn hasty_ticker(r: &Received) -> Reply {
         .filter(|b| r.line_of(b).contains("unchecked"))
         .map(|b| format!("CLICK:{}", r.id_of(b)))
         .collect();
-    commands.push("COMPLETE:ticked the boxes".into());
-    Reply::Text(commands.join("\n"))
+    commands.push(format!("COMPLETE:{summary}"));
+    commands.join("\n")
+}
+
+/// Ticks the first two boxes and says it is done; told that it is not,
+/// ticks the third too.
+fn hasty_ticker(r: &Received) -> Reply {
+    Reply::Text(tick(r, "ticked the boxes"))
 }
 
 fn always_done(_: &Received) -> Reply {
@@ -225,17 +230,7 @@ fn fibber(r: &Received) -> Reply {
             true => "ANSWER:A $10; B $12; C $15\nCOMPLETE:listed the 3 cheapest flights".into(),
         }
     } else {
-        let mut boxes = vec!["First box", "Second box"];
-        if refused {
-            boxes.push("Third box");
-        }
-        let mut commands: Vec<String> = boxes
-            .into_iter()
-            .filter(|b| r.line_of(b).contains("unchecked"))
-            .map(|b| format!("CLICK:{}", r.id_of(b)))
-            .collect();
-        commands.push("COMPLETE:ticked 3 boxes".into());
-        commands.join("\n")
+        tick(r, "ticked 3 boxes")
     })
 }
 

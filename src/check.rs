@@ -28,6 +28,20 @@ pub struct CheckRecord {
     pub detail: String,
 }
 
+impl CheckRecord {
+    /// The record of a check of the step `step`.
+    pub fn new(step: usize, check: &str, wanted: &str, passed: bool, detail: String) -> Self {
+        Self {
+            kind: "check",
+            step,
+            check: check.to_string(),
+            wanted: wanted.to_string(),
+            passed,
+            detail,
+        }
+    }
+}
+
 /// A check: what must hold of the final page, or of the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]

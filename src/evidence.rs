@@ -117,6 +117,54 @@ pub fn answer_items(answer: &str) -> usize {
 pub const CHECKED_JS: &str = "document.querySelectorAll('input[type=checkbox]:checked, \
      [role=checkbox][aria-checked=true]').length";
 
+/// Judges the evidence for counted work: the COMPLETE names the count, and
+/// seamark's own count (boxes checked, the answer's items) agrees. Gives
+/// what was wanted, whether it held, and what was found.
+pub async fn judge(
+    counted: Counted,
+    summary: &str,
+    answer: Option<&str>,
+    session: &crate::browser::Session,
+) -> (String, bool, String) {
+    let (n, wanted) = match counted {
+        Counted::Ticked(n) => (n, format!("at least {n} boxes checked")),
+        Counted::Listed(n) => (n, format!("{n} items in the answer")),
+    };
+    if !names_count(summary, n) {
+        let detail = format!(
+            "the task counts {n}, and COMPLETE does not say how many were done: end with one line \
+             of what you saw done, naming the count (COMPLETE: ticked {n} boxes)"
+        );
+        return (wanted, false, detail);
+    }
+    let (passed, detail) = match counted {
+        Counted::Ticked(_) => match crate::check::page_value(session, CHECKED_JS).await {
+            Ok(v) => {
+                let checked = v.as_u64().unwrap_or(0);
+                (
+                    checked >= n as u64,
+                    format!("seamark counts {checked} boxes checked on the page"),
+                )
+            }
+            Err(why) => (
+                false,
+                format!("the page's boxes could not be counted: {why}"),
+            ),
+        },
+        Counted::Listed(_) => match answer {
+            Some(a) => {
+                let items = answer_items(a);
+                (
+                    items == n,
+                    format!("seamark counts {items} items in the answer"),
+                )
+            }
+            None => (false, "there is no answer".to_string()),
+        },
+    };
+    (wanted, passed, detail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

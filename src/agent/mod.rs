@@ -639,55 +639,6 @@ struct Checks<'a> {
     task: &'a str,
 }
 
-/// Judges the evidence for counted work: the COMPLETE names the count, and
-/// seamark's own count (boxes checked, the answer's items) agrees. Gives
-/// what was wanted, whether it held, and what was found.
-async fn count_evidence(
-    counted: crate::evidence::Counted,
-    summary: &str,
-    answer: Option<&str>,
-    session: &Session,
-) -> (String, bool, String) {
-    use crate::evidence::{answer_items, names_count, Counted, CHECKED_JS};
-    let (n, wanted) = match counted {
-        Counted::Ticked(n) => (n, format!("at least {n} boxes checked")),
-        Counted::Listed(n) => (n, format!("{n} items in the answer")),
-    };
-    if !names_count(summary, n) {
-        let detail = format!(
-            "the task counts {n}, and COMPLETE does not say how many were done: end with one line \
-             of what you saw done, naming the count (COMPLETE: ticked {n} boxes)"
-        );
-        return (wanted, false, detail);
-    }
-    let (passed, detail) = match counted {
-        Counted::Ticked(_) => match crate::check::page_value(session, CHECKED_JS).await {
-            Ok(v) => {
-                let checked = v.as_u64().unwrap_or(0);
-                (
-                    checked >= n as u64,
-                    format!("seamark counts {checked} boxes checked on the page"),
-                )
-            }
-            Err(why) => (
-                false,
-                format!("the page's boxes could not be counted: {why}"),
-            ),
-        },
-        Counted::Listed(_) => match answer {
-            Some(a) => {
-                let items = answer_items(a);
-                (
-                    items == n,
-                    format!("seamark counts {items} items in the answer"),
-                )
-            }
-            None => (false, "there is no answer".to_string()),
-        },
-    };
-    (wanted, passed, detail)
-}
-
 /// COMPLETEs refused by the run's checks before the run ends unverified.
 const REFUSALS: usize = 2;
 
@@ -1584,26 +1535,20 @@ impl Agent {
                 page,
                 "there was no page to check",
             );
-            keep(crate::check::CheckRecord {
-                kind: "check",
+            keep(crate::check::CheckRecord::new(
                 step,
-                check: check.kind().into(),
-                wanted: check.wanted().into(),
+                check.kind(),
+                check.wanted(),
                 passed,
                 detail,
-            });
+            ));
         }
         if let Some(counted) = crate::evidence::counted(checks.task) {
             let (wanted, passed, detail) =
-                count_evidence(counted, &summary, run.answer.as_deref(), session).await;
-            keep(crate::check::CheckRecord {
-                kind: "check",
-                step,
-                check: "count".into(),
-                wanted,
-                passed,
-                detail,
-            });
+                crate::evidence::judge(counted, &summary, run.answer.as_deref(), session).await;
+            keep(crate::check::CheckRecord::new(
+                step, "count", &wanted, passed, detail,
+            ));
         }
         if failed.is_empty() {
             return Some(Ending::new(RunStatus::Done, summary));

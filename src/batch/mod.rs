@@ -698,14 +698,13 @@ fn keep_verdict(
     check: Option<&Check>,
     secrets: &Secrets,
 ) {
-    let record = crate::check::CheckRecord {
-        kind: "check",
-        step: result.steps,
-        check: scored.verdict.check.clone(),
-        wanted: check.map_or("done", Check::wanted).to_string(),
-        passed: scored.passed,
-        detail: scored.verdict.detail.clone(),
-    };
+    let record = crate::check::CheckRecord::new(
+        result.steps,
+        &scored.verdict.check,
+        check.map_or("done", Check::wanted),
+        scored.passed,
+        scored.verdict.detail.clone(),
+    );
     let written = Journal::create(run_dir).and_then(|mut journal| {
         journal.redact(secrets.clone());
         journal.write(&record)

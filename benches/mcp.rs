@@ -195,7 +195,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| call("observe", json!({ "image": true })))
     });
     group.bench_function("library_act_click", |b| {
-        b.iter(|| rt.block_on(desk.act(&click, false)))
+        b.iter(|| rt.block_on(desk.act(&click, &[], false)))
     });
     group.bench_function("mcp_act_click", |b| {
         b.iter(|| call("act", json!({ "commands": click })))

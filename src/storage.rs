@@ -9,13 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     self, EventRequestPaused, FulfillRequestParams, HeaderEntry, RequestPattern, RequestStage,
 };
 use chromiumoxide::cdp::browser_protocol::network::{
-    CookieParam, CookieSameSite, ResourceType, TimeSinceEpoch,
+    CookieParam, CookieSameSite, DeleteCookiesParams, ResourceType, TimeSinceEpoch,
 };
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::cdp::browser_protocol::storage::{GetCookiesParams, SetCookiesParams};
@@ -171,49 +172,10 @@ impl StorageState {
         session: &Session,
         known: &mut BTreeMap<String, Vec<Item>>,
     ) -> Result<StorageState, StorageError> {
-        let params = GetCookiesParams {
-            browser_context_id: session.context().cloned(),
-        };
-        let reply = session
-            .browser()
-            .execute(params)
-            .await
-            .map_err(|e| StorageError::Browser(format!("read: {e}")))?;
-        let cookies = reply
-            .result
-            .cookies
-            .iter()
-            .map(|c| Cookie {
-                name: c.name.clone(),
-                value: c.value.clone(),
-                domain: c.domain.clone(),
-                path: c.path.clone(),
-                expires: if c.session { -1.0 } else { c.expires },
-                http_only: c.http_only,
-                secure: c.secure,
-                same_site: c
-                    .same_site
-                    .as_ref()
-                    .map_or("Lax", |s| s.as_ref())
-                    .to_string(),
-            })
-            .collect();
+        let cookies = read_cookies(session).await?;
         // A page without storage (about:blank, data:, a sandbox) has none to give.
-        if let Ok(v) = evaluate(session.page(), LOCAL_STORAGE_JS).await {
-            if let (Some(origin), Some(items)) = (v[0].as_str(), v[1].as_array()) {
-                let items: Vec<Item> = items
-                    .iter()
-                    .filter_map(|i| {
-                        Some(Item {
-                            name: i[0].as_str()?.to_string(),
-                            value: i[1].as_str()?.to_string(),
-                        })
-                    })
-                    .collect();
-                if origin.starts_with("http") {
-                    known.insert(origin.to_string(), items);
-                }
-            }
+        if let Some(page) = OriginState::read(session).await {
+            known.insert(page.origin, page.local);
         }
         Ok(StorageState {
             cookies,
@@ -233,85 +195,260 @@ impl StorageState {
     /// origin which the browser is given instead of asking the site (nothing
     /// is fetched). Call it before the first navigation.
     pub async fn apply(&self, session: &Session) -> Result<(), StorageError> {
-        let cookies: Vec<CookieParam> = self.cookies.iter().map(cookie_param).collect();
-        if !cookies.is_empty() {
-            let mut params = SetCookiesParams::new(cookies);
-            params.browser_context_id = session.context().cloned();
-            session
-                .browser()
-                .execute(params)
-                .await
-                .map_err(|e| StorageError::Browser(format!("set (cookies): {e}")))?;
-        }
-        let origins: Vec<&OriginStorage> = self
+        set_cookies(session, &self.cookies).await?;
+        let writes: Vec<(String, String)> = self
             .origins
             .iter()
             .filter(|o| o.origin.starts_with("http") && !o.local_storage.is_empty())
+            .map(|o| {
+                let js = format!("{} true", set_items_js("localStorage", &o.local_storage));
+                (o.origin.clone(), js)
+            })
             .collect();
-        if origins.is_empty() {
-            return Ok(());
-        }
-        let page = session.page();
-        let failed = |e: String| StorageError::Browser(format!("set (localStorage): {e}"));
-        let mut paused = page
-            .event_listener::<EventRequestPaused>()
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        let pattern = RequestPattern {
-            url_pattern: Some("*".into()),
-            resource_type: Some(ResourceType::Document),
-            request_stage: Some(RequestStage::Request),
-        };
-        page.execute(fetch::EnableParams {
-            patterns: Some(vec![pattern]),
-            handle_auth_requests: None,
-        })
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-        let mut result = Ok(());
-        for o in origins {
-            let url = format!("{}/", o.origin.trim_end_matches('/'));
-            let fake = async {
-                let Some(ev) = paused.next().await else {
-                    return;
-                };
-                let mut reply = FulfillRequestParams::new(ev.request_id.clone(), 200);
-                reply.response_headers = Some(vec![HeaderEntry::new("Content-Type", "text/html")]);
-                reply.body = Some(
-                    base64::engine::general_purpose::STANDARD
-                        .encode("<!doctype html><title></title>")
-                        .into(),
-                );
-                let _ = page.execute(reply).await;
-            };
-            let (navigated, ()) = futures::join!(page.execute(NavigateParams::new(url)), fake);
-            if let Err(e) = navigated {
-                result = Err(failed(format!("{}: {e}", o.origin)));
-                break;
-            }
-            let items = serde_json::to_string(
-                &o.local_storage
-                    .iter()
-                    .map(|i| (i.name.as_str(), i.value.as_str()))
-                    .collect::<Vec<_>>(),
-            )
-            .unwrap_or_else(|_| "[]".into());
-            let js = format!("for (const [k, v] of {items}) localStorage.setItem(k, v); true");
-            if let Err(e) = evaluate(page, &js).await {
-                result = Err(failed(format!("{}: {e}", o.origin)));
-                break;
-            }
-        }
-        let _ = page.execute(fetch::DisableParams::default()).await;
-        let _ = page.execute(NavigateParams::new("about:blank")).await;
-        result
+        write_in_blank_pages(session, &writes).await
     }
 }
 
-/// The page's origin and its localStorage items.
-const LOCAL_STORAGE_JS: &str = "(() => { try { return [location.origin, \
-     Object.keys(localStorage).map(k => [k, localStorage.getItem(k)])]; } \
-     catch (e) { return [null, []]; } })()";
+/// One site's state at a moment, to come back to (a checkpoint's): the
+/// cookies the site's host gets, and its origin's localStorage and
+/// sessionStorage. Kept in memory only: it holds the site's session.
+#[derive(Debug, Clone, Default)]
+pub struct PageState {
+    host: String,
+    cookies: Vec<Cookie>,
+    origin: Option<OriginState>,
+}
+
+/// An origin's two storages.
+#[derive(Debug, Clone)]
+struct OriginState {
+    origin: String,
+    local: Vec<Item>,
+    session: Vec<Item>,
+}
+
+impl OriginState {
+    /// The storages of the session's page's origin, when it has them.
+    async fn read(session: &Session) -> Option<OriginState> {
+        let v = evaluate(session.page(), STORAGES_JS).await.ok()?;
+        let items = |v: &serde_json::Value| -> Vec<Item> {
+            v.as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|i| {
+                            Some(Item {
+                                name: i[0].as_str()?.to_string(),
+                                value: i[1].as_str()?.to_string(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let origin = v[0].as_str().filter(|o| o.starts_with("http"))?;
+        Some(OriginState {
+            origin: origin.to_string(),
+            local: items(&v[1]),
+            session: items(&v[2]),
+        })
+    }
+}
+
+impl PageState {
+    /// The state of the site of the session's page, whose host is `host`.
+    pub async fn capture(session: &Session, host: &str) -> Result<PageState, StorageError> {
+        let cookies = read_cookies(session)
+            .await?
+            .into_iter()
+            .filter(|c| domain_matches(&c.domain, host))
+            .collect();
+        Ok(PageState {
+            host: host.to_string(),
+            cookies,
+            origin: OriginState::read(session).await,
+        })
+    }
+
+    /// How many cookies and storage items it holds.
+    pub fn size(&self) -> (usize, usize) {
+        let items = self
+            .origin
+            .as_ref()
+            .map_or(0, |o| o.local.len() + o.session.len());
+        (self.cookies.len(), items)
+    }
+
+    /// Puts the site back as it was: its cookies set since are deleted and
+    /// those it had set again, and its origin's storages emptied and filled
+    /// in a blank page of the origin (nothing is fetched). The page is left
+    /// blank: open the checkpoint's URL next, in the same tab (sessionStorage
+    /// belongs to the tab).
+    pub async fn restore(&self, session: &Session) -> Result<(), StorageError> {
+        let keep = |c: &Cookie| {
+            self.cookies
+                .iter()
+                .any(|k| k.name == c.name && k.domain == c.domain && k.path == c.path)
+        };
+        for c in read_cookies(session).await? {
+            if domain_matches(&c.domain, &self.host) && !keep(&c) {
+                let mut params = DeleteCookiesParams::new(c.name.clone());
+                params.domain = Some(c.domain.clone());
+                params.path = Some(c.path.clone());
+                session
+                    .page()
+                    .execute(params)
+                    .await
+                    .map_err(|e| StorageError::Browser(format!("set (cookies): {e}")))?;
+            }
+        }
+        set_cookies(session, &self.cookies).await?;
+        let Some(o) = &self.origin else {
+            return Ok(());
+        };
+        let js = format!(
+            "localStorage.clear(); sessionStorage.clear(); {} {} true",
+            set_items_js("localStorage", &o.local),
+            set_items_js("sessionStorage", &o.session)
+        );
+        write_in_blank_pages(session, &[(o.origin.clone(), js)]).await
+    }
+}
+
+/// Whether a cookie of `domain` (a leading dot for subdomains too) goes to `host`.
+fn domain_matches(domain: &str, host: &str) -> bool {
+    let d = domain.trim_start_matches('.');
+    !d.is_empty()
+        && (host.eq_ignore_ascii_case(d)
+            || host
+                .to_ascii_lowercase()
+                .ends_with(&format!(".{}", d.to_ascii_lowercase())))
+}
+
+/// Every cookie of the session's browser (context).
+async fn read_cookies(session: &Session) -> Result<Vec<Cookie>, StorageError> {
+    let params = GetCookiesParams {
+        browser_context_id: session.context().cloned(),
+    };
+    let reply = session
+        .browser()
+        .execute(params)
+        .await
+        .map_err(|e| StorageError::Browser(format!("read: {e}")))?;
+    Ok(reply
+        .result
+        .cookies
+        .iter()
+        .map(|c| Cookie {
+            name: c.name.clone(),
+            value: c.value.clone(),
+            domain: c.domain.clone(),
+            path: c.path.clone(),
+            expires: if c.session { -1.0 } else { c.expires },
+            http_only: c.http_only,
+            secure: c.secure,
+            same_site: c
+                .same_site
+                .as_ref()
+                .map_or("Lax", |s| s.as_ref())
+                .to_string(),
+        })
+        .collect())
+}
+
+/// Sets cookies in the session's browser (context).
+async fn set_cookies(session: &Session, cookies: &[Cookie]) -> Result<(), StorageError> {
+    if cookies.is_empty() {
+        return Ok(());
+    }
+    let mut params = SetCookiesParams::new(cookies.iter().map(cookie_param).collect());
+    params.browser_context_id = session.context().cloned();
+    session
+        .browser()
+        .execute(params)
+        .await
+        .map_err(|e| StorageError::Browser(format!("set (cookies): {e}")))?;
+    Ok(())
+}
+
+/// A script that sets `items` in `storage` (`localStorage`, `sessionStorage`).
+fn set_items_js(storage: &str, items: &[Item]) -> String {
+    let pairs = serde_json::to_string(
+        &items
+            .iter()
+            .map(|i| (i.name.as_str(), i.value.as_str()))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap_or_else(|_| "[]".into());
+    format!("for (const [k, v] of {pairs}) {storage}.setItem(k, v);")
+}
+
+/// How long a blank page of an origin may take to be asked for.
+const BLANK_PAGE_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs each script in a blank page of its origin, which the browser is
+/// given instead of asking the site (nothing is fetched); the tab is left
+/// at about:blank.
+async fn write_in_blank_pages(
+    session: &Session,
+    writes: &[(String, String)],
+) -> Result<(), StorageError> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let page = session.page();
+    let failed = |e: String| StorageError::Browser(format!("set (storage): {e}"));
+    let mut paused = page
+        .event_listener::<EventRequestPaused>()
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let pattern = RequestPattern {
+        url_pattern: Some("*".into()),
+        resource_type: Some(ResourceType::Document),
+        request_stage: Some(RequestStage::Request),
+    };
+    page.execute(fetch::EnableParams {
+        patterns: Some(vec![pattern]),
+        handle_auth_requests: None,
+    })
+    .await
+    .map_err(|e| failed(e.to_string()))?;
+    let mut result = Ok(());
+    for (origin, js) in writes {
+        let url = format!("{}/", origin.trim_end_matches('/'));
+        let fake = async {
+            let Ok(Some(ev)) = tokio::time::timeout(BLANK_PAGE_WAIT, paused.next()).await else {
+                return;
+            };
+            let mut reply = FulfillRequestParams::new(ev.request_id.clone(), 200);
+            reply.response_headers = Some(vec![HeaderEntry::new("Content-Type", "text/html")]);
+            reply.body = Some(
+                base64::engine::general_purpose::STANDARD
+                    .encode("<!doctype html><title></title>")
+                    .into(),
+            );
+            let _ = page.execute(reply).await;
+        };
+        let (navigated, ()) = futures::join!(page.execute(NavigateParams::new(url)), fake);
+        if let Err(e) = navigated {
+            result = Err(failed(format!("{origin}: {e}")));
+            break;
+        }
+        if let Err(e) = evaluate(page, js).await {
+            result = Err(failed(format!("{origin}: {e}")));
+            break;
+        }
+    }
+    let _ = page.execute(fetch::DisableParams::default()).await;
+    let _ = page.execute(NavigateParams::new("about:blank")).await;
+    result
+}
+
+/// The page's origin, its localStorage and its sessionStorage items.
+const STORAGES_JS: &str =
+    "(() => { const items = s => Object.keys(s).map(k => [k, s.getItem(k)]); \
+     try { return [location.origin, items(localStorage), items(sessionStorage)]; } \
+     catch (e) { return [null, [], []]; } })()";
 
 fn cookie_param(c: &Cookie) -> CookieParam {
     let mut p = CookieParam::new(c.name.clone(), c.value.clone());

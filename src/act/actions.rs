@@ -115,6 +115,8 @@ pub(super) async fn perform(
         }
         Command::Upload { path, .. } => upload(page, el()?, path).await,
         Command::Read { .. }
+        | Command::Checkpoint { .. }
+        | Command::BackToCheckpoint { .. }
         | Command::Answer { .. }
         | Command::Ask { .. }
         | Command::Complete { .. }

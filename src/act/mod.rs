@@ -9,6 +9,7 @@
 //! visible effect, or failed (with why).
 
 mod actions;
+mod checkpoint;
 mod effects;
 mod input;
 mod locate;
@@ -29,6 +30,7 @@ use crate::protocol::{Command, ReadTarget, Step};
 use crate::read;
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
+pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, CheckpointRecord};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
 
@@ -238,6 +240,10 @@ pub struct BatchReport {
     /// Destructive actions held for confirmation, and what was decided.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub confirmations: Vec<Decision>,
+    /// Checkpoints kept or gone back to, for the journal's own records
+    /// (their `step` left for the journal's writer to set).
+    #[serde(skip)]
+    pub checkpoints: Vec<CheckpointRecord>,
 }
 
 impl BatchReport {
@@ -301,6 +307,8 @@ pub struct Executor {
     reader: Option<read::Reader>,
     /// Whether an answer that follows the schema was given.
     data_given: bool,
+    /// The plan's phases kept with `CHECKPOINT`, oldest first.
+    checkpoints: Vec<checkpoint::Checkpoint>,
 }
 
 impl Executor {
@@ -332,6 +340,7 @@ impl Executor {
             screenshot: None,
             reader: None,
             data_given: false,
+            checkpoints: Vec::new(),
         }
     }
 
@@ -496,6 +505,32 @@ impl Executor {
                     report
                         .outcomes
                         .push(Outcome::new(step, Status::Done, message));
+                    continue;
+                }
+                Command::Checkpoint { name } => {
+                    let (outcome, record) = self.keep_checkpoint(session, step, name).await;
+                    if outcome.status.is_failure() {
+                        stop = Some(failed_stop(&outcome));
+                    }
+                    report.checkpoints.extend(record);
+                    report.outcomes.push(outcome);
+                    continue;
+                }
+                Command::BackToCheckpoint { name } => {
+                    let (outcome, record) = self
+                        .back_to_checkpoint(session, step, name.as_deref())
+                        .await;
+                    report.progress |= outcome.status == Status::Done;
+                    if outcome.status.is_failure() {
+                        stop = Some(failed_stop(&outcome));
+                    } else if outcome.page_changed {
+                        stop = Some(format!(
+                            "the page changed after {}; look at the new page before going on",
+                            outcome.command
+                        ));
+                    }
+                    report.checkpoints.extend(record);
+                    report.outcomes.push(outcome);
                     continue;
                 }
                 Command::Read { of } => {
@@ -732,18 +767,8 @@ impl Executor {
                 let current = actions::page_url(session.page()).await;
                 let resolved = fetch_target(url, &current, &self.options.fetch_schemes)
                     .map_err(|why| (Status::Failed, why))?;
-                if let Some(why) = self.options.domains.url_refusal(resolved.as_str()) {
-                    if let Ok(mut b) = self.blocked.lock() {
-                        b.push(Blocked {
-                            target: resolved.to_string(),
-                            reason: why.clone(),
-                            at: crate::journal::utc_rfc3339(SystemTime::now()),
-                        });
-                    }
-                    return Err((
-                        Status::Refused,
-                        format!("refused by the domain policy: {why}"),
-                    ));
+                if let Some(why) = self.refuse_url(resolved.as_str()) {
+                    return Err((Status::Refused, why));
                 }
                 Ok(Command::Fetch {
                     url: resolved.to_string(),
@@ -762,6 +787,20 @@ impl Executor {
             }
             other => Ok(other.clone()),
         }
+    }
+
+    /// Why the domain policy refuses to open `url`, recorded with the
+    /// guard's refusals; `None` when it may be opened.
+    fn refuse_url(&self, url: &str) -> Option<String> {
+        let why = self.options.domains.url_refusal(url)?;
+        if let Ok(mut b) = self.blocked.lock() {
+            b.push(Blocked {
+                target: url.to_string(),
+                reason: why.clone(),
+                at: crate::journal::utc_rfc3339(SystemTime::now()),
+            });
+        }
+        Some(format!("refused by the domain policy: {why}"))
     }
 
     /// Holds a destructive click or Enter for a person's yes.

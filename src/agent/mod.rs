@@ -35,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::act::{ActOptions, BatchReport, Executor, Finish};
+use crate::act::{ActOptions, BatchReport, CheckpointEvent, CheckpointRecord, Executor, Finish};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
 use crate::browser::{BrowserOptions, Pool, Session};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
@@ -686,6 +686,8 @@ struct Run {
     skills: Option<skills::Skills>,
     /// COMPLETEs the run's checks refused so far.
     refusals: usize,
+    /// The checkpoints kept, as the prompt shows them: name, URL, step.
+    checkpoints: Vec<(String, String, usize)>,
 }
 
 impl Run {
@@ -713,6 +715,7 @@ impl Run {
             local_storage: BTreeMap::new(),
             skills: None,
             refusals: 0,
+            checkpoints: Vec::new(),
         }
     }
 
@@ -1295,6 +1298,7 @@ impl Agent {
             skills.after(from_skill, &obs, &steps, &report);
         }
         record.url_after = session.page().url().await.ok().flatten();
+        Self::keep_checkpoints(journal, run, step, &report);
         // The batch report told these already.
         let _ = self.blocked_since(&mut run.blocked_told);
         record.timings.act_ms = ms(t);
@@ -1426,6 +1430,7 @@ impl Agent {
         let text = prompt::step_text(&prompt::StepView {
             task: &self.task,
             plan: run.plan.as_deref(),
+            checkpoints: &run.checkpoints,
             history: &run.history,
             feedback: run.feedback.as_deref(),
             step,
@@ -1498,6 +1503,24 @@ impl Agent {
             }
         };
         Ok(Decision::Commands(steps))
+    }
+
+    /// Journals the checkpoints the batch kept or went back to, and keeps
+    /// the list the prompt shows.
+    fn keep_checkpoints(journal: &mut Journal, run: &mut Run, step: usize, report: &BatchReport) {
+        for record in &report.checkpoints {
+            let record = CheckpointRecord {
+                step,
+                ..record.clone()
+            };
+            if let Err(e) = journal.write(&record) {
+                tracing::warn!("a checkpoint's record was not written: {e}");
+            }
+            if record.event == CheckpointEvent::Kept {
+                run.checkpoints.retain(|(name, ..)| *name != record.name);
+                run.checkpoints.push((record.name, record.url, step));
+            }
+        }
     }
 
     /// Runs the run's checks when the model says the task is done: all hold

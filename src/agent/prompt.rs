@@ -16,6 +16,8 @@ const STEP: &str = include_str!("../../prompts/step.md");
 pub(super) struct StepView<'a> {
     pub task: &'a str,
     pub plan: Option<&'a str>,
+    /// The checkpoints kept: name, URL, step.
+    pub checkpoints: &'a [(String, String, usize)],
     pub history: &'a [String],
     pub feedback: Option<&'a str>,
     pub step: usize,
@@ -151,10 +153,19 @@ fn round_size(n: usize) -> String {
 
 /// Renders the step template.
 pub(super) fn step_text(v: &StepView<'_>) -> String {
-    let plan = match v.plan {
+    let mut plan = match v.plan {
         Some(p) => p.to_string(),
         None => "(none yet)".into(),
     };
+    if !v.checkpoints.is_empty() {
+        plan.push_str(
+            "\n\nCheckpoints kept (BACK:checkpoint goes back to the last, \
+                       BACK:checkpoint:name to another):",
+        );
+        for (name, url, step) in v.checkpoints {
+            plan.push_str(&format!("\n- \"{name}\" at step {step}: {url}"));
+        }
+    }
     let history = if v.history.is_empty() {
         "(this is the first step)".to_string()
     } else {

@@ -13,6 +13,7 @@ use crate::agent::view::{self, ModelView};
 use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
 use crate::brain::Image;
 use crate::browser::{BrowserOptions, Session};
+use crate::check::{Check, CheckRecord};
 use crate::journal::{utc_rfc3339, Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
@@ -306,7 +307,7 @@ impl Desk {
     }
 
     /// `act`: a batch of commands, run by the executor with its rules.
-    pub async fn act(&mut self, commands: &str, image: bool) -> ToolOutput {
+    pub async fn act(&mut self, commands: &str, expect: &[Check], image: bool) -> ToolOutput {
         let steps = match protocol::parse(commands) {
             Ok(s) if s.is_empty() => return ToolOutput::error("no command given"),
             // Through MCP the client's model talks to the person itself.
@@ -329,9 +330,15 @@ impl Desk {
             Err(why) => return ToolOutput::error(why),
         };
         let act_ms = t.elapsed().as_secs_f64() * 1e3;
-        let failed = report.failed();
+        let mut failed = report.failed();
         let mut text = batch_text(&report);
         self.journal_step(commands, &steps, &report, act_ms, None);
+        if !expect.is_empty() {
+            let (held, lines) = self.expect(expect).await;
+            failed |= !held;
+            text.push_str("\n\nexpected:\n");
+            text.push_str(&lines);
+        }
         let after = self.observe(image).await;
         text.push_str("\n\n");
         text.push_str(&after.text);
@@ -340,6 +347,32 @@ impl Desk {
             image: after.image,
             is_error: failed || after.is_error,
         }
+    }
+
+    /// Checks the page after `act`: whether every check held, and a line
+    /// for each, journaled as the step's checks.
+    async fn expect(&mut self, checks: &[Check]) -> (bool, String) {
+        let mut lines = Vec::new();
+        let mut held = true;
+        for check in checks {
+            let look = match self.session.as_ref() {
+                Some(session) => Some(crate::check::look(session, check).await),
+                None => None,
+            };
+            let (passed, detail) = crate::check::judge(check, None, look, "no page is open");
+            held &= passed;
+            lines.push(format!(
+                "{} {:?} {}: {detail}",
+                check.kind(),
+                check.wanted(),
+                if passed { "held" } else { "did NOT hold" }
+            ));
+            let record = CheckRecord::new(self.steps, check.kind(), check.wanted(), passed, detail);
+            if let Err(e) = self.journal.write(&record) {
+                tracing::warn!("the session's journal could not be written: {e}");
+            }
+        }
+        (held, lines.join("\n"))
     }
 
     /// `skill`: opens `url` and does `task` from the skill that fits it,
@@ -591,6 +624,15 @@ impl Desk {
         };
         if let Err(e) = self.journal.write(&record) {
             tracing::warn!("the session's journal could not be written: {e}");
+        }
+        for checkpoint in &report.checkpoints {
+            let checkpoint = crate::act::CheckpointRecord {
+                step: self.steps,
+                ..checkpoint.clone()
+            };
+            if let Err(e) = self.journal.write(&checkpoint) {
+                tracing::warn!("the session's journal could not be written: {e}");
+            }
         }
     }
 

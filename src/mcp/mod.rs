@@ -55,11 +55,41 @@ pub struct ActArgs {
     /// Commands in seamark's command language, one per line, with ids from
     /// the last observation: CLICK:3, TYPE:5:John Smith, SELECT:7:Blue,
     /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:/path,
-    /// FETCH:url. Type a secret as {{secret:NAME}}.
+    /// FETCH:url, CHECKPOINT:name, BACK:checkpoint. Type a secret as
+    /// {{secret:NAME}}.
     pub commands: String,
     /// Include the marked screenshot of the page afterwards (default false).
     #[serde(default)]
     pub image: Option<bool>,
+    /// What must hold of the page once the commands ran; the result says
+    /// which held and is an error when one does not.
+    #[serde(default)]
+    pub expect: Option<Expect>,
+}
+
+/// What must hold of the page after `act`'s commands (each optional).
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The page's URL contains this.
+    pub url_contains: Option<String>,
+    /// The page's rendered text contains this (case and spacing aside).
+    pub text_contains: Option<String>,
+    /// This JavaScript expression, evaluated in the page (a promise
+    /// awaited, at most 10 s), is truthy.
+    pub js: Option<String>,
+}
+
+impl Expect {
+    /// The checks it asks for, in seamark's one form of a check.
+    pub fn checks(self) -> Vec<crate::check::Check> {
+        use crate::check::Check;
+        let mut checks = Vec::new();
+        checks.extend(self.url_contains.map(Check::UrlContains));
+        checks.extend(self.text_contains.map(Check::TextContains));
+        checks.extend(self.js.map(Check::Js));
+        checks
+    }
 }
 
 /// Arguments of `read`.
@@ -151,8 +181,10 @@ impl SeamarkMcp {
     #[tool(
         description = "Run commands on the page, one per line, with ids from the last observation \
                        (CLICK:3, TYPE:5:John Smith, SELECT:7:Blue, SCROLL:down, PRESS:Enter, \
-                       BACK, WAIT:2). The batch stops as soon as the page changes; ids of a page \
-                       that changed are refused. Destructive actions (delete, pay, send) are held \
+                       BACK, WAIT:2; CHECKPOINT:name keeps the page and BACK:checkpoint comes \
+                       back to it). The batch stops as soon as the page changes; ids of a page \
+                       that changed are refused. {\"expect\": {\"url_contains\"|\"text_contains\"|\"js\": …}} \
+                       checks the page afterwards. Destructive actions (delete, pay, send) are held \
                        for a person's confirmation (asked through the client when it supports elicitation). Returns each command's outcome, what was not \
                        run and why, and the new element list."
     )]
@@ -163,7 +195,11 @@ impl SeamarkMcp {
     ) -> CallToolResult {
         let mut desk = self.desk.lock().await;
         desk.set_peer(context.peer);
-        result(desk.act(&args.commands, args.image.unwrap_or(false)).await)
+        let expect = args.expect.map(Expect::checks).unwrap_or_default();
+        result(
+            desk.act(&args.commands, &expect, args.image.unwrap_or(false))
+                .await,
+        )
     }
 
     #[tool(

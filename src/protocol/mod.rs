@@ -121,6 +121,19 @@ pub enum Command {
     },
     /// Go back in history.
     Back,
+    /// A phase of the plan is done: keep the page (its URL, what it shows,
+    /// the site's cookies and storage) as a checkpoint to come back to.
+    Checkpoint {
+        /// The phase, as the model names it.
+        name: String,
+    },
+    /// `BACK:checkpoint`: back to the last checkpoint's page and state (or
+    /// the one named), after a mistake.
+    #[serde(rename = "back_to_checkpoint")]
+    BackToCheckpoint {
+        /// The checkpoint's name, or `None` for the last one kept.
+        name: Option<String>,
+    },
     /// Wait a number of seconds.
     Wait {
         /// Seconds (0 to 60).
@@ -180,12 +193,13 @@ impl Command {
         }
     }
 
-    /// Whether the command acts on the page (every one but WAIT, READ and
+    /// Whether the command acts on the page (every one but WAIT, CHECKPOINT, READ and
     /// those that answer or end the task).
     pub fn touches_page(&self) -> bool {
         !matches!(
             self,
             Command::Wait { .. }
+                | Command::Checkpoint { .. }
                 | Command::Read { .. }
                 | Command::Answer { .. }
                 | Command::Ask { .. }
@@ -233,6 +247,11 @@ impl fmt::Display for Command {
             Command::Press { key } => write!(f, "PRESS:{key}"),
             Command::Fetch { url } => write!(f, "FETCH:{url}"),
             Command::Back => write!(f, "BACK"),
+            Command::Checkpoint { name } => write!(f, "CHECKPOINT:{name}"),
+            Command::BackToCheckpoint { name: None } => write!(f, "BACK:checkpoint"),
+            Command::BackToCheckpoint { name: Some(name) } => {
+                write!(f, "BACK:checkpoint:{name}")
+            }
             Command::Wait { seconds } => write!(f, "WAIT:{seconds}"),
             Command::Upload { id, path } => write!(f, "UPLOAD:{id}:{path}"),
             Command::Read { of } => match of {

@@ -27,8 +27,24 @@ pub enum ParseError {
 }
 
 const KEYWORDS: &[&str] = &[
-    "CLICK", "TYPE", "CLEAR", "SELECT", "DESELECT", "HOVER", "SCROLL", "PRESS", "FETCH", "BACK",
-    "WAIT", "UPLOAD", "READ", "ANSWER", "ASK", "COMPLETE", "STOP",
+    "CLICK",
+    "TYPE",
+    "CLEAR",
+    "SELECT",
+    "DESELECT",
+    "HOVER",
+    "SCROLL",
+    "PRESS",
+    "FETCH",
+    "BACK",
+    "CHECKPOINT",
+    "WAIT",
+    "UPLOAD",
+    "READ",
+    "ANSWER",
+    "ASK",
+    "COMPLETE",
+    "STOP",
 ];
 
 fn expected_form(keyword: &str) -> &'static str {
@@ -42,7 +58,8 @@ fn expected_form(keyword: &str) -> &'static str {
         "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area",
         "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
         "FETCH" => "FETCH:<url>, e.g. FETCH:https://example.com/pricing",
-        "BACK" => "BACK",
+        "BACK" => "BACK (one page back), BACK:checkpoint (to the last checkpoint) or BACK:checkpoint:<name>",
+        "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file path>, e.g. UPLOAD:9:/home/me/cv.pdf",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text) or READ:more",
@@ -52,7 +69,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              WAIT, UPLOAD, READ, ANSWER, ASK, COMPLETE, STOP"
+              CHECKPOINT, WAIT, UPLOAD, READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -334,6 +351,40 @@ fn id_then(args: &str) -> Result<(u32, Option<String>, &str), String> {
     Err("the part after the id is missing (a ':' and a value)".into())
 }
 
+/// `BACK`, `BACK:checkpoint` or `BACK:checkpoint:<name>`.
+fn back(args: &str) -> Result<Command, String> {
+    let t = args.trim().trim_end_matches('.').trim();
+    if t.is_empty() {
+        return Ok(Command::Back);
+    }
+    let (word, name) = t.split_once(':').unwrap_or((t, ""));
+    if !word.trim().eq_ignore_ascii_case("checkpoint") {
+        return Err(format!(
+            "BACK takes nothing after it, or checkpoint: {t:?} is neither"
+        ));
+    }
+    let name = match name.trim() {
+        "" => None,
+        n => Some(checkpoint_name(n)?),
+    };
+    Ok(Command::BackToCheckpoint { name })
+}
+
+/// A checkpoint's name: the phase, unquoted, on one line, not too long.
+fn checkpoint_name(args: &str) -> Result<String, String> {
+    const LONGEST: usize = 80;
+    let name = unquote(args.trim().trim_end_matches('.').trim());
+    if name.trim().is_empty() {
+        return Err("the checkpoint's name is missing".into());
+    }
+    if name.chars().count() > LONGEST {
+        return Err(format!(
+            "the checkpoint's name is longer than {LONGEST} characters; name the phase in a few words"
+        ));
+    }
+    Ok(name.trim().to_string())
+}
+
 fn command(keyword: &str, args: &str) -> Result<Step, String> {
     let plain = |command| Step {
         command,
@@ -421,12 +472,10 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             }
             plain(Command::Fetch { url })
         }
-        "BACK" => {
-            if !args.trim().trim_end_matches('.').is_empty() {
-                return Err("BACK takes nothing after it".into());
-            }
-            plain(Command::Back)
-        }
+        "BACK" => plain(back(args)?),
+        "CHECKPOINT" => plain(Command::Checkpoint {
+            name: checkpoint_name(args)?,
+        }),
         "WAIT" => plain(Command::Wait {
             seconds: seconds(args)?,
         }),
@@ -695,6 +744,9 @@ mod tests {
             "PRESS:Enter",
             "FETCH:https://example.com/a?b=c",
             "BACK",
+            "CHECKPOINT:search done",
+            "BACK:checkpoint",
+            "BACK:checkpoint:search done",
             "WAIT:2.5",
             "UPLOAD:9:/home/me/cv.pdf",
             "ANSWER:the price is $7",
@@ -767,6 +819,25 @@ mod tests {
             }
         );
         assert_eq!(one("BACK"), Command::Back);
+        assert_eq!(
+            one("checkpoint: \"filters set\"."),
+            Command::Checkpoint {
+                name: "filters set".into()
+            }
+        );
+        assert_eq!(
+            one("BACK: Checkpoint"),
+            Command::BackToCheckpoint { name: None }
+        );
+        assert_eq!(
+            one("BACK:checkpoint: search"),
+            Command::BackToCheckpoint {
+                name: Some("search".into())
+            }
+        );
+        assert!(parse("BACK:search").is_err());
+        assert!(parse("CHECKPOINT:").is_err());
+        assert!(parse(&format!("CHECKPOINT:{}", "x".repeat(81))).is_err());
         assert_eq!(one("WAIT:2.5"), Command::Wait { seconds: 2.5 });
         assert_eq!(
             one("UPLOAD:9:/home/me/cv.pdf"),
@@ -914,6 +985,7 @@ mod tests {
             "SCROLL",
             "PRESS",
             "BACK",
+            "CHECKPOINT",
             "WAIT",
             "SELECT",
             "ANSWER",

@@ -8,7 +8,7 @@ use base64::Engine;
 use ring::digest;
 
 use super::{RunLog, ANIMATION};
-use crate::act::{BatchReport, Status};
+use crate::act::{BatchReport, CheckpointEvent, Status};
 use crate::agent::StepRecord;
 
 const STYLE: &str = include_str!("report.css");
@@ -357,6 +357,21 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
             .iter()
             .filter(|c| c.step == s.step)
             .map(check_line)
+            .collect(),
+    );
+    list(
+        "checkpoints",
+        log.checkpoints
+            .iter()
+            .filter(|c| c.step == s.step)
+            .map(|c| match c.event {
+                CheckpointEvent::Kept => {
+                    format!("kept \"{}\" at {} ({})", c.name, c.url, c.detail)
+                }
+                CheckpointEvent::Back => {
+                    format!("back to \"{}\" at {}: {}", c.name, c.url, c.detail)
+                }
+            })
             .collect(),
     );
     list(

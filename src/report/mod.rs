@@ -84,6 +84,8 @@ pub struct RunLog {
     pub skills: Vec<crate::skill::SkillRecord>,
     /// The checks run when the model said COMPLETE (`--expect-*`).
     pub checks: Vec<crate::check::CheckRecord>,
+    /// The checkpoints kept and gone back to.
+    pub checkpoints: Vec<crate::act::CheckpointRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -113,6 +115,7 @@ impl RunLog {
             resumes: Vec::new(),
             skills: Vec::new(),
             checks: Vec::new(),
+            checkpoints: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -161,6 +164,9 @@ impl RunLog {
             }
             "check" => self
                 .checks
+                .push(serde_json::from_value(value).map_err(parse_err)?),
+            "checkpoint" => self
+                .checkpoints
                 .push(serde_json::from_value(value).map_err(parse_err)?),
             "skill" => self
                 .skills

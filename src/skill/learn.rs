@@ -3,7 +3,7 @@
 
 use std::time::SystemTime;
 
-use crate::act::BatchReport;
+use crate::act::{same_checkpoint_name, BatchReport};
 use crate::perceive::Observation;
 use crate::protocol::{Command, Step};
 use crate::safety::Secrets;
@@ -55,6 +55,12 @@ impl Trail {
             if outcome.status.is_failure() {
                 continue;
             }
+            // Going back to a checkpoint undoes the detour: the way is the
+            // one up to the checkpoint, and what follows.
+            if let Command::BackToCheckpoint { name } = &s.command {
+                self.rewind(&mut step, name.as_deref());
+                continue;
+            }
             let target = match s.command.target() {
                 Some(id) => match Target::describe(obs, id) {
                     Some(t) => Some(t),
@@ -69,6 +75,32 @@ impl Trail {
         }
         if !step.done.is_empty() || step.then_model.is_some() {
             self.steps.push(step);
+        }
+    }
+
+    /// Drops what was done after the checkpoint `name` (the last one when
+    /// `None`) was kept: the current step's commands, then whole steps.
+    fn rewind(&mut self, current: &mut TrailStep, name: Option<&str>) {
+        let kept = |d: &Done| match (&d.command, name) {
+            (Command::Checkpoint { .. }, None) => true,
+            (Command::Checkpoint { name: kept }, Some(n)) => same_checkpoint_name(kept, n),
+            _ => false,
+        };
+        if let Some(i) = current.done.iter().rposition(kept) {
+            current.done.truncate(i + 1);
+            return;
+        }
+        let found = self
+            .steps
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(k, s)| s.done.iter().rposition(kept).map(|i| (k, i)));
+        if let Some((k, i)) = found {
+            self.steps.truncate(k + 1);
+            self.steps[k].done.truncate(i + 1);
+            self.steps[k].then_model = None;
+            current.done.clear();
         }
     }
 

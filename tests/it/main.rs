@@ -9,6 +9,7 @@ mod actions;
 mod agent;
 mod batch;
 mod bench;
+mod checkpoints;
 mod cli;
 mod corpus;
 mod demo;

@@ -545,8 +545,9 @@ async fn select(
     // A custom dropdown: open it unless it is a listbox showing its options.
     if info["role"].as_str() != Some("listbox") {
         let p = point_for(page, e, view).await?;
+        let opened = std::time::SystemTime::now();
         input::click(page, p).await.map_err(refused)?;
-        settle::settle(page, events, options.quiet, options.settle_timeout).await;
+        settle::settle(page, events, options.quiet, options.settle_timeout, opened).await;
     }
     let states = option_states(
         &call_on_node(page, e.backend_node_id, CUSTOM_OPTIONS_JS, Vec::new())

@@ -93,8 +93,8 @@ impl Default for ActOptions {
 }
 
 /// Shortest time between the look a batch was planned on and the look right
-/// before it acts: long enough for a ticking line to tick. A model takes longer
-/// to answer, so only instant answers (a replay, a script) wait.
+/// before it acts, when the page's watcher cannot say whether anything
+/// changed in between: long enough for a ticking line to tick.
 pub const AMBIENT_GAP: Duration = Duration::from_millis(300);
 
 /// How long after its load a page showing no control is waited for.
@@ -284,8 +284,9 @@ pub struct Executor {
     last: Option<Observation>,
     /// Why the ids of `seen` no longer hold, once the page moved on.
     stale: Option<String>,
-    /// When `seen` was taken.
+    /// When `seen` was taken, and the page's mutation count then.
     seen_at: Instant,
+    seen_mutations: Option<i64>,
     /// Whether a command ran since `seen` was taken.
     acted: bool,
     /// The lines of this page that change on their own.
@@ -329,6 +330,7 @@ impl Executor {
             last: None,
             stale: None,
             seen_at: Instant::now(),
+            seen_mutations: None,
             acted: false,
             ambient: perceive::Ambient::default(),
             previous_pages: Vec::new(),
@@ -379,14 +381,18 @@ impl Executor {
         self.stale = None;
         self.last = None;
         self.seen_at = Instant::now();
+        self.seen_mutations = perceive::mutation_count(session.page()).await;
         Ok(self.seen.insert(obs))
     }
 
-    /// Looks at the page once more right before a batch acts on it, at least
-    /// [`AMBIENT_GAP`] after the look the batch was planned on, unless two
-    /// looks at this page were compared already: what changed in between
+    /// Looks at the page once more right before a batch acts on it, unless
+    /// two looks at this page were compared already: what changed in between
     /// changed on its own (the model only thought), and is told apart from
-    /// what the commands change.
+    /// what the commands change. When nothing changed since the look (its
+    /// watcher saw no mutation), there is nothing to tell apart and the
+    /// batch acts at once; when something did, the look is taken at once;
+    /// when the page cannot say, at least [`AMBIENT_GAP`] after the look
+    /// the batch was planned on.
     async fn look_before_acting(&mut self, session: &Session) {
         let Some(seen) = self.seen.as_ref() else {
             return;
@@ -394,8 +400,14 @@ impl Executor {
         if self.last.is_some() || self.stale.is_some() || self.ambient.knows(&seen.url) {
             return;
         }
-        if let Some(rest) = AMBIENT_GAP.checked_sub(self.seen_at.elapsed()) {
-            tokio::time::sleep(rest).await;
+        let now = perceive::mutation_count(session.page()).await;
+        if now.is_some() && now == self.seen_mutations {
+            return;
+        }
+        if now.is_none() {
+            if let Some(rest) = AMBIENT_GAP.checked_sub(self.seen_at.elapsed()) {
+                tokio::time::sleep(rest).await;
+            }
         }
         if let Ok(now) =
             perceive::glance(session.page(), session.viewport(), &self.options.perceive).await
@@ -963,6 +975,7 @@ impl Executor {
         };
         let tabs_before = tab_ids(session).await;
         self.acted = true;
+        let acted_at = SystemTime::now();
         // A renderer that crashed answers nothing: stop waiting on it at once.
         let acted = tokio::select! {
             r = actions::perform(
@@ -997,7 +1010,9 @@ impl Executor {
                 self.typed.insert(e.backend_node_id);
             }
         }
-        let settled = self.settle(session, self.options.settle_timeout).await;
+        let settled = self
+            .settle_since(session, self.options.settle_timeout, acted_at)
+            .await;
         // Tabs, crashes and closed pages first: they decide which page to look at.
         if let Some(note) = self.follow_tabs(session, &tabs_before).await {
             outcome.changes.push(note);
@@ -1124,11 +1139,23 @@ impl Executor {
 
     /// Waits for the session's page to be quiet, at most `bound`.
     async fn settle(&self, session: &Session, bound: Duration) -> settle::Settled {
+        self.settle_since(session, bound, SystemTime::now()).await
+    }
+
+    /// Waits for the session's page to be quiet after a command that began
+    /// at `since`, at most `bound`.
+    async fn settle_since(
+        &self,
+        session: &Session,
+        bound: Duration,
+        since: SystemTime,
+    ) -> settle::Settled {
         settle::settle(
             session.page(),
             &self.watch.events,
             self.options.quiet,
             bound,
+            since,
         )
         .await
     }

@@ -1,14 +1,20 @@
-//! Waiting for the page to settle after a command: the document loaded, the
-//! network briefly quiet, the DOM briefly quiet; bounded, so a page that never
-//! rests (a ticker, an animation that rewrites nodes) costs at most the bound.
+//! Waiting for the page to settle after a command, as briefly as the page
+//! allows: the document loaded, no request in flight, no timer the page set
+//! a short wait away (a debounce), and nothing moving for a quiet window.
+//! The window is short (a quarter of [`super::ActOptions::quiet`]) when the
+//! command moved nothing, and grows with how long the page kept moving, up
+//! to `quiet`. What moves on its own (a clock, a ticker: a node that keeps
+//! changing, a chain of timers) is not counted. Bounded, so a page that
+//! never rests costs at most the bound.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use chromiumoxide::Page;
 
 use super::watch::{lock, Events};
-use crate::perceive::{watch_eval, WATCH_JS};
+use crate::browser::evaluate;
+use crate::perceive::{watch_eval, MOVED_JS};
 
 /// How the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,12 +27,16 @@ pub(super) struct Settled {
 
 /// Requests older than this are taken for long polls or streams.
 const LONG_REQUEST: Duration = Duration::from_secs(2);
+/// How long after the wait began a timer the page sets still counts as the
+/// command's (a handler's work that went on a moment).
+const TIMERS_AFTER: Duration = Duration::from_millis(50);
 /// Time between two looks at the page.
-const POLL: Duration = Duration::from_millis(20);
+const POLL: Duration = Duration::from_millis(15);
 
-/// The document's readiness and the mutation count, from the isolated world.
+/// The document's readiness and how often something moved, from the
+/// isolated world.
 async fn activity(page: &Page) -> Option<(bool, i64)> {
-    let expression = format!("[document.readyState, {WATCH_JS}]");
+    let expression = format!("[document.readyState, {MOVED_JS}]");
     let v = tokio::time::timeout(Duration::from_secs(2), watch_eval(page, &expression))
         .await
         .ok()??;
@@ -34,41 +44,71 @@ async fn activity(page: &Page) -> Option<(bool, i64)> {
     Some((ready, v.get(1)?.as_i64()?))
 }
 
-/// Waits until the page has been quiet for `quiet`, at most `bound`.
+/// How many timers the page set a short wait away from `since` to `until`
+/// (ms since the epoch) are still to fire (see [`TIMERS_JS`]); 0 when the
+/// page cannot say.
+async fn pending_timers(page: &Page, since: f64, until: f64) -> i64 {
+    let ask = format!("window.__seamarkTimers ? window.__seamarkTimers({since}, {until}) : 0");
+    match tokio::time::timeout(Duration::from_secs(2), evaluate(page, &ask)).await {
+        Ok(Ok(v)) => v.as_i64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Waits until the page is quiet (see the module's doc), at most `bound`;
+/// `quiet` is the longest quiet window. Timers count when the page set
+/// them from `since` (the command's start) to a moment after the wait
+/// began: later ones are the page's own doing.
 pub(super) async fn settle(
     page: &Page,
     events: &Mutex<Events>,
     quiet: Duration,
     bound: Duration,
+    since: SystemTime,
 ) -> Settled {
     let start = Instant::now();
+    let epoch_ms = |t: SystemTime| {
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    let (since_ms, until_ms) = (epoch_ms(since), epoch_ms(SystemTime::now() + TIMERS_AFTER));
+    let shortest = quiet / 4;
     let mut last_count = None;
-    let mut quiet_since = Instant::now();
+    // The command itself is the first movement.
+    let mut last_move = start;
     loop {
         if lock(events).gone().is_some() {
             break;
         }
         let ready = match activity(page).await {
             Some((ready, count)) => {
-                if last_count != Some(count) {
-                    last_count = Some(count);
-                    quiet_since = Instant::now();
+                if last_count.is_some_and(|c| c != count) {
+                    last_move = Instant::now();
                 }
+                last_count = Some(count);
                 ready
             }
             None => {
                 // The page is busy navigating: look again.
                 last_count = None;
-                quiet_since = Instant::now();
+                last_move = Instant::now();
                 false
             }
         };
-        let network_quiet = {
+        let network_idle = {
             let ev = lock(events);
+            if let Some(t) = ev.last_network.filter(|t| *t > last_move) {
+                last_move = t;
+            }
             ev.recent_inflight(LONG_REQUEST) == 0
-                && ev.last_network.is_none_or(|t| t.elapsed() >= quiet)
         };
-        if ready && network_quiet && quiet_since.elapsed() >= quiet {
+        // The longer the page kept moving, the longer it may go on.
+        let window = (last_move.duration_since(start) * 2).clamp(shortest, quiet);
+        if ready
+            && network_idle
+            && last_move.elapsed() >= window
+            && pending_timers(page, since_ms, until_ms).await == 0
+        {
             return Settled {
                 timed_out: false,
                 waited: start.elapsed(),
@@ -84,3 +124,37 @@ pub(super) async fn settle(
         waited: start.elapsed(),
     }
 }
+
+/// Counts the timers a page sets a short wait away (≤ 500 ms: a debounce,
+/// a deferred render), in the page's own world before its scripts run:
+/// `__seamarkTimers(since, until)` says how many of those set between the
+/// two (ms since the epoch) are still to fire. A timer set
+/// from a timer's callback is one more link of a chain, and a chain of more
+/// than three links is a loop (a clock, a poll), not the command's doing: it
+/// is not counted.
+pub(super) const TIMERS_JS: &str = r#"(() => {
+  const w = window;
+  if (w.__seamarkTimers) return;
+  const set = w.setTimeout, clear = w.clearTimeout, due = new Map();
+  let link = 0;
+  w.setTimeout = function (fn, ms, ...args) {
+    if (typeof fn !== 'function') return set.call(w, fn, ms, ...args);
+    const mine = link + 1;
+    let id;
+    const run = function () {
+      due.delete(id);
+      const outer = link;
+      link = mine;
+      try { return fn.apply(this, arguments); } finally { link = outer; }
+    };
+    id = set.call(w, run, ms, ...args);
+    if ((+ms || 0) <= 500 && mine <= 3) due.set(id, Date.now());
+    return id;
+  };
+  w.clearTimeout = function (id) { due.delete(id); return clear.call(w, id); };
+  Object.defineProperty(w, '__seamarkTimers', { value: (since, until) => {
+    let n = 0;
+    for (const t of due.values()) if (t >= since && t <= until) n++;
+    return n;
+  } });
+})()"#;

@@ -18,7 +18,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    DialogType, EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+    AddScriptToEvaluateOnNewDocumentParams, DialogType, EventJavascriptDialogOpening,
+    HandleJavaScriptDialogParams,
 };
 use chromiumoxide::Page;
 
@@ -159,6 +160,11 @@ impl Watch {
             ev.inflight.clear();
             ev.crashed = false;
         }
+        // Timers are counted from the page's next document on, and in the
+        // one it shows now.
+        let count_timers = AddScriptToEvaluateOnNewDocumentParams::new(super::settle::TIMERS_JS);
+        let _ = page.execute(count_timers).await;
+        let _ = crate::browser::evaluate(page, super::settle::TIMERS_JS).await;
         let ev = &self.events;
         let tasks = [
             watch_dialogs(page, dialogs, prompt_text.to_string(), ev.clone()).await,

@@ -179,20 +179,54 @@ impl Observation {
     }
 }
 
-/// Counts DOM mutations from an isolated world, invisible to the page. Style
-/// attribute changes are left out: animations rewrite them every frame without
-/// changing what is on the page.
-pub(crate) const WATCH_JS: &str = r#"(() => {
+/// The mutation watcher of a document, made once in an isolated world
+/// (invisible to the page), and what it is asked: `$ask` is `__seamarkWatch`
+/// (every mutation) or `__seamarkMoved` (those that are no ambient motion).
+/// Style attribute changes are left out of both: animations rewrite them
+/// every frame without changing what is on the page. A node that keeps
+/// changing (three times or more, each within 1.5 s of the last, over 250
+/// ms or more: a clock, a ticker, a carousel) moves on its own: its changes
+/// are not counted as moves.
+macro_rules! watch_js {
+    ($ask:literal) => {
+        concat!(
+            r#"(() => {
   const g = globalThis;
   if (!g.__seamarkWatch) {
-    let n = 0;
-    const count = (rs) => { for (const r of rs) if (r.attributeName !== 'style') n++; };
+    let n = 0, moved = 0;
+    const seen = new WeakMap();
+    const count = (rs) => {
+      const now = performance.now();
+      for (const r of rs) {
+        if (r.attributeName === 'style') continue;
+        n++;
+        const node = r.target.nodeType === 1 ? r.target : r.target.parentNode;
+        if (!node) { moved++; continue; }
+        let s = seen.get(node);
+        if (!s || now - s.last > 1500) { s = { n: 0, first: now, last: now }; seen.set(node, s); }
+        s.n++;
+        s.last = now;
+        if (s.n < 3 || now - s.first < 250) moved++;
+      }
+    };
     const o = new MutationObserver(count);
     o.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     g.__seamarkWatch = () => { count(o.takeRecords()); return n; };
+    g.__seamarkMoved = () => { count(o.takeRecords()); return moved; };
   }
-  return g.__seamarkWatch();
-})()"#;
+  return g."#,
+            $ask,
+            r#"();
+})()"#
+        )
+    };
+}
+
+/// Every DOM mutation of the document so far (see [`watch_js`]).
+pub(crate) const WATCH_JS: &str = watch_js!("__seamarkWatch");
+
+/// The mutations of the document so far that were no ambient motion.
+pub(crate) const MOVED_JS: &str = watch_js!("__seamarkMoved");
 
 /// The isolated world of each page's current document, by target id: one
 /// world (and one MutationObserver) per document, made on first use and again
@@ -247,7 +281,9 @@ pub(crate) async fn watch_eval(page: &Page, expression: &str) -> Option<Value> {
     eval_in(page, context, expression).await
 }
 
-async fn mutation_count(page: &Page) -> Option<i64> {
+/// Every DOM mutation of the page's document so far, as its watcher counts
+/// them (`None` when the page cannot say, as while it navigates).
+pub(crate) async fn mutation_count(page: &Page) -> Option<i64> {
     watch_eval(page, WATCH_JS).await?.as_i64()
 }
 

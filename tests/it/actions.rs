@@ -550,3 +550,43 @@ async fn lists_that_take_several_options_keep_each_select_and_show_every_selecte
     assert_eq!(a.eval("window.WOB_RAW_REWARD_GLOBAL").await, 1);
     a.close().await;
 }
+
+#[tokio::test]
+async fn a_debounced_search_is_waited_for_and_its_suggestions_are_seen() {
+    let mut a = Fixture::open("debounce.html").await.actor().await;
+    let city = a.id("City");
+    // The suggestions come 150 ms after the last key, from the server: the
+    // batch is cut there, with what appeared.
+    let report = a.run(&format!("TYPE:{city}:Pa; CLICK:{city}")).await;
+    report
+        .statuses(&[Done])
+        .says(0, "button \"Paris\"")
+        .says(0, "button \"Parma\"");
+    assert!(report.outcomes[0].page_changed);
+    assert_eq!(report.dropped, vec![format!("CLICK:{city}")]);
+}
+
+#[tokio::test]
+async fn a_click_beside_a_ticker_settles_without_waiting_out_the_bound() {
+    let mut a = Fixture::open("ticker.html").await.actor().await;
+    let show = a.id("Show the total");
+    let report = a.run(&format!("CLICK:{show}")).await;
+    report.statuses(&[Done]);
+    assert!(
+        !report.feedback().contains("still busy"),
+        "{}",
+        report.feedback()
+    );
+    assert_eq!(
+        a.eval("document.getElementById('total').textContent").await,
+        "Total: 42"
+    );
+    // The ticks are no effect of the command: ticking the box changes the
+    // page in nothing the batch was planned for.
+    a.look().await;
+    let (agree, show) = (a.id("Agree"), a.id("Show the total"));
+    let report = a.run(&format!("CLICK:{agree}; CLICK:{show}")).await;
+    report.statuses(&[Done, Done]);
+    assert!(!report.outcomes[0].page_changed, "{}", report.feedback());
+    assert!(!report.feedback().contains("still busy"));
+}

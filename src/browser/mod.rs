@@ -9,7 +9,7 @@ mod pool;
 mod viewport;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -133,11 +133,20 @@ impl Default for BrowserOptions {
     }
 }
 
-/// Flags fit for a closed network and for automation. chromiumoxide prepends
-/// the `--` itself (../shared/NOTES.md): bare keys only.
+/// Flags fit for a closed network and for automation: all of them (the
+/// launcher's own defaults are off, so that one `disable-features` holds).
+/// chromiumoxide prepends the `--` itself (../shared/NOTES.md): bare keys only.
 const FLAGS: &[&str] = &[
     "disable-gpu",
+    "disable-dev-shm-usage",
     "disable-background-networking",
+    "disable-background-timer-throttling",
+    "disable-backgrounding-occluded-windows",
+    "disable-renderer-backgrounding",
+    "disable-ipc-flooding-protection",
+    "disable-hang-monitor",
+    "disable-popup-blocking",
+    "disable-prompt-on-repost",
     "disable-component-update",
     "disable-sync",
     "disable-quic",
@@ -150,11 +159,71 @@ const FLAGS: &[&str] = &[
     "metrics-recording-only",
     "password-store=basic",
     "use-mock-keychain",
+    "enable-automation",
+    "force-color-profile=srgb",
+    "lang=en_US",
+    "enable-features=NetworkService,NetworkServiceInProcess",
+    "enable-blink-features=IdleDetection",
     // Cross-origin iframes stay in the page's renderer process, so one CDP
     // session reaches every frame (no out-of-process iframe sessions).
     "disable-site-isolation-trials",
-    "disable-features=IsolateOrigins,site-per-process,Translate,MediaRouter,OptimizationHints",
+    // Background services that ask hosts of their own, each found by the
+    // sign-in test through the domain guard: extensions and their updates,
+    // on-demand components (the on-device model's manifest), the Google
+    // account list at start, network time, autofill and password leak
+    // checks. Where no switch turns one off, its address points nowhere: a
+    // loopback port no one serves (the account list's to 127.0.0.2, since
+    // the browser keeps its origin's pages in a process of their own, and
+    // pages of 127.0.0.1 must not be).
+    "disable-extensions",
+    "disable-default-apps",
+    "disable-component-extensions-with-background-pages",
+    "no-pings",
+    "safebrowsing-disable-auto-update",
+    "component-updater=url-source=http://127.0.0.1:9/",
+    "gaia-url=http://127.0.0.2:9",
+    "disable-features=IsolateOrigins,site-per-process,Translate,TranslateUI,MediaRouter,\
+     DialMediaRouteProvider,OptimizationHints,OptimizationHintsFetching,\
+     OptimizationGuideModelDownloading,OptimizationGuideOnDeviceModel,\
+     OptimizationTargetPrediction,AutofillServerCommunication,PasswordLeakDetection,\
+     NetworkTimeServiceQuerying,CertificateTransparencyComponentUpdater,\
+     InterestFeedContentSuggestions,PreconnectToSearch",
 ];
+
+/// The preferences a profile seamark makes starts with: every service that
+/// would send what the person types or visits somewhere (password saving
+/// and its leak check, safe browsing, translation, autofill, search
+/// suggestions and the default search engine, network prediction,
+/// sign-in) off, and a blank first page instead of the new tab page (which
+/// preconnects to the default search engine).
+const QUIET_PREFERENCES: &str = r#"{
+  "credentials_enable_service": false,
+  "credentials_enable_autosignin": false,
+  "profile": {"password_manager_enabled": false, "password_manager_leak_detection": false},
+  "safebrowsing": {"enabled": false, "enhanced": false},
+  "translate": {"enabled": false},
+  "autofill": {"enabled": false, "profile_enabled": false, "credit_card_enabled": false},
+  "search": {"suggest_enabled": false},
+  "default_search_provider": {"enabled": false},
+  "alternate_error_pages": {"enabled": false},
+  "net": {"network_prediction_options": 2},
+  "signin": {"allowed": false},
+  "browser": {"has_seen_welcome_page": true},
+  "session": {"restore_on_startup": 4, "startup_urls": ["about:blank"]},
+  "homepage": "about:blank",
+  "homepage_is_newtabpage": false
+}"#;
+
+/// Starts a new profile with [`QUIET_PREFERENCES`]; a profile that has its
+/// preferences already (a person's `--profile`) keeps them.
+fn quiet_profile(dir: &Path) -> std::io::Result<()> {
+    let prefs = dir.join("Default").join("Preferences");
+    if prefs.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir.join("Default"))?;
+    std::fs::write(prefs, QUIET_PREFERENCES)
+}
 
 /// A running Chromium that seamark drives: one it launched (with a fresh
 /// profile, removed when it ends) or one it attached to (`--cdp`). Sessions
@@ -268,6 +337,10 @@ impl SharedBrowser {
                 (Some(temp), dir)
             }
         };
+        quiet_profile(&profile_dir).map_err(|e| BrowserError::ProfileDir {
+            dir: profile_dir.clone(),
+            reason: e.to_string(),
+        })?;
         let vp = options.viewport;
         let mut builder = BrowserConfig::builder()
             .chrome_executable(&path)
@@ -276,6 +349,7 @@ impl SharedBrowser {
             .launch_timeout(Duration::from_secs(30))
             .window_size(vp.width, vp.height)
             .viewport(vp.to_cdp())
+            .disable_default_args()
             .args(FLAGS.iter().copied());
         if let Some(proxy) = &options.proxy {
             // `<-loopback>` takes away the implicit bypass of localhost: every

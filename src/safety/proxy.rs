@@ -38,6 +38,8 @@ const BROWSER_HOSTS: &[&str] = &[
     "clients1.google.com",
     "clients2.google.com",
     "update.googleapis.com",
+    "passwordsleakcheck-pa.googleapis.com",
+    "clients2.google.com",
     "optimizationguide-pa.googleapis.com",
     "safebrowsing.googleapis.com",
     "content-autofill.googleapis.com",

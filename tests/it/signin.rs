@@ -53,6 +53,8 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
             &secret,
             "--confirm",
             "deny",
+            "--allow-domain",
+            "127.0.0.1",
         ],
     )
     .await;
@@ -106,6 +108,13 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
     let refused = &steps[1]["report"]["confirmations"][0];
     assert_eq!(refused["allowed"], false, "{refused}");
     assert_eq!(refused["hold"]["why"], "its name says \"delete\"");
+    // The browser asked no one else anything, a password leak check least of
+    // all: the domain guard, which lets only the test server through,
+    // refused nothing in any step.
+    for s in &steps {
+        assert!(s["blocked"].is_null(), "{s}");
+        assert!(s["report"]["blocked"].is_null(), "{s}");
+    }
 }
 
 /// A model with no secret: it makes a password up, then has nothing else to try.

@@ -80,6 +80,10 @@ fn encode(c: &mut Criterion) {
     group.bench_function("downscale_to_1000", |b| {
         b.iter(|| mark::downscale(&marked, 1000))
     });
+    // What the model's image was shrunk with before: `image`'s thumbnail.
+    group.bench_function("downscale_to_1000 (image thumbnail)", |b| {
+        b.iter(|| image::imageops::thumbnail(&marked, 1000, 625))
+    });
     group.finish();
 }
 

@@ -108,10 +108,35 @@ pub fn downscale(img: &RgbImage, long_edge: u32) -> Option<RgbImage> {
     let f = f64::from(long_edge) / f64::from(long);
     let nw = ((f64::from(w) * f).round() as u32).max(1);
     let nh = ((f64::from(h) * f).round() as u32).max(1);
-    // Area averaging: each output pixel is the mean of the input pixels it
-    // covers. Sharp enough for the digits, and an order of magnitude faster
-    // than a triangle filter.
-    Some(image::imageops::thumbnail(img, nw, nh))
+    Some(shrink(img, nw, nh))
+}
+
+/// The image shrunk to `w`×`h` by area averaging (each output pixel the
+/// mean of the input pixels it covers: sharp enough for the digits), with
+/// SIMD (`fast_image_resize`: a tenth of the time of `image`'s own
+/// `thumbnail`); `image`'s when that cannot run.
+pub fn shrink(img: &RgbImage, w: u32, h: u32) -> RgbImage {
+    use fast_image_resize::{images::Image, FilterType, PixelType, ResizeAlg, ResizeOptions};
+    let src = fast_image_resize::images::ImageRef::new(
+        img.width(),
+        img.height(),
+        img.as_raw(),
+        PixelType::U8x3,
+    );
+    let mut dst = Image::new(w, h, PixelType::U8x3);
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Box));
+    let resized = src.map_err(|e| e.to_string()).and_then(|src| {
+        fast_image_resize::Resizer::new()
+            .resize(&src, &mut dst, &options)
+            .map_err(|e| e.to_string())
+    });
+    match resized
+        .ok()
+        .and_then(|()| RgbImage::from_raw(w, h, dst.into_vec()))
+    {
+        Some(small) => small,
+        None => image::imageops::thumbnail(img, w, h),
+    }
 }
 
 /// The marked image as a run keeps it (PNG, full size) and as the model

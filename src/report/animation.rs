@@ -92,7 +92,7 @@ pub fn frame(shot: &RgbImage, caption: &[CaptionLine]) -> IndexedFrame {
     let shot = if shot.width() > FRAME_WIDTH {
         let h = (u64::from(shot.height()) * u64::from(FRAME_WIDTH) / u64::from(shot.width())).max(1)
             as u32;
-        scaled = shrink(shot, FRAME_WIDTH, h);
+        scaled = mark::shrink(shot, FRAME_WIDTH, h);
         &scaled
     } else {
         shot
@@ -112,33 +112,6 @@ pub fn frame(shot: &RgbImage, caption: &[CaptionLine]) -> IndexedFrame {
         width: w,
         height: h,
         pixels,
-    }
-}
-
-/// The image shrunk to `w`×`h` by area averaging, with SIMD
-/// (`fast_image_resize`: a tenth of the time of `image`'s own); `image`'s
-/// when that cannot run.
-fn shrink(img: &RgbImage, w: u32, h: u32) -> RgbImage {
-    use fast_image_resize::{images::Image, FilterType, PixelType, ResizeAlg, ResizeOptions};
-    let src = fast_image_resize::images::ImageRef::new(
-        img.width(),
-        img.height(),
-        img.as_raw(),
-        PixelType::U8x3,
-    );
-    let mut dst = Image::new(w, h, PixelType::U8x3);
-    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Box));
-    let resized = src.map_err(|e| e.to_string()).and_then(|src| {
-        fast_image_resize::Resizer::new()
-            .resize(&src, &mut dst, &options)
-            .map_err(|e| e.to_string())
-    });
-    match resized
-        .ok()
-        .and_then(|()| RgbImage::from_raw(w, h, dst.into_vec()))
-    {
-        Some(small) => small,
-        None => image::imageops::thumbnail(img, w, h),
     }
 }
 

@@ -533,14 +533,7 @@ impl Executor {
                         .back_to_checkpoint(session, step, name.as_deref())
                         .await;
                     report.progress |= outcome.status == Status::Done;
-                    if outcome.status.is_failure() {
-                        stop = Some(failed_stop(&outcome));
-                    } else if outcome.page_changed {
-                        stop = Some(format!(
-                            "the page changed after {}; look at the new page before going on",
-                            outcome.command
-                        ));
-                    }
+                    stop = stop_after(&outcome);
                     report.checkpoints.extend(record);
                     report.outcomes.push(outcome);
                     continue;
@@ -606,14 +599,7 @@ impl Executor {
             if outcome.status == Status::Done && step.command.touches_page() {
                 report.progress = true;
             }
-            if outcome.status.is_failure() {
-                stop = Some(failed_stop(&outcome));
-            } else if outcome.page_changed {
-                stop = Some(format!(
-                    "the page changed after {}; look at the new page before going on",
-                    outcome.command
-                ));
-            }
+            stop = stop_after(&outcome);
             report.outcomes.push(outcome);
         }
         {
@@ -1273,6 +1259,21 @@ async fn tab_ids(session: &Session) -> Vec<String> {
 }
 
 /// Why the rest of a batch is dropped after a failed command.
+/// Why the rest of a batch is not run after a page command: it failed, or
+/// the page changed under the ids the batch was planned with.
+fn stop_after(outcome: &Outcome) -> Option<String> {
+    if outcome.status.is_failure() {
+        Some(failed_stop(outcome))
+    } else if outcome.page_changed {
+        Some(format!(
+            "the page changed after {}; look at the new page before going on",
+            outcome.command
+        ))
+    } else {
+        None
+    }
+}
+
 fn failed_stop(outcome: &Outcome) -> String {
     format!(
         "{} failed; the rest of the plan may not fit any more",

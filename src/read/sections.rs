@@ -22,8 +22,10 @@ fn under_heading(blocks: &[Block], at: usize, range: (usize, usize)) -> (usize, 
     (at, end)
 }
 
-/// The blocks of the smallest section around the first block holding
-/// `needle` (case and spacing ignored): the innermost container of more than
+/// The blocks of the smallest section around the first heading holding
+/// `needle` (case and spacing ignored), else the first block holding it (a
+/// mention of "Shipping" above the Shipping section must not win over its
+/// heading): the innermost container of more than
 /// one block that is a section or holds a heading, narrowed to the heading
 /// part the block is in; a matched heading gives its part. None when no block
 /// holds the text.
@@ -42,9 +44,11 @@ pub(super) fn section_of(
     if needle.is_empty() {
         return None;
     }
+    let holds = |b: &Block| norm(&super::markdown::plain(&b.text)).contains(&needle);
     let m = blocks
         .iter()
-        .position(|b| norm(&super::markdown::plain(&b.text)).contains(&needle))?;
+        .position(|b| b.kind == BlockKind::Heading && holds(b))
+        .or_else(|| blocks.iter().position(holds))?;
     let chains: Vec<Vec<i64>> = blocks.iter().map(|b| chain(b.container, parents)).collect();
     let range_of = |c: i64| {
         let first = chains.iter().position(|ch| ch.contains(&c))?;

@@ -509,3 +509,20 @@ async fn over_streamable_http_the_same_tools_drive_the_same_browser() {
     let dir = mcp.close().await;
     assert_eq!(records(&dir.path().join("rec"), "step").len(), 1);
 }
+
+#[tokio::test]
+async fn read_of_a_text_gives_the_section_under_the_heading_that_holds_it_not_an_earlier_mention() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    mcp.call("open", json!({"url": server.url("shipping.html")}))
+        .await;
+    let read = mcp.call("read", json!({"text": "shipping"})).await;
+    assert!(!read.is_error, "{}", read.text);
+    assert!(read.text.contains("Free over $50"), "{}", read.text);
+    assert!(
+        !read.text.contains("within 30 days") && !read.text.contains("Questions about"),
+        "{}",
+        read.text
+    );
+    mcp.close().await;
+}

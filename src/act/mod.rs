@@ -795,7 +795,7 @@ impl Executor {
             b.push(Blocked {
                 target: url.to_string(),
                 reason: why.clone(),
-                at: crate::journal::utc_rfc3339(SystemTime::now()),
+                at: crate::clock::utc_rfc3339(SystemTime::now()),
             });
         }
         Some(format!("refused by the domain policy: {why}"))

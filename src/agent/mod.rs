@@ -33,22 +33,24 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
 use crate::act::{ActOptions, BatchReport, CheckpointEvent, CheckpointRecord, Executor, Finish};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Prompt, Usage};
 use crate::browser::{BrowserOptions, Pool, Session};
-use crate::journal::{utc_rfc3339, Journal, JournalError};
+use crate::clock::utc_rfc3339;
+use crate::journal::{Journal, JournalError};
 use crate::perceive;
 use crate::protocol;
 use crate::safety::{self, DomainGuard, Secrets};
 use crate::storage::StorageState;
 
+pub use crate::records::{
+    ActRecord, Asked, ResumeRecord, RunPolicy, RunResult, RunStatus, SkillReport, Spend,
+    StartRecord, StepRecord, StepTimings,
+};
 use ask::Answer;
 pub use ask::Asker;
-pub use policy::RunPolicy;
 pub use prompt::{instruction_like, SYSTEM};
-pub use resume::{ActRecord, Resume, ResumeError, ResumeRecord};
+pub use resume::{Resume, ResumeError};
 
 /// Errors that keep a run from starting. Once it runs, every ending is a
 /// [`RunResult`].
@@ -145,229 +147,6 @@ impl Default for AgentOptions {
             learn_later: false,
         }
     }
-}
-
-/// Tokens and, when the price is known, cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Spend {
-    /// Tokens in and out.
-    pub tokens: Usage,
-    /// USD, when the model has a price.
-    pub cost_usd: Option<f64>,
-}
-
-/// How a run ended, in one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The task was completed (COMPLETE, or the answer given again).
-    Done,
-    /// The model stopped with a reason (STOP), or an impasse persisted.
-    Stopped,
-    /// A budget ran out: steps, time or cost.
-    Budget,
-    /// Something failed: the browser, the model, the page, answers that
-    /// could not be read, commands that failed step after step, a loop.
-    Failed,
-    /// The run was interrupted (Ctrl-C) before it ended.
-    Interrupted,
-    /// The model asked the person something (ASK) and no one could answer:
-    /// the reason is the question; `seamark resume --answer` goes on.
-    NeedsInput,
-    /// The model said the task was done, but the run's checks did not hold,
-    /// twice.
-    Unverified,
-}
-
-impl RunStatus {
-    /// The word the report and the terminal show.
-    pub fn word(self) -> &'static str {
-        match self {
-            RunStatus::Done => "done",
-            RunStatus::Stopped => "stopped",
-            RunStatus::Budget => "out of budget",
-            RunStatus::Failed => "failed",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::NeedsInput => "needs input",
-            RunStatus::Unverified => "unverified",
-        }
-    }
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// The task was completed.
-    pub success: bool,
-    /// How the run ended, in one word.
-    pub status: RunStatus,
-    /// What the model gave with ANSWER (the last one, when several).
-    pub answer: Option<String>,
-    /// Why the run ended: the completion summary, the STOP reason, or the budget.
-    pub reason: String,
-    /// Steps taken.
-    pub steps: usize,
-    /// Tokens, in and out.
-    pub tokens: Usage,
-    /// USD, when the model's price is known.
-    pub cost_usd: Option<f64>,
-    /// The run directory.
-    pub run_dir: PathBuf,
-    /// Seconds from start to end.
-    pub wall_time_s: f64,
-    /// The model.
-    pub model: String,
-    /// For a replay: where the live pages differed from the recording.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub divergences: Vec<String>,
-    /// With a schema: the answer as the JSON value that followed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
-    /// Each step's prompt in tokens, counted before it was sent.
-    pub prompt_tokens: Vec<brain::PromptTokens>,
-    /// The run's `report.html`, once it is written (the journal's end record,
-    /// written before it, never has it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report: Option<PathBuf>,
-    /// What the run did with skills.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill: Option<SkillReport>,
-}
-
-/// What a run did with skills: the one it followed, how far, and the one it
-/// learned.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SkillReport {
-    /// The skill it followed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub followed: Option<String>,
-    /// Steps done from the skill, with no model call.
-    #[serde(default)]
-    pub steps: usize,
-    /// Why the model took over, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub took_over: Option<String>,
-    /// The skill file learned or updated from the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub learned: Option<PathBuf>,
-    /// With [`AgentOptions::learn_later`]: the skill learned, not saved yet.
-    #[serde(skip)]
-    pub unsaved: Option<crate::skill::Skill>,
-}
-
-/// Timings of one step, in milliseconds.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct StepTimings {
-    /// Perception.
-    pub perceive_ms: f64,
-    /// Marking and encoding the image.
-    pub mark_ms: f64,
-    /// The model call.
-    pub model_ms: f64,
-    /// Running the commands.
-    pub act_ms: f64,
-}
-
-/// The journal's first record: what the run was asked to do.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StartRecord {
-    /// Always `start`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// The task, in plain words.
-    pub task: String,
-    /// The start URL (or file) as given.
-    pub url: String,
-    /// The model.
-    pub model: String,
-    /// When the run started, RFC 3339 UTC.
-    pub started: String,
-    /// The version of seamark that ran it.
-    pub seamark: String,
-    /// The step budget.
-    pub max_steps: usize,
-    /// The rules it runs under (what `seamark resume` restores).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy: Option<RunPolicy>,
-}
-
-/// The journal record of one step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StepRecord {
-    /// Always `step`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// 1-based.
-    pub step: usize,
-    /// Page URL.
-    pub url: String,
-    /// Page title.
-    pub title: String,
-    /// Page signature.
-    pub signature: String,
-    /// The element list as the model read it.
-    pub elements: String,
-    /// What the model was told about the page besides the list: impasses,
-    /// secrets it may type, blocked requests, where to READ.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The marked screenshot's file in the run directory.
-    pub screenshot: String,
-    /// Characters of prompt text sent.
-    pub prompt_chars: usize,
-    /// The prompt in tokens, counted before it was sent (see
-    /// [`brain::tokens`]).
-    pub prompt_tokens: brain::PromptTokens,
-    /// Images sent.
-    pub images: usize,
-    /// The model's raw answer.
-    pub answer: Option<String>,
-    /// The plan after this step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<String>,
-    /// The commands as parsed.
-    pub commands: Vec<String>,
-    /// Why the answer could not be parsed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parse_error: Option<String>,
-    /// What the commands did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report: Option<BatchReport>,
-    /// Requests the domain policy refused outside the commands (while a page
-    /// loaded, or from its timers).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub blocked: Vec<safety::Blocked>,
-    /// Tokens and cost of this step.
-    pub spend: Spend,
-    /// Where the page differs from a replayed recording.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub divergence: Option<String>,
-    /// An error that ended the run at this step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// The page's URL after the commands (where a resumed run opens it again).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url_after: Option<String>,
-    /// What the model asked the person (ASK), and the answer when one came.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asked: Option<Asked>,
-    /// A step done from a skill (no model call), or where the model took
-    /// over from one and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill: Option<crate::skill::StepMark>,
-    /// Costs.
-    pub timings: StepTimings,
-}
-
-/// A question put to the person, and its answer (a secret's placeholder for
-/// a secret answer; none when no one could answer).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Asked {
-    /// The question.
-    pub question: String,
-    /// The answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<String>,
 }
 
 /// Hears about a run as it goes (the CLI prints progress from it).

@@ -3,63 +3,14 @@
 //! domain limits, confirmation, the names of its secrets, dialogs,
 //! downloads, reading, the answer's schema, the viewport.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::AgentOptions;
 use crate::act::DialogPolicy;
-use crate::browser::Viewport;
-use crate::safety::{ConfirmGuard, ConfirmPolicy, DomainPattern, DomainPolicy};
+use crate::records::RunPolicy;
+use crate::safety::{ConfirmGuard, DomainPattern, DomainPolicy};
 use crate::schema::AnswerSchema;
-
-/// A run's rules, as its journal keeps them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunPolicy {
-    /// Most failed steps in a row.
-    pub max_failures: usize,
-    /// The cost budget, USD.
-    #[serde(default)]
-    pub max_cost: Option<f64>,
-    /// The time budget, seconds.
-    #[serde(default)]
-    pub max_time_s: Option<f64>,
-    /// Screenshots sent per step.
-    pub images: usize,
-    /// Most elements in a list.
-    pub list_cap: usize,
-    /// Personal data tagged in what the model reads.
-    pub scrub: bool,
-    /// Hosts that may be reached (`--allow-domain`).
-    #[serde(default)]
-    pub allow_domains: Vec<String>,
-    /// Hosts never reached (`--block-domain`).
-    #[serde(default)]
-    pub block_domains: Vec<String>,
-    /// What a destructive action does without a person's yes.
-    pub confirm: ConfirmPolicy,
-    /// The words that make an action destructive.
-    #[serde(default)]
-    pub confirm_words: Vec<String>,
-    /// The names of the run's secrets (never their values).
-    #[serde(default)]
-    pub secrets: Vec<String>,
-    /// Confirm and prompt dialogs answered with Cancel.
-    #[serde(default)]
-    pub dismiss_dialogs: bool,
-    /// Where downloads are kept.
-    #[serde(default)]
-    pub download_dir: Option<PathBuf>,
-    /// Most characters one READ gives.
-    pub read_chars: usize,
-    /// The schema the answer follows.
-    #[serde(default)]
-    pub schema: Option<serde_json::Value>,
-    /// The viewport.
-    pub viewport: Viewport,
-}
 
 impl RunPolicy {
     /// The rules of these options.
@@ -151,7 +102,7 @@ impl RunPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::safety::Secrets;
+    use crate::safety::{ConfirmPolicy, Secrets};
 
     #[test]
     fn the_rules_come_back_as_they_were_and_secrets_must_be_given_again() {

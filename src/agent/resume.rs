@@ -8,45 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use super::policy::RunPolicy;
 use super::{history_line, RunStatus, Spend};
 use crate::brain::PromptTokens;
+use crate::records::RunPolicy;
 use crate::report::{ReportError, RunLog};
-
-/// The journal record written before a step's commands run, so that a run
-/// that dies before their outcome is recorded knows they may have run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ActRecord {
-    /// Always `act`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// The step.
-    pub step: usize,
-    /// The commands about to run.
-    pub commands: Vec<String>,
-}
-
-/// The journal record of a run going on (`seamark resume`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResumeRecord {
-    /// Always `resume`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// When, RFC 3339 UTC.
-    pub started: String,
-    /// The first step of the part that goes on.
-    pub from_step: usize,
-    /// How the run had ended before.
-    pub after: String,
-    /// The person's answer given now (a secret's placeholder for a secret).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub answer: Option<String>,
-    /// Commands whose outcome was never recorded.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unknown: Vec<String>,
-}
 
 /// Why a run cannot be resumed.
 #[derive(Debug, thiserror::Error)]

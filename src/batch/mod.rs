@@ -42,7 +42,8 @@ use tokio::sync::{mpsc, watch, Semaphore};
 use crate::agent::{Agent, AgentOptions, Interrupt, LastLook, RunResult, RunStatus};
 use crate::brain::{Brain, BrainError, Usage};
 use crate::browser::{BrowserError, Pool, Session};
-use crate::journal::{utc_rfc3339, Journal};
+use crate::clock::utc_rfc3339;
+use crate::journal::Journal;
 use crate::safety::{Secret, Secrets};
 use crate::schema::AnswerSchema;
 

@@ -17,7 +17,8 @@ use seamark::batch::{
 };
 use seamark::brain;
 use seamark::browser::Pool;
-use seamark::journal::{slug, utc_stamp};
+use seamark::clock::utc_stamp;
+use seamark::journal::slug;
 use seamark::safety::{ConfirmPolicy, Confirmer, Hold};
 
 use super::run::{model_name, CommonArgs, TerminalConfirmer};

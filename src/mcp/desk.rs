@@ -14,7 +14,8 @@ use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTim
 use crate::brain::Image;
 use crate::browser::{BrowserOptions, Session};
 use crate::check::{Check, CheckRecord};
-use crate::journal::{utc_rfc3339, Journal, JournalError};
+use crate::clock::utc_rfc3339;
+use crate::journal::{Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::safety::{ConfirmPolicy, DomainGuard};

@@ -85,16 +85,15 @@ const CHANGES_JS: &str = "(() => { \
     }; \
   })()";
 
-/// Makes a registry. The reader (`read.js`) is kept here too, for the same
-/// reason as the enumerator, and reads the registry's numbers. `getEventListeners` exists only while an evaluation with
+/// Makes a registry. Others may leave their own compiled scripts on it (the
+/// reader does, see read/mod.rs). `getEventListeners` exists only while an evaluation with
 /// the command line API runs; the function itself keeps working after it. The
 /// enumerator is compiled once per document and kept here, so the engine
 /// keeps what it learned running it: from the second perception of a page on,
 /// its loops run optimized instead of interpreted (a third of its time).
 fn new_registry_js() -> String {
-    let read_js = crate::read::READ_JS;
     format!(
-        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), read: ({read_js}), \
+        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
          pause: {PAUSE_JS}, changes: {CHANGES_JS}, sheets: new Map() }})"
     )

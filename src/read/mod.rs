@@ -33,9 +33,15 @@ pub const DEFAULT_READ_CHARS: usize = 6000;
 /// further down only when they fall within it).
 pub const MAX_COLLECTED: usize = 400_000;
 
-/// The walk, kept compiled in each document's node registry (see
-/// perceive/registry.rs), as the enumerator is.
-pub(crate) const READ_JS: &str = include_str!("read.js");
+/// The call that reads a frame: the walk (`read.js`) is left on the
+/// document's node registry (perceive/registry.rs) at its first read and
+/// called from there on, so that the engine keeps what it learned running
+/// it, as it does for the enumerator. The registry itself knows nothing of it.
+const READ_CALL: &str = concat!(
+    "function (o, target) { if (!this.read) this.read = (",
+    include_str!("read.js"),
+    "); o.target = target; return this.read(o); }"
+);
 
 /// Errors of reading.
 #[derive(Debug, thiserror::Error)]
@@ -299,9 +305,8 @@ async fn read_frame(
     target: Option<i64>,
 ) -> Result<FrameRead, ReadError> {
     let args = serde_json::json!({ "maxChars": options.max_collected });
-    let function = "function (o, target) { o.target = target; return this.read(o); }";
     let (value, numbers) =
-        perceive::call_on_registry(page, &spot.id, function, args, target).await?;
+        perceive::call_on_registry(page, &spot.id, READ_CALL, args, target).await?;
     let text = value
         .as_str()
         .ok_or_else(|| ReadError::Unreadable(format!("unexpected answer: {value}")))?;

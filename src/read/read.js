@@ -147,9 +147,10 @@ function (o) {
     if (ctx.region || target) return null;
     const tag = el.localName, role = roleOf(el);
     if (tag === 'nav' || role === 'navigation') return 'nav';
-    const landmark = !el.closest('article, section, main, [role=main], [role=article]');
-    if ((tag === 'header' && landmark) || role === 'banner') return 'header';
-    if ((tag === 'footer' && landmark) || role === 'contentinfo') return 'footer';
+    // Asked only of a header or footer: a lookup up the tree for every block adds up.
+    const landmark = () => !el.closest('article, section, main, [role=main], [role=article]');
+    if ((tag === 'header' && landmark()) || role === 'banner') return 'header';
+    if ((tag === 'footer' && landmark()) || role === 'contentinfo') return 'footer';
     const floating = st.position === 'fixed' || st.position === 'sticky' ||
       role === 'dialog' || role === 'alertdialog' || tag === 'dialog';
     if (floating && COOKIE.test((el.id || '') + ' ' + (el.getAttribute('class') || '') +

@@ -9,7 +9,7 @@ use ring::digest;
 
 use super::{RunLog, ANIMATION};
 use crate::act::{BatchReport, CheckpointEvent, Status};
-use crate::agent::StepRecord;
+use crate::records::StepRecord;
 
 const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");

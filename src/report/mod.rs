@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use image::RgbImage;
 use rayon::prelude::*;
 
-use crate::agent::{ActRecord, ResumeRecord, RunResult, StartRecord, StepRecord};
 use crate::journal::JOURNAL;
+use crate::records::{ActRecord, ResumeRecord, RunResult, StartRecord, StepRecord};
 use animation::{CaptionLine, IndexedFrame, Tone};
 
 /// The report's file name in a run directory.

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use super::domains::DomainPolicy;
-use crate::journal::utc_rfc3339;
+use crate::clock::utc_rfc3339;
 
 /// A request the guard refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

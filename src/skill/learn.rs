@@ -141,7 +141,7 @@ impl Trail {
             site,
             params: params.keys().cloned().collect(),
             learned_from: run_dir.to_string(),
-            learned: crate::journal::utc_rfc3339(SystemTime::now()),
+            learned: crate::clock::utc_rfc3339(SystemTime::now()),
             updated: None,
             steps,
         };

@@ -14,6 +14,7 @@ mod cli;
 mod corpus;
 mod demo;
 mod golden;
+mod layers;
 mod mcp;
 mod miniwob;
 mod perception;

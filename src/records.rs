@@ -1,0 +1,316 @@
+//! The records of a run's journal: what the loop writes at each step, and
+//! what the report, `seamark resume`, batch and MCP read back. They sit below
+//! both their writer (`agent`) and their readers (`report`), so that neither
+//! imports the other for them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::act::BatchReport;
+use crate::brain::{self, Usage};
+use crate::browser::Viewport;
+use crate::safety::{self, ConfirmPolicy};
+
+/// Tokens and, when the price is known, cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spend {
+    /// Tokens in and out.
+    pub tokens: Usage,
+    /// USD, when the model has a price.
+    pub cost_usd: Option<f64>,
+}
+
+/// How a run ended, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The task was completed (COMPLETE, or the answer given again).
+    Done,
+    /// The model stopped with a reason (STOP), or an impasse persisted.
+    Stopped,
+    /// A budget ran out: steps, time or cost.
+    Budget,
+    /// Something failed: the browser, the model, the page, answers that
+    /// could not be read, commands that failed step after step, a loop.
+    Failed,
+    /// The run was interrupted (Ctrl-C) before it ended.
+    Interrupted,
+    /// The model asked the person something (ASK) and no one could answer:
+    /// the reason is the question; `seamark resume --answer` goes on.
+    NeedsInput,
+    /// The model said the task was done, but the run's checks did not hold,
+    /// twice.
+    Unverified,
+}
+
+impl RunStatus {
+    /// The word the report and the terminal show.
+    pub fn word(self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Budget => "out of budget",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::NeedsInput => "needs input",
+            RunStatus::Unverified => "unverified",
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The task was completed.
+    pub success: bool,
+    /// How the run ended, in one word.
+    pub status: RunStatus,
+    /// What the model gave with ANSWER (the last one, when several).
+    pub answer: Option<String>,
+    /// Why the run ended: the completion summary, the STOP reason, or the budget.
+    pub reason: String,
+    /// Steps taken.
+    pub steps: usize,
+    /// Tokens, in and out.
+    pub tokens: Usage,
+    /// USD, when the model's price is known.
+    pub cost_usd: Option<f64>,
+    /// The run directory.
+    pub run_dir: PathBuf,
+    /// Seconds from start to end.
+    pub wall_time_s: f64,
+    /// The model.
+    pub model: String,
+    /// For a replay: where the live pages differed from the recording.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub divergences: Vec<String>,
+    /// With a schema: the answer as the JSON value that followed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+    /// Each step's prompt in tokens, counted before it was sent.
+    pub prompt_tokens: Vec<brain::PromptTokens>,
+    /// The run's `report.html`, once it is written (the journal's end record,
+    /// written before it, never has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<PathBuf>,
+    /// What the run did with skills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<SkillReport>,
+}
+
+/// What a run did with skills: the one it followed, how far, and the one it
+/// learned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkillReport {
+    /// The skill it followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub followed: Option<String>,
+    /// Steps done from the skill, with no model call.
+    #[serde(default)]
+    pub steps: usize,
+    /// Why the model took over, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_over: Option<String>,
+    /// The skill file learned or updated from the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learned: Option<PathBuf>,
+    /// When the run learns later (the agent's `learn_later` option): the
+    /// skill learned, not saved yet.
+    #[serde(skip)]
+    pub unsaved: Option<crate::skill::Skill>,
+}
+
+/// Timings of one step, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct StepTimings {
+    /// Perception.
+    pub perceive_ms: f64,
+    /// Marking and encoding the image.
+    pub mark_ms: f64,
+    /// The model call.
+    pub model_ms: f64,
+    /// Running the commands.
+    pub act_ms: f64,
+}
+
+/// The journal's first record: what the run was asked to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartRecord {
+    /// Always `start`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The task, in plain words.
+    pub task: String,
+    /// The start URL (or file) as given.
+    pub url: String,
+    /// The model.
+    pub model: String,
+    /// When the run started, RFC 3339 UTC.
+    pub started: String,
+    /// The version of seamark that ran it.
+    pub seamark: String,
+    /// The step budget.
+    pub max_steps: usize,
+    /// The rules it runs under (what `seamark resume` restores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<RunPolicy>,
+}
+
+/// The journal record of one step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Always `step`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// 1-based.
+    pub step: usize,
+    /// Page URL.
+    pub url: String,
+    /// Page title.
+    pub title: String,
+    /// Page signature.
+    pub signature: String,
+    /// The element list as the model read it.
+    pub elements: String,
+    /// What the model was told about the page besides the list: impasses,
+    /// secrets it may type, blocked requests, where to READ.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The marked screenshot's file in the run directory.
+    pub screenshot: String,
+    /// Characters of prompt text sent.
+    pub prompt_chars: usize,
+    /// The prompt in tokens, counted before it was sent (see
+    /// [`brain::tokens`]).
+    pub prompt_tokens: brain::PromptTokens,
+    /// Images sent.
+    pub images: usize,
+    /// The model's raw answer.
+    pub answer: Option<String>,
+    /// The plan after this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// The commands as parsed.
+    pub commands: Vec<String>,
+    /// Why the answer could not be parsed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<String>,
+    /// What the commands did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<BatchReport>,
+    /// Requests the domain policy refused outside the commands (while a page
+    /// loaded, or from its timers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<safety::Blocked>,
+    /// Tokens and cost of this step.
+    pub spend: Spend,
+    /// Where the page differs from a replayed recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<String>,
+    /// An error that ended the run at this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The page's URL after the commands (where a resumed run opens it again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_after: Option<String>,
+    /// What the model asked the person (ASK), and the answer when one came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Asked>,
+    /// A step done from a skill (no model call), or where the model took
+    /// over from one and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<crate::skill::StepMark>,
+    /// Costs.
+    pub timings: StepTimings,
+}
+
+/// A question put to the person, and its answer (a secret's placeholder for
+/// a secret answer; none when no one could answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    /// The question.
+    pub question: String,
+    /// The answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+}
+
+/// A run's rules, as its journal keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPolicy {
+    /// Most failed steps in a row.
+    pub max_failures: usize,
+    /// The cost budget, USD.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+    /// The time budget, seconds.
+    #[serde(default)]
+    pub max_time_s: Option<f64>,
+    /// Screenshots sent per step.
+    pub images: usize,
+    /// Most elements in a list.
+    pub list_cap: usize,
+    /// Personal data tagged in what the model reads.
+    pub scrub: bool,
+    /// Hosts that may be reached (`--allow-domain`).
+    #[serde(default)]
+    pub allow_domains: Vec<String>,
+    /// Hosts never reached (`--block-domain`).
+    #[serde(default)]
+    pub block_domains: Vec<String>,
+    /// What a destructive action does without a person's yes.
+    pub confirm: ConfirmPolicy,
+    /// The words that make an action destructive.
+    #[serde(default)]
+    pub confirm_words: Vec<String>,
+    /// The names of the run's secrets (never their values).
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// Confirm and prompt dialogs answered with Cancel.
+    #[serde(default)]
+    pub dismiss_dialogs: bool,
+    /// Where downloads are kept.
+    #[serde(default)]
+    pub download_dir: Option<PathBuf>,
+    /// Most characters one READ gives.
+    pub read_chars: usize,
+    /// The schema the answer follows.
+    #[serde(default)]
+    pub schema: Option<serde_json::Value>,
+    /// The viewport.
+    pub viewport: Viewport,
+}
+
+/// The journal record written before a step's commands run, so that a run
+/// that dies before their outcome is recorded knows they may have run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActRecord {
+    /// Always `act`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The step.
+    pub step: usize,
+    /// The commands about to run.
+    pub commands: Vec<String>,
+}
+
+/// The journal record of a run going on (`seamark resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeRecord {
+    /// Always `resume`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// When, RFC 3339 UTC.
+    pub started: String,
+    /// The first step of the part that goes on.
+    pub from_step: usize,
+    /// How the run had ended before.
+    pub after: String,
+    /// The person's answer given now (a secret's placeholder for a secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Commands whose outcome was never recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+}

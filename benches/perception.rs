@@ -11,9 +11,10 @@
 
 mod common;
 
+use common::paced::{alternating, timed_after};
 use common::server;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 use seamark::browser::{BrowserOptions, Session};
@@ -169,40 +170,6 @@ fn after_load<T, F: std::future::Future<Output = T>>(
             .expect("reload page");
         tokio::time::sleep(Duration::from_millis(200)).await;
     })
-}
-
-/// The time `iters` runs of `timed` take, each after a 70 ms pause and a run
-/// of `other` (neither counted).
-fn alternating<T, U, F: std::future::Future<Output = T>, G: std::future::Future<Output = U>>(
-    rt: &tokio::runtime::Runtime,
-    iters: u64,
-    timed: impl Fn() -> F,
-    other: impl Fn() -> G,
-) -> Duration {
-    let pause = || tokio::time::sleep(Duration::from_millis(70));
-    // An async block: the sleeps must be made inside the runtime.
-    timed_after(rt, iters, timed, || async {
-        pause().await;
-        std::hint::black_box(other().await);
-        pause().await;
-    })
-}
-
-/// The time `iters` runs of `look` take, each after `prepare` (not counted).
-fn timed_after<T, F: std::future::Future<Output = T>, P: std::future::Future<Output = ()>>(
-    rt: &tokio::runtime::Runtime,
-    iters: u64,
-    look: impl Fn() -> F,
-    prepare: impl Fn() -> P,
-) -> Duration {
-    let mut total = Duration::ZERO;
-    for _ in 0..iters {
-        rt.block_on(prepare());
-        let start = Instant::now();
-        std::hint::black_box(rt.block_on(look()));
-        total += start.elapsed();
-    }
-    total
 }
 
 criterion_group!(benches, bench);

@@ -1,7 +1,9 @@
-//! READ beside the enumeration of the same page, in the same run: `enumerate`
-//! (the element table alone), `read` (what a READ does: as much of the page
-//! as its first part of 6,000 characters needs) and `read_all` (the whole
-//! page as blocks and Markdown, frames included). Before the timings, one line per page gives
+//! READ beside the enumeration of the same page, in the same run:
+//! `screenshot` (one bare screenshot, the floor), `read` (what a READ does:
+//! as much of the page as its first part of 6,000 characters needs; the two
+//! alternate, each after a 70 ms pause, as perception's paced groups do),
+//! `enumerate` (the element table alone) and `read_all` (the whole page as
+//! blocks and Markdown, frames included). Before the timings, one line per page gives
 //! what a read yields: Markdown characters, words read, the words a person
 //! sees (`innerText`), and characters per visible word.
 //!
@@ -9,6 +11,7 @@
 
 mod common;
 
+use common::paced::alternating;
 use common::server;
 
 use std::time::Duration;
@@ -125,7 +128,17 @@ fn bench(c: &mut Criterion) {
                 .expect("enumerate")
             })
         });
-        group.bench_function("read", |b| b.iter(|| rt.block_on(first_part())));
+        let shot = || async {
+            perceive::screenshot(session.page())
+                .await
+                .expect("screenshot")
+        };
+        group.bench_function("screenshot", |b| {
+            b.iter_custom(|iters| alternating(&rt, iters, shot, first_part))
+        });
+        group.bench_function("read", |b| {
+            b.iter_custom(|iters| alternating(&rt, iters, first_part, shot))
+        });
         group.bench_function("read_all", |b| b.iter(|| rt.block_on(read_once())));
         group.finish();
     }

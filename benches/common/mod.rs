@@ -17,3 +17,6 @@ pub fn runtime() -> tokio::runtime::Runtime {
 #[path = "../../tests/it/model_server.rs"]
 #[allow(dead_code)]
 pub mod model_server;
+
+#[allow(dead_code)]
+pub mod paced;

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::paced::{alternating, timed_after};
+use common::paced::{beside_the_floor, timed_after};
 use common::server;
 
 use std::time::Duration;
@@ -113,12 +113,7 @@ fn bench(c: &mut Criterion) {
                 .await
                 .expect("perceive")
         };
-        paced.bench_function("screenshot", |b| {
-            b.iter_custom(|iters| alternating(&rt, iters, shot, look))
-        });
-        paced.bench_function("perceive", |b| {
-            b.iter_custom(|iters| alternating(&rt, iters, look, shot))
-        });
+        beside_the_floor(&mut paced, &rt, shot, "perceive", look);
         paced.finish();
 
         // A first look, as after a navigation: the page just loaded and idle,

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::paced::alternating;
+use common::paced::beside_the_floor;
 use common::server;
 
 use std::time::Duration;
@@ -133,12 +133,7 @@ fn bench(c: &mut Criterion) {
                 .await
                 .expect("screenshot")
         };
-        group.bench_function("screenshot", |b| {
-            b.iter_custom(|iters| alternating(&rt, iters, shot, first_part))
-        });
-        group.bench_function("read", |b| {
-            b.iter_custom(|iters| alternating(&rt, iters, first_part, shot))
-        });
+        beside_the_floor(&mut group, &rt, shot, "read", first_part);
         group.bench_function("read_all", |b| b.iter(|| rt.block_on(read_once())));
         group.finish();
     }

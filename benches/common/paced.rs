@@ -35,3 +35,27 @@ pub fn timed_after<T, F: std::future::Future<Output = T>, P: std::future::Future
     }
     total
 }
+
+/// Benchmarks `floor` (a bare screenshot) and `name` in one group, taken in
+/// turn (see [`alternating`]): each timing its own side, so that neither
+/// inherits different after-effects, and a machine whose speed drifts slows
+/// both alike.
+pub fn beside_the_floor<
+    T,
+    U,
+    F: std::future::Future<Output = T>,
+    G: std::future::Future<Output = U>,
+>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    rt: &tokio::runtime::Runtime,
+    floor: impl Fn() -> F + Copy,
+    name: &str,
+    look: impl Fn() -> G + Copy,
+) {
+    group.bench_function("screenshot", |b| {
+        b.iter_custom(|iters| alternating(rt, iters, floor, look))
+    });
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| alternating(rt, iters, look, floor))
+    });
+}

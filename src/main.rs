@@ -6,8 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let args = cli::Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -16,8 +15,15 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    let runtime = match cli::runtime(&args) {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("seamark: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
     // Each command handles Ctrl-C itself (a run writes its end and report).
-    match cli::run(args).await {
+    match runtime.block_on(cli::run(args)) {
         Ok(code) => code,
         Err(err) => {
             // Print the whole chain once, outermost first, on one line.

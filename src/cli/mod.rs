@@ -192,6 +192,20 @@ pub const NEEDS_INPUT: u8 = 3;
 /// refused twice (`unverified`).
 pub const UNVERIFIED: u8 = 4;
 
+/// The runtime a command runs on. `seamark mcp` runs on one thread: the MCP
+/// service starts a task per call as the calls arrive, and on one thread they
+/// start in that order and so take the desk in that order (its lock is
+/// fair). On several threads a `read` sent right behind an `open` could take
+/// it first and find no page open. The browser does the heavy work in its own
+/// processes, and drawing marks runs on rayon's threads.
+pub fn runtime(cli: &Cli) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match cli.command {
+        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build()
+}
+
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {

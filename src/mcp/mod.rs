@@ -126,7 +126,10 @@ pub struct TabsArgs {
     pub select: Option<usize>,
 }
 
-/// The MCP server: the tools over one [`Desk`].
+/// The MCP server: the tools over one [`Desk`]. Each call takes the desk in
+/// turn. Serve it from a current-thread runtime, as `seamark mcp` does, for
+/// calls to take it in the order they arrived: the service starts a task per
+/// call, and on several threads a later call's task may reach the desk first.
 #[derive(Clone)]
 pub struct SeamarkMcp {
     desk: Arc<Mutex<Desk>>,

@@ -526,3 +526,26 @@ async fn read_of_a_text_gives_the_section_under_the_heading_that_holds_it_not_an
     );
     mcp.close().await;
 }
+
+#[tokio::test]
+async fn pipelined_calls_run_in_the_order_they_were_sent() {
+    // A client may send its next call before the last one is answered: a
+    // `read` sent right after `open` once answered "no page is open", and
+    // one sent after a second `open` read the first page.
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    let (form, pricing) = (server.url("form.html"), server.url("pricing.html"));
+    for _ in 0..3 {
+        let (_, first, _, second) = tokio::join!(
+            mcp.call("open", json!({ "url": form })),
+            mcp.call("read", json!({})),
+            mcp.call("open", json!({ "url": pricing })),
+            mcp.call("read", json!({})),
+        );
+        assert!(!first.is_error, "{}", first.text);
+        assert!(first.text.contains("Create your account"), "{}", first.text);
+        assert!(!second.is_error, "{}", second.text);
+        assert!(second.text.contains("Plans and pricing"), "{}", second.text);
+    }
+    mcp.close().await;
+}

@@ -1258,7 +1258,6 @@ async fn tab_ids(session: &Session) -> Vec<String> {
     }
 }
 
-/// Why the rest of a batch is dropped after a failed command.
 /// Why the rest of a batch is not run after a page command: it failed, or
 /// the page changed under the ids the batch was planned with.
 fn stop_after(outcome: &Outcome) -> Option<String> {
@@ -1274,6 +1273,7 @@ fn stop_after(outcome: &Outcome) -> Option<String> {
     }
 }
 
+/// Why the rest of a batch is dropped after a failed command.
 fn failed_stop(outcome: &Outcome) -> String {
     format!(
         "{} failed; the rest of the plan may not fit any more",

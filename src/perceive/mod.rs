@@ -74,7 +74,7 @@ pub struct PerceiveOptions {
     /// instead of after them. 0 never yields.
     pub yield_ms: f64,
     /// Screens beyond each edge of the viewport past which a part of the page
-    /// is not walked, where its box bounds what it draws (see the README,
+    /// is not walked, where its box bounds what it draws (see docs/perception.md,
     /// "What perception finds"). Only the offscreen elements nearest the
     /// viewport are kept anyway; on a long feed this skips most of the page.
     /// 0 walks every part.
@@ -111,7 +111,7 @@ pub struct PerceiveTimings {
     /// Parts of the work on a whole document (its text, the parts that escape
     /// their ancestors' boxes, the verdict of the occlusion spot checks, its
     /// table) kept from the last look, summed over frames:
-    /// nothing on the page changed since (see the README, "The page signature").
+    /// nothing on the page changed since (see docs/perception.md, "The page signature").
     pub reused: usize,
     /// Frames whose whole table was the last look's, with each control's
     /// value, checks and focus read again: nothing changed and no box moved.

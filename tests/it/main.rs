@@ -13,6 +13,7 @@ mod checkpoints;
 mod cli;
 mod corpus;
 mod demo;
+mod docs;
 mod golden;
 mod layers;
 mod mcp;

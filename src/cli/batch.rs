@@ -122,7 +122,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if args.common.save_storage_state.is_some() {
+    if args.common.storage.save_storage_state.is_some() {
         return Err(UsageError(
             "--save-storage-state is for one run: each run of a batch keeps its own in its \
              run directory"

@@ -17,7 +17,7 @@ use seamark::safety::ConfirmPolicy;
 use tokio::sync::Mutex;
 
 use super::run::PolicyArgs;
-use super::{BrowserArgs, UsageError};
+use super::{BrowserArgs, StorageArgs, UsageError};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -40,17 +40,22 @@ pub struct McpArgs {
     #[command(flatten)]
     policy: PolicyArgs,
     #[command(flatten)]
+    storage: StorageArgs,
+    #[command(flatten)]
     browser: BrowserArgs,
 }
 
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let act = args.policy.act_options(args.confirm, None)?;
+    args.storage.check()?;
     let desk = Desk::new(McpOptions {
         browser: args.browser.options()?,
         act,
         scrub: !args.policy.no_scrub,
         out: args.out.clone(),
         skills: args.skills.clone(),
+        storage_state: args.storage.storage_state.clone(),
+        save_storage_state: args.storage.save_storage_state.clone(),
         ..McpOptions::default()
     })?;
     eprintln!("seamark mcp: run directory {}", desk.dir().display());

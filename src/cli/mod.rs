@@ -181,6 +181,33 @@ impl BrowserArgs {
     }
 }
 
+/// A browser's state in Playwright's storageState format, to start with and
+/// to keep at the end; `run` and `mcp` take it.
+#[derive(Debug, Args)]
+pub struct StorageArgs {
+    /// Cookies and each origin's localStorage to start with: a JSON file in
+    /// Playwright's storageState format (a credential: keep it private).
+    #[arg(long, value_name = "FILE")]
+    pub storage_state: Option<PathBuf>,
+    /// Write the browser's cookies and localStorage here at the end (of the
+    /// run, or of the MCP session), in Playwright's storageState format,
+    /// readable by you only (0600).
+    #[arg(long, value_name = "FILE")]
+    pub save_storage_state: Option<PathBuf>,
+}
+
+impl StorageArgs {
+    /// A state file that cannot be loaded is told before the browser starts.
+    fn check(&self) -> Result<(), UsageError> {
+        match &self.storage_state {
+            Some(path) => seamark::storage::StorageState::read(path)
+                .map(|_| ())
+                .map_err(|e| UsageError(e.to_string())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
 pub const INTERRUPTED: u8 = 130;
 

@@ -21,9 +21,8 @@ use seamark::safety::{
     DEFAULT_WORDS,
 };
 use seamark::schema::AnswerSchema;
-use seamark::storage::StorageState;
 
-use super::{BrowserArgs, UsageError};
+use super::{BrowserArgs, StorageArgs, UsageError};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -135,14 +134,8 @@ pub struct CommonArgs {
     /// given as "data" in the result.
     #[arg(long, value_name = "FILE")]
     schema: Option<PathBuf>,
-    /// Cookies and each origin's localStorage to start with: a JSON file in
-    /// Playwright's storageState format (a credential: keep it private).
-    #[arg(long, value_name = "FILE")]
-    storage_state: Option<PathBuf>,
-    /// Write the browser's cookies and localStorage here when the run ends,
-    /// in Playwright's storageState format, readable by you only (0600).
-    #[arg(long, value_name = "FILE")]
-    pub save_storage_state: Option<PathBuf>,
+    #[command(flatten)]
+    pub storage: StorageArgs,
     /// Screenshots sent per step: the current one and the ones before it
     /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
     /// Anthropic).
@@ -292,13 +285,10 @@ impl CommonArgs {
             )),
             None => None,
         };
-        if let Some(path) = &self.storage_state {
-            // A file that cannot be loaded is told before the browser starts.
-            StorageState::read(path).map_err(|e| UsageError(e.to_string()))?;
-        }
+        self.storage.check()?;
         Ok(AgentOptions {
-            storage_state: self.storage_state.clone(),
-            save_storage_state: self.save_storage_state.clone(),
+            storage_state: self.storage.storage_state.clone(),
+            save_storage_state: self.storage.save_storage_state.clone(),
             hand_over: self.browser.headful && std::io::stdin().is_terminal(),
             scrub: !self.policy.no_scrub,
             max_steps: self.max_steps.max(1),

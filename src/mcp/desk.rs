@@ -3,6 +3,7 @@
 //! step of a run (the observation it was planned on, the commands, their
 //! outcomes), so a session is reported like a run.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -20,6 +21,7 @@ use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::safety::{ConfirmPolicy, DomainGuard};
 use crate::skill::{Follow, Found, SkillStore, StepMark};
+use crate::storage::{Item, StorageState};
 
 use super::consent::{ElicitConfirmer, PeerSlot};
 use rmcp::service::{Peer, RoleServer};
@@ -43,6 +45,11 @@ pub struct McpOptions {
     /// The skills folder the `skill` tool follows skills from (none: the
     /// tool says so).
     pub skills: Option<PathBuf>,
+    /// A storage state (Playwright's format) every browser the session
+    /// starts begins with: signed in where it was.
+    pub storage_state: Option<PathBuf>,
+    /// Where the browser's state is written when the session ends (0600).
+    pub save_storage_state: Option<PathBuf>,
 }
 
 impl Default for McpOptions {
@@ -55,6 +62,8 @@ impl Default for McpOptions {
             out: None,
             runs_root: PathBuf::from("runs"),
             skills: None,
+            storage_state: None,
+            save_storage_state: None,
         }
     }
 }
@@ -106,6 +115,8 @@ pub struct Desk {
     steps: usize,
     /// The client of the call under way, asked to confirm destructive actions.
     peer: PeerSlot,
+    /// The localStorage of each origin seen, for the state saved at the end.
+    local_storage: BTreeMap<String, Vec<Item>>,
 }
 
 impl Desk {
@@ -150,6 +161,7 @@ impl Desk {
             looks: 0,
             steps: 0,
             peer,
+            local_storage: BTreeMap::new(),
         })
     }
 
@@ -180,6 +192,16 @@ impl Desk {
         let session = Session::start(&self.options.browser)
             .await
             .map_err(|e| format!("the browser could not start: {e}"))?;
+        if let Some(path) = &self.options.storage_state {
+            let loaded = match StorageState::read(path) {
+                Ok(state) => state.apply(&session).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = loaded {
+                session.close().await;
+                return Err(format!("the storage state could not be loaded: {e}"));
+            }
+        }
         let exec = Executor::new(&session, self.options.act.clone()).await;
         self.session = Some(session);
         self.exec = Some(exec);
@@ -265,6 +287,13 @@ impl Desk {
                     .await
             }
         };
+        // Each origin's localStorage is read while its page is open: the
+        // state saved at the end holds every origin the session went to.
+        if self.options.save_storage_state.is_some() {
+            if let Err(e) = StorageState::capture(session, &mut self.local_storage).await {
+                tracing::debug!("the page's storage was not read: {e}");
+            }
+        }
         self.show(&obs, image)
     }
 
@@ -637,6 +666,29 @@ impl Desk {
         }
     }
 
+    /// Writes the browser's state to `--save-storage-state`'s file, when
+    /// asked; one that cannot be written is said in the log, and costs the
+    /// session nothing else.
+    async fn save_state(&mut self, session: &Session) {
+        let Some(path) = &self.options.save_storage_state else {
+            return;
+        };
+        let saved = match tokio::time::timeout(
+            Duration::from_secs(10),
+            StorageState::capture(session, &mut self.local_storage),
+        )
+        .await
+        {
+            Ok(Ok(state)) => state.write(path, &self.options.act.secrets),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(crate::storage::StorageError::Browser("read in 10 s".into())),
+        };
+        match saved {
+            Ok(()) => tracing::info!("the browser's state was saved to {}", path.display()),
+            Err(e) => tracing::warn!("the storage state was not saved: {e}"),
+        }
+    }
+
     /// Ends the session: the end record, the report, the browser closed.
     pub async fn finish(&mut self) -> PathBuf {
         let result = RunResult {
@@ -657,6 +709,7 @@ impl Desk {
             skill: None,
         };
         if let Some(s) = self.session.take() {
+            self.save_state(&s).await;
             let _ = tokio::time::timeout(Duration::from_secs(10), s.close()).await;
         }
         if let Err(e) = agent::write_end(&mut self.journal, result, true) {

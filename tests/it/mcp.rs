@@ -20,7 +20,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use crate::agent::{all_bytes, records};
 use crate::cli::command;
 use crate::model_server::id_in;
-use crate::server::Server;
+use crate::server::{Server, SESSION_PASSWORD};
 
 /// A client connected to `seamark mcp`, and the temp dir it runs in (its
 /// run directory is `rec` there).
@@ -535,17 +535,115 @@ async fn pipelined_calls_run_in_the_order_they_were_sent() {
     let server = Server::start(None).await;
     let mcp = Mcp::stdio(&[]).await;
     let (form, pricing) = (server.url("form.html"), server.url("pricing.html"));
-    for _ in 0..3 {
-        let (_, first, _, second) = tokio::join!(
+    // The form's ids, as a client's model learns them, for the acts below.
+    let email = id_in(
+        &mcp.call("open", json!({ "url": form })).await.text,
+        "Email address",
+    );
+    for round in 0..3 {
+        let typed = format!("TYPE:{email}:ada{round}@example.com");
+        let (_, acted, first, _, second) = tokio::join!(
             mcp.call("open", json!({ "url": form })),
+            mcp.call("act", json!({ "commands": typed })),
             mcp.call("read", json!({})),
             mcp.call("open", json!({ "url": pricing })),
             mcp.call("read", json!({})),
         );
+        assert!(!acted.is_error, "{}", acted.text);
         assert!(!first.is_error, "{}", first.text);
         assert!(first.text.contains("Create your account"), "{}", first.text);
+        // The act ran on the page opened just before it, and the read after it.
+        let field = first.text.lines().find(|l| l.starts_with("Email address"));
+        assert!(
+            field.is_some_and(|l| !l.ends_with("(empty)")),
+            "{}",
+            first.text
+        );
         assert!(!second.is_error, "{}", second.text);
         assert!(second.text.contains("Plans and pricing"), "{}", second.text);
     }
     mcp.close().await;
+}
+
+/// An MCP session over stdio signed in to the shop at its start, and what
+/// its `open` of the account page shows: `seamark mcp ARGS`.
+async fn account_page(server: &Server, args: &[&str]) -> String {
+    let mcp = Mcp::stdio(args).await;
+    let me = mcp.call("open", json!({ "url": server.url("me") })).await;
+    assert!(!me.is_error, "{}", me.text);
+    mcp.close().await;
+    me.text
+}
+
+#[tokio::test]
+async fn a_session_signed_in_over_mcp_lasts_in_its_profile_and_its_saved_storage_state() {
+    let server = Server::start(None).await;
+    let keep = tempfile::tempdir().expect("a temp dir");
+    let profile = keep.path().join("profile");
+    let state = keep.path().join("state.json");
+    let (profile, state) = (profile.to_string_lossy(), state.to_string_lossy());
+    let secret = format!("pw={SESSION_PASSWORD}");
+    let mcp = Mcp::stdio(&[
+        "--secret",
+        &secret,
+        "--profile",
+        &profile,
+        "--save-storage-state",
+        &state,
+    ])
+    .await;
+    let login = mcp
+        .call("open", json!({ "url": server.url("session-login.html") }))
+        .await;
+    let commands = format!(
+        "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}\nCLICK:{}",
+        id_in(&login.text, "Username"),
+        id_in(&login.text, "Password"),
+        id_in(&login.text, "Sign in")
+    );
+    let acted = mcp.call("act", json!({ "commands": commands })).await;
+    assert!(!acted.is_error, "{}", acted.text);
+    assert!(acted.text.contains("Signed in as ada"), "{}", acted.text);
+    mcp.close().await;
+
+    // The saved state holds the site's session and what it remembered, not
+    // the password, and only its owner can read it.
+    let saved = std::fs::read_to_string(&*state).expect("the state was saved");
+    assert!(
+        saved.contains("s-ada-7") && saved.contains("remember"),
+        "{saved}"
+    );
+    assert!(!saved.contains(SESSION_PASSWORD));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&*state)
+        .expect("state")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "a storage state is a credential");
+
+    // A new session with the same profile is still signed in; so is one in
+    // a fresh browser that starts from the saved state.
+    for args in [["--profile", &*profile], ["--storage-state", &*state]] {
+        let me = account_page(&server, &args).await;
+        assert!(me.contains("Signed in as ada"), "{args:?}: {me}");
+        assert!(me.contains("Remembered: ada"), "{args:?}: {me}");
+    }
+    // And one with neither is not.
+    assert!(account_page(&server, &[]).await.contains("Not signed in"));
+}
+
+#[tokio::test]
+async fn a_storage_state_that_is_no_state_is_refused_before_the_session_starts() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"cookies\": 7}").expect("write");
+    let (mut cmd, _tmp) = command(&["mcp", "--storage-state", &bad.to_string_lossy()]);
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("seamark mcp runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a storage state"), "{stderr}");
 }

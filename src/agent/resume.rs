@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{history_line, RunStatus, Spend};
+use super::step::history_line;
+use super::{RunStatus, Spend};
 use crate::brain::PromptTokens;
 use crate::records::RunPolicy;
 use crate::report::{ReportError, RunLog};

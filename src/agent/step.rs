@@ -1,0 +1,852 @@
+//! One step of the loop, each stage a function named for it: look, notes,
+//! the record, plan (a skill's commands or the model's), act, the outcome
+//! taken in, the person asked, and how the step ends the run.
+
+use std::time::Instant;
+
+use super::{ask, prompt, skills, view, Agent, Ending, Run};
+use crate::act::{BatchReport, CheckpointEvent, CheckpointRecord, Executor, Finish};
+use crate::brain::{self, Prompt};
+use crate::browser::Session;
+use crate::journal::Journal;
+use crate::perceive;
+use crate::protocol;
+use crate::records::{ActRecord, Asked, RunStatus, Spend, StepRecord, StepTimings};
+use crate::safety;
+use ask::Answer;
+
+/// What a COMPLETE is checked against: the person's checks and the task's
+/// count.
+struct Checks<'a> {
+    expect: &'a [crate::check::Check],
+    task: &'a str,
+}
+
+/// COMPLETEs refused by the run's checks before the run ends unverified.
+const REFUSALS: usize = 2;
+
+/// How often the same commands on the same page count as a loop: warned at
+/// the first number, stopped at the second.
+const LOOP_WARN: usize = 2;
+const LOOP_STOP: usize = 3;
+/// Steps in a row the same impasse may last, the model making no progress
+/// against it, before the run ends.
+const IMPASSE_STEPS: usize = 3;
+
+/// What a step works with: the browser, the executor and the run's journal.
+struct Stage<'a> {
+    session: &'a mut Session,
+    exec: &'a mut Executor,
+    journal: &'a mut Journal,
+}
+
+/// A step's look at the page, before the model or a skill plans on it.
+struct Look {
+    obs: perceive::Observation,
+    view: view::ModelView,
+    /// The screenshot's file in the run directory.
+    screenshot: String,
+    impasse: Option<safety::Impasse>,
+    /// The person was handed the browser to solve a CAPTCHA.
+    handed_over: bool,
+    timings: StepTimings,
+}
+
+/// What the model is told beside the page, and the requests the domain
+/// policy blocked since the last step.
+struct StepNotes {
+    notes: Vec<String>,
+    blocked: Vec<safety::Blocked>,
+}
+
+/// A step's commands, and whether they came from a skill.
+struct Planned {
+    steps: Vec<protocol::Step>,
+    from_skill: bool,
+}
+
+/// What planning a step comes to.
+enum Decision {
+    /// Commands to run.
+    Commands(Planned),
+    /// The step is over without commands: `Some` ends the run.
+    Ends(Option<Ending>),
+}
+
+impl Agent {
+    /// One step: look, note what the model must know, plan (from a skill
+    /// or the model), act, take in the outcome, and end the step.
+    /// `Ok(Some)` ends the run, `Ok(None)` goes on, `Err` ends it on an error.
+    pub(super) async fn step(
+        &mut self,
+        step: usize,
+        session: &mut Session,
+        exec: &mut Executor,
+        journal: &mut Journal,
+        run: &mut Run,
+    ) -> Result<Option<Ending>, Ending> {
+        run.step = step;
+        let mut stage = Stage {
+            session,
+            exec,
+            journal,
+        };
+        let look = self.look(step, &mut stage).await?;
+        let notes = self.notes(run, &look)?;
+        let (obs, mut record, reading) = self.record(step, &mut stage, run, look, notes);
+        let planned = match self
+            .plan(&mut record, run, stage.journal, &obs, reading.as_deref())
+            .await?
+        {
+            Decision::Commands(planned) => planned,
+            Decision::Ends(ending) => return Ok(ending),
+        };
+        record.commands = planned.steps.iter().map(|s| s.to_string()).collect();
+        if let Some(ending) = self.answered_again(&planned.steps, run, stage.journal, &record)? {
+            return Ok(Some(ending));
+        }
+        let report = self
+            .act(&mut stage, run, &obs, &planned, &mut record)
+            .await?;
+        let finish = report.finish.clone();
+        if let Some(ending) = self.take_outcome(stage.journal, run, &obs, &mut record, report)? {
+            return Ok(Some(ending));
+        }
+        if let Some(Finish::Ask { question }) = &finish {
+            if let Some(ending) = self
+                .ask_person(question, &mut stage, run, &mut record)
+                .await?
+            {
+                return Ok(Some(ending));
+            }
+        }
+        self.finish_step(stage.journal, &record)?;
+        Ok(self.ending(finish, &mut stage, run, &record).await)
+    }
+
+    /// The step's look: the page perceived, the model's view of it drawn
+    /// and its screenshot saved, and the impasse it shows. A CAPTCHA is the
+    /// person's to solve when they can see the browser: handed over once,
+    /// then looked at again.
+    async fn look(&mut self, step: usize, stage: &mut Stage<'_>) -> Result<Look, Ending> {
+        let fail = Ending::failed;
+        let mut timings = StepTimings::default();
+        let mut handed_over = false;
+        loop {
+            let t = Instant::now();
+            let obs = match stage.exec.observe(stage.session).await {
+                Ok(obs) => obs.clone(),
+                Err(e) => {
+                    let session = &stage.session;
+                    let why = if !session.is_alive() {
+                        "the browser was lost (it crashed, or was killed or closed)"
+                    } else if !session.has_page().await {
+                        "the page was lost (its tab or its browser context closed)"
+                    } else {
+                        "the page could not be read"
+                    };
+                    return Err(fail(format!("{why}: {e}")));
+                }
+            };
+            timings.perceive_ms = ms(t);
+            let t = Instant::now();
+            let view = view::model_view(
+                &obs,
+                stage.exec,
+                &self.options.act.secrets,
+                self.options.scrub,
+                self.options.list_cap,
+            )
+            .map_err(fail)?;
+            let screenshot = stage
+                .journal
+                .save_image(step, "png", &view.full_png)
+                .map_err(|e| fail(e.to_string()))?;
+            timings.mark_ms = ms(t);
+            // A sign-in page is no impasse when the person gave a secret for
+            // its host: the model is told which names it may type there.
+            let impasse = safety::detect_impasse(stage.session.page())
+                .await
+                .filter(|i| *i != safety::Impasse::LoginWall || view.usable_secrets.is_empty());
+            let look = Look {
+                obs,
+                view,
+                screenshot,
+                impasse,
+                handed_over,
+                timings,
+            };
+            let Some(asker) = &self.asker else {
+                return Ok(look);
+            };
+            let captcha = match &look.impasse {
+                Some(safety::Impasse::Captcha { which }) => which,
+                _ => return Ok(look),
+            };
+            if !self.options.hand_over || handed_over {
+                return Ok(look);
+            }
+            handed_over = ask::hand_over(
+                asker,
+                &format!(
+                    "The page shows a CAPTCHA ({captcha}). Solve it in the browser window, then \
+                     press Enter"
+                ),
+            )
+            .await;
+            if !handed_over {
+                return Ok(look);
+            }
+        }
+    }
+
+    /// What the model is told beside the page: the look's notes, a CAPTCHA
+    /// solved by the person, the secrets it may type, requests the domain
+    /// policy blocked, and the impasse, counted over the steps that made no
+    /// progress against it (a model that closes a popup over a sign-in form
+    /// and fills it is not stuck); one that lasts ends the run.
+    fn notes(&self, run: &mut Run, look: &Look) -> Result<StepNotes, Ending> {
+        run.impasse = match (run.impasse.take(), look.impasse.clone()) {
+            (Some((old, n)), Some(new)) if old == new => {
+                Some((new, if run.progressed { n } else { n + 1 }))
+            }
+            (_, Some(new)) => Some((new, 1)),
+            (_, None) => None,
+        };
+        let mut notes = look.obs.notes.clone();
+        if look.handed_over {
+            notes.push(
+                "the person was handed the browser to solve a CAPTCHA, and says it is done".into(),
+            );
+        }
+        notes.extend(look.view.secrets_note());
+        let blocked = self.blocked_since(&mut run.blocked_told);
+        let told: Vec<String> = blocked
+            .iter()
+            .filter(|b| !b.is_browser_background())
+            .map(|b| format!("{} ({})", b.target, b.reason))
+            .collect();
+        if !told.is_empty() {
+            notes.push(format!(
+                "the domain policy blocked requests of this page: {}",
+                told.join("; ")
+            ));
+        }
+        if let Some((imp, n)) = &run.impasse {
+            if *n >= IMPASSE_STEPS {
+                return Err(Ending::new(
+                    RunStatus::Stopped,
+                    format!("impasse: {} (for {n} steps in a row)", imp.describe()),
+                ));
+            }
+            notes.push(format!("IMPASSE: {}", imp.describe()));
+        }
+        Ok(StepNotes { notes, blocked })
+    }
+
+    /// The step's record as the look and its notes make it, before the
+    /// plan; the reading the last READ left for the prompt; the look's
+    /// image kept among the ones the model is sent.
+    fn record(
+        &self,
+        step: usize,
+        stage: &mut Stage<'_>,
+        run: &mut Run,
+        look: Look,
+        notes: StepNotes,
+    ) -> (perceive::Observation, StepRecord, Option<String>) {
+        let Look {
+            obs,
+            view,
+            screenshot,
+            timings,
+            ..
+        } = look;
+        let StepNotes { mut notes, blocked } = notes;
+        let privacy = view::privacy(stage.exec, &self.options.act.secrets, self.options.scrub);
+        let reading = prompt::model_reading(&std::mem::take(&mut run.readings), &privacy);
+        let view::ModelView {
+            elements,
+            title,
+            sent: image,
+            ..
+        } = view;
+        if reading.is_none() {
+            notes.extend(prompt::reading_note(obs.text_chars, elements.len()));
+        }
+        stage
+            .exec
+            .set_screenshot(Some(stage.journal.dir().join(&screenshot)));
+        run.images.push_back(image);
+        while run.images.len() > self.options.images.max(1) {
+            run.images.pop_front();
+        }
+        let record = StepRecord {
+            kind: "step",
+            step,
+            url: obs.url.clone(),
+            title,
+            signature: obs.signature.clone(),
+            elements,
+            notes,
+            screenshot,
+            prompt_chars: 0,
+            prompt_tokens: brain::PromptTokens::default(),
+            images: 0,
+            answer: None,
+            plan: None,
+            commands: Vec::new(),
+            parse_error: None,
+            report: None,
+            blocked,
+            spend: Spend::default(),
+            divergence: None,
+            error: None,
+            url_after: None,
+            asked: None,
+            skill: None,
+            timings,
+        };
+        (obs, record, reading)
+    }
+
+    /// The step's commands: the skill's, while the page fits it (no model
+    /// call), else the model's, told first where the skill stopped.
+    async fn plan(
+        &mut self,
+        record: &mut StepRecord,
+        run: &mut Run,
+        journal: &mut Journal,
+        obs: &perceive::Observation,
+        reading: Option<&str>,
+    ) -> Result<Decision, Ending> {
+        match run.skills.as_mut().and_then(|s| s.turn(obs)) {
+            Some(skills::Turn::Commands(planned, mark)) => {
+                let url = self.options.act.secrets.redact(&obs.url);
+                self.progress
+                    .following(record.step, self.options.max_steps, &url, &mark.name);
+                let answer: Vec<String> = planned.steps.iter().map(|s| s.to_string()).collect();
+                record.answer = Some(answer.join("\n"));
+                record.skill = Some(mark);
+                run.prompt_tokens.push(record.prompt_tokens);
+                Ok(Decision::Commands(Planned {
+                    steps: planned.steps,
+                    from_skill: true,
+                }))
+            }
+            turn => {
+                if let Some(skills::Turn::TakeOver(mark)) = turn {
+                    let done = run.skills.as_ref().map_or(0, |s| s.report.steps);
+                    let told = format!(
+                        "seamark did {done} steps of this task from a skill it learned before \
+                         ({}), without you; it stops following it here: {}. Go on from this page.",
+                        mark.name,
+                        mark.took_over.as_deref().unwrap_or_default()
+                    );
+                    run.feedback = Some(match run.feedback.take() {
+                        Some(f) => format!("{told}\n{f}"),
+                        None => told,
+                    });
+                    record.skill = Some(mark);
+                }
+                self.decide(record, run, journal, obs, reading).await
+            }
+        }
+    }
+
+    /// An answer-only step that gives the recorded answer again ends the
+    /// run as done: the model has what the task asked for and forgot
+    /// COMPLETE, as models do. With checks, or a count to check, an answer
+    /// given again is no COMPLETE: the task is checked only when COMPLETE
+    /// comes.
+    fn answered_again(
+        &self,
+        steps: &[protocol::Step],
+        run: &Run,
+        journal: &mut Journal,
+        record: &StepRecord,
+    ) -> Result<Option<Ending>, Ending> {
+        let checked =
+            !self.options.expect.is_empty() || crate::evidence::counted(&self.task).is_some();
+        let Some(answer) = repeated_answer(steps, run.answer.as_deref()).filter(|_| !checked)
+        else {
+            return Ok(None);
+        };
+        let reason = format!("answered: {answer} (given again without COMPLETE)");
+        self.finish_step(journal, record)?;
+        Ok(Some(Ending::new(RunStatus::Done, reason)))
+    }
+
+    /// Runs the planned commands through the executor, journaled before
+    /// they run (a run that dies before their outcome is recorded knows,
+    /// when it goes on, that they may have run), and keeps what they gave:
+    /// answers, readings, data, checkpoints, failures and progress.
+    async fn act(
+        &mut self,
+        stage: &mut Stage<'_>,
+        run: &mut Run,
+        obs: &perceive::Observation,
+        planned: &Planned,
+        record: &mut StepRecord,
+    ) -> Result<BatchReport, Ending> {
+        stage
+            .journal
+            .write(&ActRecord {
+                kind: "act",
+                step: record.step,
+                commands: record.commands.clone(),
+            })
+            .map_err(|e| Ending::failed(e.to_string()))?;
+        let t = Instant::now();
+        let report = stage.exec.run(stage.session, &planned.steps).await;
+        if let Some(skills) = run.skills.as_mut() {
+            skills.after(planned.from_skill, obs, &planned.steps, &report);
+        }
+        record.url_after = stage.session.page().url().await.ok().flatten();
+        Self::keep_checkpoints(stage.journal, run, record.step, &report);
+        // The batch report told these already.
+        let _ = self.blocked_since(&mut run.blocked_told);
+        record.timings.act_ms = ms(t);
+        if let Some(a) = report.answers.last() {
+            run.answer = Some(a.clone());
+        }
+        run.readings = report.readings.clone();
+        if report.data.is_some() {
+            run.data = report.data.clone();
+        }
+        run.failures = if report.failed() { run.failures + 1 } else { 0 };
+        run.progressed = report.progress;
+        Ok(report)
+    }
+
+    /// Takes the batch's outcome into the next prompt (its feedback and a
+    /// line of history) and the record. The same commands on the same page
+    /// with the same outcome, again and again, are a loop: warned, then
+    /// the run ends. A command that made progress (scrolled further, set
+    /// another value) has another outcome, so it is no repetition.
+    fn take_outcome(
+        &self,
+        journal: &mut Journal,
+        run: &mut Run,
+        obs: &perceive::Observation,
+        record: &mut StepRecord,
+        report: BatchReport,
+    ) -> Result<Option<Ending>, Ending> {
+        let mut feedback = report.feedback();
+        let key = (
+            obs.signature.clone(),
+            record.commands.join("; "),
+            feedback.clone(),
+        );
+        let seen = {
+            let n = run.repeats.entry(key).or_default();
+            *n += 1;
+            *n
+        };
+        if seen >= LOOP_STOP {
+            let reason = format!(
+                "stuck: the same commands ({}) on the same page {seen} times, with the same outcome",
+                record.commands.join("; ")
+            );
+            record.error = Some(reason.clone());
+            record.report = Some(report);
+            self.finish_step(journal, record)?;
+            return Ok(Some(Ending::failed(reason)));
+        }
+        if seen >= LOOP_WARN {
+            feedback.push_str(&format!(
+                "\nWarning: you sent these same commands on this same page {seen} times, with the \
+                 same outcome; they do not get the task further. Try something else, or STOP with \
+                 the reason."
+            ));
+        }
+        run.feedback = Some(feedback);
+        run.history
+            .push(history_line(record.step, &obs.url, &report));
+        let overflow = run.history.len().saturating_sub(self.options.history);
+        if overflow > 0 {
+            run.history.drain(..overflow);
+            run.history
+                .insert(0, format!("(the first {overflow} steps are not shown)"));
+        }
+        record.report = Some(report);
+        Ok(None)
+    }
+
+    /// The model's ASK put to the person: their answer goes to the model
+    /// next step (kept as a secret when it is one); with no one to ask, the
+    /// run ends needing their answer.
+    async fn ask_person(
+        &mut self,
+        question: &str,
+        stage: &mut Stage<'_>,
+        run: &mut Run,
+        record: &mut StepRecord,
+    ) -> Result<Option<Ending>, Ending> {
+        let answer = match &self.asker {
+            Some(asker) => ask::ask(asker, question).await,
+            None => None,
+        };
+        let Some(text) = answer else {
+            record.asked = Some(Asked {
+                question: question.to_string(),
+                answer: None,
+            });
+            self.finish_step(stage.journal, record)?;
+            return Ok(Some(Ending::new(
+                RunStatus::NeedsInput,
+                question.to_string(),
+            )));
+        };
+        let told = match Answer::take(&text, &mut self.options.act.secrets) {
+            Ok(answer) => {
+                // The answer's secret is kept out of text from now on.
+                stage.exec.set_secrets(self.options.act.secrets.clone());
+                stage.journal.redact(self.options.act.secrets.clone());
+                record.asked = Some(Asked {
+                    question: question.to_string(),
+                    answer: Some(answer.recorded()),
+                });
+                answer.feedback(question)
+            }
+            Err(why) => format!(
+                "The person's answer to \"{question}\" could not be kept as a secret ({why}); ASK \
+                 again"
+            ),
+        };
+        run.feedback = Some(match run.feedback.take() {
+            Some(f) => format!("{f}\n{told}"),
+            None => told,
+        });
+        Ok(None)
+    }
+
+    /// How the step ends the run, if it does: COMPLETE checked, STOP, or
+    /// too many failed steps in a row.
+    async fn ending(
+        &mut self,
+        finish: Option<Finish>,
+        stage: &mut Stage<'_>,
+        run: &mut Run,
+        record: &StepRecord,
+    ) -> Option<Ending> {
+        match finish {
+            Some(Finish::Ask { .. }) => None,
+            Some(Finish::Complete { summary }) => {
+                let checks = Checks {
+                    expect: &self.options.expect,
+                    task: &self.task,
+                };
+                let (session, journal) = (&*stage.session, &mut *stage.journal);
+                Self::verify(checks, session, run, journal, record.step, summary).await
+            }
+            Some(Finish::Stop { reason }) => Some(Ending::new(
+                RunStatus::Stopped,
+                format!("stopped: {reason}"),
+            )),
+            None if run.failures >= self.options.max_failures => {
+                let last = record.report.as_ref().and_then(|r| {
+                    let failed = r.outcomes.iter().rfind(|o| o.status.is_failure());
+                    failed.map(|o| o.line())
+                });
+                Some(Ending::failed(format!(
+                    "{} steps in a row failed; last: {}",
+                    run.failures,
+                    last.unwrap_or_default()
+                )))
+            }
+            None => None,
+        }
+    }
+
+    /// Asks the model for this step's commands: the prompt, the call, its
+    /// cost, the plan, and the answer parsed. An answer that cannot be read
+    /// ends the step (and, too often in a row, the run).
+    async fn decide(
+        &mut self,
+        record: &mut StepRecord,
+        run: &mut Run,
+        journal: &mut Journal,
+        obs: &perceive::Observation,
+        reading: Option<&str>,
+    ) -> Result<Decision, Ending> {
+        let fail = Ending::failed;
+        let (step, max) = (record.step, self.options.max_steps);
+        let text = prompt::step_text(&prompt::StepView {
+            task: &self.task,
+            plan: run.plan.as_deref(),
+            checkpoints: &run.checkpoints,
+            history: &run.history,
+            feedback: run.feedback.as_deref(),
+            step,
+            max_steps: max,
+            url: &obs.url,
+            title: &record.title,
+            notes: &record.notes,
+            elements: &record.elements,
+            reading,
+        });
+        let request = Prompt {
+            system: run.system.clone(),
+            // Secrets the model itself wrote back (it never saw them) stay out too.
+            text: self.options.act.secrets.redact(&text),
+            images: run.images.iter().cloned().collect(),
+            step,
+            signature: obs.signature.clone(),
+        };
+        record.prompt_chars = request.system.len() + request.text.len();
+        record.prompt_tokens = brain::tokens::count(&self.brain.name(), &request);
+        record.images = request.images.len();
+        run.prompt_tokens.push(record.prompt_tokens);
+        self.progress
+            .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
+        let t = Instant::now();
+        let reply = self.brain.answer(&request).await;
+        record.timings.model_ms = ms(t);
+        self.progress.answered(step);
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                let reason = format!("the model failed: {e}");
+                record.error = Some(reason.clone());
+                self.finish_step(journal, record)?;
+                return Err(fail(reason));
+            }
+        };
+        record.answer = Some(reply.text.clone());
+        record.spend = self.spend_of(reply.usage);
+        run.add_spend(record.spend);
+        if let Some(d) = reply.divergence {
+            run.divergences.push(d.clone());
+            record.divergence = Some(d);
+        }
+        let (plan, commands_text) = prompt::split_plan(&reply.text);
+        if plan.is_some() {
+            run.plan = plan;
+        }
+        record.plan = run.plan.clone();
+        let steps = match protocol::parse(&commands_text) {
+            Ok(steps) => steps,
+            Err(e) => return self.unreadable(&e.to_string(), record, run, journal, &obs.url),
+        };
+        Ok(Decision::Commands(Planned {
+            steps,
+            from_skill: false,
+        }))
+    }
+
+    /// An answer that could not be read: the model is told why, and too
+    /// many in a row end the run.
+    fn unreadable(
+        &self,
+        err: &str,
+        record: &mut StepRecord,
+        run: &mut Run,
+        journal: &mut Journal,
+        url: &str,
+    ) -> Result<Decision, Ending> {
+        run.failures += 1;
+        run.progressed = false;
+        record.parse_error = Some(err.to_string());
+        run.feedback = Some(format!(
+            "Your answer could not be read: {err}. Answer with commands only, one per line."
+        ));
+        run.history.push(format!(
+            "step {} · {url} · (unreadable answer)",
+            record.step
+        ));
+        self.finish_step(journal, record)?;
+        if run.failures >= self.options.max_failures {
+            return Ok(Decision::Ends(Some(Ending::failed(format!(
+                "the model's answers could not be read {} times in a row; last: {err}",
+                run.failures
+            )))));
+        }
+        Ok(Decision::Ends(None))
+    }
+
+    /// Journals the checkpoints the batch kept or went back to, and keeps
+    /// the list the prompt shows.
+    fn keep_checkpoints(journal: &mut Journal, run: &mut Run, step: usize, report: &BatchReport) {
+        for record in &report.checkpoints {
+            let record = CheckpointRecord {
+                step,
+                ..record.clone()
+            };
+            if let Err(e) = journal.write(&record) {
+                tracing::warn!("a checkpoint's record was not written: {e}");
+            }
+            if record.event == CheckpointEvent::Kept {
+                run.checkpoints.retain(|(name, ..)| *name != record.name);
+                run.checkpoints.push((record.name, record.url, step));
+            }
+        }
+    }
+
+    /// Runs the run's checks when the model says the task is done: all hold
+    /// (or there are none), the run is done; one fails, COMPLETE is refused
+    /// and the model told what the page shows instead, and at the second
+    /// refusal the run ends unverified.
+    async fn verify(
+        checks: Checks<'_>,
+        session: &Session,
+        run: &mut Run,
+        journal: &mut Journal,
+        step: usize,
+        summary: String,
+    ) -> Option<Ending> {
+        let mut failed = Vec::new();
+        let mut keep = |record: crate::check::CheckRecord| {
+            if !record.passed {
+                failed.push(format!(
+                    "{} {:?}: {}",
+                    record.check, record.wanted, record.detail
+                ));
+            }
+            if let Err(e) = journal.write(&record) {
+                tracing::warn!("a check's record was not written: {e}");
+            }
+        };
+        for check in checks.expect {
+            let page = match check.needs_page() {
+                true => Some(crate::check::look(session, check).await),
+                false => None,
+            };
+            let (passed, detail) = crate::check::judge(
+                check,
+                run.answer.as_deref(),
+                page,
+                "there was no page to check",
+            );
+            keep(crate::check::CheckRecord::new(
+                step,
+                check.kind(),
+                check.wanted(),
+                passed,
+                detail,
+            ));
+        }
+        if let Some(counted) = crate::evidence::counted(checks.task) {
+            let (wanted, passed, detail) =
+                crate::evidence::judge(counted, &summary, run.answer.as_deref(), session).await;
+            keep(crate::check::CheckRecord::new(
+                step, "count", &wanted, passed, detail,
+            ));
+        }
+        if failed.is_empty() {
+            return Some(Ending::new(RunStatus::Done, summary));
+        }
+        run.refusals += 1;
+        let failed = failed.join("; ");
+        if run.refusals >= REFUSALS {
+            return Some(Ending::new(
+                RunStatus::Unverified,
+                format!(
+                    "the model said the task was done ({summary}) {} times, but the checks did \
+                     not hold: {failed}",
+                    run.refusals
+                ),
+            ));
+        }
+        let told = format!(
+            "COMPLETE was not accepted: the person's checks of the task do not hold yet: {failed}. \
+             Look at the page, do what is missing, then COMPLETE again."
+        );
+        run.feedback = Some(match run.feedback.take() {
+            Some(f) => format!("{f}\n{told}"),
+            None => told,
+        });
+        None
+    }
+
+    /// The guard's refusals after the first `told`, and `told` moved past them.
+    fn blocked_since(&self, told: &mut usize) -> Vec<safety::Blocked> {
+        let Some(record) = &self.options.act.blocked else {
+            return Vec::new();
+        };
+        let all = record.lock().map(|b| b.clone()).unwrap_or_default();
+        let new = all.get(*told..).unwrap_or_default().to_vec();
+        *told = all.len();
+        new
+    }
+
+    fn finish_step(&self, journal: &mut Journal, record: &StepRecord) -> Result<(), Ending> {
+        // Progress is shown as the journal keeps it: a secret typed into a
+        // form sent by GET is in the next page's URL.
+        match self.options.act.secrets.redacted(record) {
+            Ok(shown) => self.progress.step(&shown, self.options.max_steps),
+            Err(e) => tracing::warn!("step {} is not shown: {e}", record.step),
+        }
+        journal
+            .write(record)
+            .map_err(|e| Ending::failed(e.to_string()))
+    }
+}
+
+/// The answer of an answer-only step (only ANSWER commands) that repeats
+/// the recorded one, ignoring case and spacing.
+fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<String> {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let recorded = norm(recorded?);
+    let answers: Vec<&str> = steps
+        .iter()
+        .map(|s| match &s.command {
+            protocol::Command::Answer { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let last = *answers.last()?;
+    (!recorded.is_empty() && answers.iter().all(|a| norm(a) == recorded)).then(|| last.to_string())
+}
+
+/// One line of history: the step, the page, and what each command did.
+pub(super) fn history_line(step: usize, url: &str, report: &BatchReport) -> String {
+    let mut line = format!("step {step} · {url}");
+    for o in &report.outcomes {
+        line.push_str(&format!("\n  {}", o.line()));
+    }
+    if !report.dropped.is_empty() {
+        line.push_str(&format!("\n  not run: {}", report.dropped.join("; ")));
+    }
+    line
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(text: &str) -> Vec<protocol::Step> {
+        protocol::parse(text).unwrap()
+    }
+
+    #[test]
+    fn an_answer_only_step_repeating_the_recorded_answer_ends_the_run() {
+        let recorded = Some("The cheapest flight costs $289");
+        assert_eq!(
+            repeated_answer(&steps("ANSWER:the cheapest  flight costs $289"), recorded),
+            Some("the cheapest  flight costs $289".into())
+        );
+        // Not when it differs, comes with other commands, or nothing was answered yet.
+        assert_eq!(repeated_answer(&steps("ANSWER:$356"), recorded), None);
+        assert_eq!(
+            repeated_answer(
+                &steps("ANSWER:The cheapest flight costs $289\nSCROLL:down"),
+                recorded
+            ),
+            None
+        );
+        assert_eq!(
+            repeated_answer(&steps("ANSWER:The cheapest flight costs $289"), None),
+            None
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! A batch of commands, in order: each command dispatched to what runs it
+//! (the orchestrator's own: ANSWER, READ, checkpoints, COMPLETE, ASK, STOP;
+//! the page's: through `execute`), the batch cut at the first failure or
+//! change of the page, and what the batch brought gathered in its report.
+
+use super::{failed_stop, stop_after, watch, BatchReport, Executor, Finish, Outcome, Status};
+use crate::browser::Session;
+use crate::protocol::{Command, Step};
+
+/// How many dialogs, downloads and blocked requests the executor had heard
+/// of at a moment, to tell what came after it.
+pub(super) struct Heard {
+    pub(super) dialogs: usize,
+    pub(super) downloads: usize,
+    pub(super) blocked: usize,
+}
+
+impl Executor {
+    /// What the executor has heard of so far.
+    pub(super) fn heard(&self) -> Heard {
+        let ev = watch::lock(&self.watch.events);
+        Heard {
+            dialogs: ev.dialogs.len(),
+            downloads: ev.downloads.len(),
+            blocked: self.blocked_len(),
+        }
+    }
+
+    /// Runs a batch in order, stopping at the first failure, at the first
+    /// change of the page, or at `COMPLETE`/`STOP`.
+    pub async fn run(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
+        let before = self.heard();
+        self.decisions.clear();
+        let mut report = BatchReport::default();
+        let ends = steps
+            .iter()
+            .any(|s| matches!(s.command, Command::Complete { .. } | Command::Stop { .. }));
+        if steps.iter().any(|s| s.command.touches_page()) {
+            self.look_before_acting(session).await;
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let Some(why) = self.dispatch(session, step, ends, &mut report).await else {
+                continue;
+            };
+            let rest = &steps[i + 1..];
+            if !rest.is_empty() {
+                report.dropped = rest.iter().map(Step::to_string).collect();
+                report.dropped_because = Some(why);
+            }
+            break;
+        }
+        self.gather(session, &before, &mut report).await;
+        report
+    }
+
+    /// Runs one command of a batch into its report; why the batch stops
+    /// after it, if it does.
+    async fn dispatch(
+        &mut self,
+        session: &mut Session,
+        step: &Step,
+        ends: bool,
+        report: &mut BatchReport,
+    ) -> Option<String> {
+        let (outcome, stop) = match &step.command {
+            Command::Answer { text } => return self.answer(step, text, ends, report),
+            Command::Complete { .. } | Command::Ask { .. } | Command::Stop { .. } => {
+                return self.conclude(step, report)
+            }
+            Command::Checkpoint { name } => {
+                let (outcome, record) = self.keep_checkpoint(session, step, name).await;
+                report.checkpoints.extend(record);
+                let stop = outcome.status.is_failure().then(|| failed_stop(&outcome));
+                (outcome, stop)
+            }
+            Command::BackToCheckpoint { name } => {
+                let (outcome, record) = self
+                    .back_to_checkpoint(session, step, name.as_deref())
+                    .await;
+                report.checkpoints.extend(record);
+                report.progress |= outcome.status == Status::Done;
+                let stop = stop_after(&outcome);
+                (outcome, stop)
+            }
+            Command::Read { of } => {
+                let (outcome, text) = self.read(session, step, of).await;
+                report.readings.extend(text);
+                let stop = (outcome.status == Status::Failed).then(|| failed_stop(&outcome));
+                (outcome, stop)
+            }
+            _ => {
+                let outcome = self.execute(session, step).await;
+                report.progress |= outcome.status == Status::Done && step.command.touches_page();
+                let stop = stop_after(&outcome);
+                (outcome, stop)
+            }
+        };
+        report.outcomes.push(outcome);
+        stop
+    }
+
+    /// `ANSWER`: recorded, after its schema's check when the task wants
+    /// data.
+    fn answer(
+        &mut self,
+        step: &Step,
+        text: &str,
+        ends: bool,
+        report: &mut BatchReport,
+    ) -> Option<String> {
+        if let Some(schema) = &self.options.answer_schema {
+            match schema.check(text) {
+                Ok(value) => {
+                    report.data = Some(value);
+                    self.data_given = true;
+                }
+                Err(why) => {
+                    let message = format!("{why}; answer again, corrected");
+                    let outcome = Outcome::new(step, Status::Failed, message);
+                    let stop = failed_stop(&outcome);
+                    report.outcomes.push(outcome);
+                    return Some(stop);
+                }
+            }
+        }
+        report.answers.push(text.to_string());
+        // Models often answer again and again instead of ending: say plainly
+        // what ends the task.
+        let message = if ends {
+            "answer recorded"
+        } else {
+            "answer recorded. If it is what the task asked for, end with COMPLETE:summary (an \
+             answer-only step that gives the same answer again also ends the task with it)"
+        };
+        report
+            .outcomes
+            .push(Outcome::new(step, Status::Done, message));
+        None
+    }
+
+    /// `COMPLETE`, `ASK` and `STOP`: how the batch finishes the step. A
+    /// task that wants its answer as data is not complete without it.
+    fn conclude(&mut self, step: &Step, report: &mut BatchReport) -> Option<String> {
+        let (finish, message, stop) = match &step.command {
+            Command::Complete { .. }
+                if self.options.answer_schema.is_some() && !self.data_given =>
+            {
+                report.outcomes.push(Outcome::new(
+                    step,
+                    Status::Failed,
+                    "the task wants its answer as data: give ANSWER: with one JSON value that \
+                     follows the schema first",
+                ));
+                return Some("the task is not answered yet".into());
+            }
+            Command::Complete { summary } => (
+                Finish::Complete {
+                    summary: summary.clone(),
+                },
+                "task marked complete",
+                "the task was marked complete",
+            ),
+            Command::Ask { question } => (
+                Finish::Ask {
+                    question: question.clone(),
+                },
+                "the question is put to the person",
+                "the answer is needed first",
+            ),
+            Command::Stop { reason } => (
+                Finish::Stop {
+                    reason: reason.clone(),
+                },
+                "run stopped",
+                "the run was stopped",
+            ),
+            _ => return None,
+        };
+        report.finish = Some(finish);
+        report
+            .outcomes
+            .push(Outcome::new(step, Status::Done, message));
+        Some(stop.into())
+    }
+
+    /// What the batch brought besides its outcomes: dialogs, downloads,
+    /// blocked requests and confirmations; the report redacted.
+    async fn gather(&mut self, session: &Session, before: &Heard, report: &mut BatchReport) {
+        report.dialogs = watch::lock(&self.watch.events)
+            .dialogs
+            .get(before.dialogs..)
+            .unwrap_or_default()
+            .to_vec();
+        report.downloads = self.downloads_since(session, before.downloads).await;
+        report.blocked = self.blocked_since(before.blocked);
+        report.confirmations = std::mem::take(&mut self.decisions);
+        self.redact(report);
+    }
+}

@@ -1,0 +1,219 @@
+//! One page command, in stages: prepared (its element checked, its guard
+//! passed), performed, the page settled and followed (new tabs, a lost
+//! page), what it brought told (dialogs, downloads, blocked requests, a
+//! page outside the policy left), and the page compared with the look
+//! before it.
+
+use std::time::{Instant, SystemTime};
+
+use super::batch::Heard;
+use super::{actions, article, effects, gone, tab_ids, Executor, Outcome, Status};
+use crate::browser::Session;
+use crate::perceive::{self, Element};
+use crate::protocol::{Command, Step};
+
+/// A command ready to perform: as the guard let it through, its element,
+/// and the signature of the page it was planned on.
+struct Prepared {
+    command: Command,
+    target: Option<Element>,
+    base_signature: String,
+}
+
+impl Executor {
+    /// Runs one page command: prepare, perform, settle, tell, compare.
+    pub(super) async fn execute(&mut self, session: &mut Session, step: &Step) -> Outcome {
+        let start = Instant::now();
+        let prepared = match self.prepare(session, step).await {
+            Ok(p) => p,
+            Err(outcome) => return outcome,
+        };
+        let before = self.heard();
+        let tabs_before = tab_ids(session).await;
+        let acted_at = SystemTime::now();
+        let (mut outcome, confirmed) = self.perform(session, step, &prepared).await;
+        let settled = self
+            .settle_since(session, self.options.settle_timeout, acted_at)
+            .await;
+        // Tabs, crashes and closed pages first: they decide which page to look at.
+        if let Some(note) = self.follow_tabs(session, &tabs_before).await {
+            outcome.changes.push(note);
+        }
+        if let Some(lost) = self.recover_lost_page(session).await {
+            outcome.status = Status::Failed;
+            outcome.message = lost;
+            outcome.page_changed = true;
+            self.stale = Some("the page was lost".into());
+            outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+            return outcome;
+        }
+        self.tell_events(session, &before, &mut outcome).await;
+        self.leave_refused_page(session, &mut outcome).await;
+        if settled.timed_out {
+            outcome.changes.push(format!(
+                "the page was still busy after {:.1} s",
+                settled.waited.as_secs_f64()
+            ));
+        }
+        self.compare(session, &prepared, &mut outcome).await;
+        let changed = !outcome.changes.is_empty() || outcome.page_changed;
+        if outcome.status == Status::NoEffect && changed {
+            outcome.status = Status::Done;
+        }
+        // Whether "nothing changed" means "no effect" depends on the action.
+        if outcome.status == Status::Done && !confirmed && !changed {
+            outcome.status = Status::NoEffect;
+        }
+        outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+        outcome
+    }
+
+    /// The command checked before it runs: something was observed, its
+    /// element is in the current table, and the guard lets it through.
+    async fn prepare(&mut self, session: &Session, step: &Step) -> Result<Prepared, Outcome> {
+        let fail = |status, why| Outcome::new(step, status, why);
+        let Some(seen) = self.seen.as_ref() else {
+            return Err(fail(Status::Failed, "nothing was observed yet".into()));
+        };
+        // "The page changed" means: this command changed it, compared with the
+        // latest look (within a batch, the page the batch was planned for).
+        let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
+        let target = match step.command.target() {
+            Some(id) => Some(
+                self.element(id, step)
+                    .map_err(|why| fail(Status::Failed, why))?,
+            ),
+            None => None,
+        };
+        let command = self
+            .guard(session, step, target.as_ref())
+            .await
+            .map_err(|(status, why)| fail(status, why))?;
+        Ok(Prepared {
+            command,
+            target,
+            base_signature,
+        })
+    }
+
+    /// Performs the command with real input (a renderer that crashed
+    /// answers nothing: the wait on it ends at once): its outcome, and
+    /// whether the action confirmed its own effect.
+    async fn perform(
+        &mut self,
+        session: &mut Session,
+        step: &Step,
+        prepared: &Prepared,
+    ) -> (Outcome, bool) {
+        let Prepared {
+            command, target, ..
+        } = prepared;
+        self.acted = true;
+        let acted = tokio::select! {
+            r = actions::perform(
+                session,
+                &self.watch.events,
+                &self.options,
+                command,
+                target.as_ref(),
+            ) => r,
+            why = gone(&self.watch.events) => Err(why.to_string()),
+        };
+        let (outcome, confirmed) = match acted {
+            Ok(actions::Acted::Confirmed(m)) => (Outcome::new(step, Status::Done, m), true),
+            Ok(actions::Acted::Unconfirmed(m)) => (Outcome::new(step, Status::Done, m), false),
+            Ok(actions::Acted::NoEffect(m)) => (Outcome::new(step, Status::NoEffect, m), false),
+            Err(why) => (Outcome::new(step, Status::Failed, why), false),
+        };
+        let writes = matches!(
+            command,
+            Command::Type { .. }
+                | Command::Clear { .. }
+                | Command::Select { .. }
+                | Command::Deselect { .. }
+        );
+        if let (true, false, Some(e)) = (writes, outcome.status.is_failure(), target) {
+            self.typed.insert(e.backend_node_id);
+        }
+        (outcome, confirmed)
+    }
+
+    /// Tells what the command brought: dialogs, downloads, and requests the
+    /// domain guard blocked (but the browser's own background ones).
+    async fn tell_events(&self, session: &Session, before: &Heard, outcome: &mut Outcome) {
+        {
+            let ev = super::watch::lock(&self.watch.events);
+            for d in ev.dialogs.get(before.dialogs..).unwrap_or_default() {
+                outcome.changes.push(format!(
+                    "{} dialog said \"{}\" ({})",
+                    article(&d.kind),
+                    d.message,
+                    if d.accepted { "accepted" } else { "dismissed" }
+                ));
+            }
+        }
+        for d in self.downloads_since(session, before.downloads).await {
+            outcome.changes.push(match &d.path {
+                Some(p) => format!(
+                    "download of {} started, saving to {}",
+                    d.file_name,
+                    p.display()
+                ),
+                None => format!("download of {} refused (downloads are off)", d.file_name),
+            });
+        }
+        for b in self.blocked_since(before.blocked) {
+            if !b.is_browser_background() {
+                outcome.changes.push(format!(
+                    "a request to {} was blocked: {}",
+                    b.target, b.reason
+                ));
+            }
+        }
+    }
+
+    /// A page outside the domain policy is never left open: back to the
+    /// last one.
+    async fn leave_refused_page(&mut self, session: &mut Session, outcome: &mut Outcome) {
+        let here = actions::page_url(session.page()).await;
+        if let Some(why) = self.options.domains.url_refusal(&here) {
+            let _ = actions::back(session.page()).await;
+            self.settle(session, self.options.settle_timeout).await;
+            outcome
+                .changes
+                .push(format!("the page {here} was left at once: {why}"));
+        }
+    }
+
+    /// Looks at the page after the command and tells what changed from the
+    /// look before; a changed page makes the rest of the batch stale. A
+    /// line that changes on its own (a clock) is neither the command's
+    /// effect nor a new page.
+    async fn compare(&mut self, session: &Session, prepared: &Prepared, outcome: &mut Outcome) {
+        match perceive::glance(session.page(), session.viewport(), &self.options.perceive).await {
+            Ok(after) => {
+                let before = self.last.as_ref().or(self.seen.as_ref());
+                let same_page = before.is_some_and(|b| self.ambient.only_ambient(b, &after));
+                if let Some(before) = before {
+                    let node = prepared.target.as_ref().map(|e| e.backend_node_id);
+                    let text_changed = before.signature != after.signature && !same_page;
+                    outcome
+                        .changes
+                        .extend(effects::changes(before, &after, node, text_changed));
+                }
+                if after.signature != prepared.base_signature && !same_page {
+                    outcome.page_changed = true;
+                    self.stale = Some(format!("the page changed after {}", outcome.command));
+                }
+                self.last = Some(after);
+            }
+            Err(e) => {
+                outcome.page_changed = true;
+                outcome
+                    .changes
+                    .push(format!("the page could not be read afterwards: {e}"));
+                self.stale = Some("the page could not be read".into());
+            }
+        }
+    }
+}

@@ -32,8 +32,18 @@ const MAX_DOCUMENTS: usize = 32;
 /// allocated for.
 const MAX_NUMBER: usize = 1 << 20;
 
-/// The enumerator.
-const ENUMERATE_JS: &str = include_str!("enumerate.js");
+/// The enumerator: one function, its body in files by concern, joined here
+/// into the one script the page is given.
+const ENUMERATE_JS: &str = concat!(
+    include_str!("enumerate/head.js"),
+    include_str!("enumerate/names.js"),
+    include_str!("enumerate/walk.js"),
+    include_str!("enumerate/keep.js"),
+    include_str!("enumerate/geometry.js"),
+    include_str!("enumerate/occlusion.js"),
+    include_str!("enumerate/describe.js"),
+    include_str!("enumerate/text.js"),
+);
 
 /// How the enumerator yields to the page's event loop: a message to itself,
 /// over a channel only the registry holds (the page sees no event of ours).
@@ -54,7 +64,7 @@ const PAUSE_JS: &str = "(() => { \
   })()";
 
 /// What tells the enumerator that nothing happened on the page since its last
-/// look, so that work on the whole document can be kept (see enumerate.js,
+/// look, so that work on the whole document can be kept (see enumerate/keep.js,
 /// `memo`). It counts every DOM mutation, style attributes included, in the
 /// document and in the shadow roots it is given (`watch`), and every event
 /// after which styles may match otherwise without one: pointer and keys

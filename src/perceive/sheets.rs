@@ -1,7 +1,7 @@
 //! Stylesheets the page may not read.
 //!
 //! Far parts of a long page are skipped only when every style rule that could
-//! place something out of them is known (`positionRules` in enumerate.js). A
+//! place something out of them is known (`positionRules` in enumerate/walk.js). A
 //! stylesheet from another origin loaded without CORS, as most sites serve
 //! their CSS from a CDN, cannot be read from the page: the enumerator reports
 //! it, seamark takes its text from the browser's own copy

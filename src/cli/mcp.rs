@@ -12,7 +12,7 @@ use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
-use seamark::mcp::{Desk, McpOptions, SeamarkMcp};
+use seamark::mcp::{Desk, Desks, McpOptions, SeamarkMcp};
 use seamark::safety::ConfirmPolicy;
 use tokio::sync::Mutex;
 
@@ -22,10 +22,13 @@ use super::{BrowserArgs, StorageArgs, UsageError};
 #[derive(Debug, Args)]
 pub struct McpArgs {
     /// Serve over streamable HTTP at [ADDR:]PORT (127.0.0.1 unless an
-    /// address is given; the endpoint is http://ADDR:PORT/mcp) instead of stdio.
+    /// address is given; the endpoint is http://ADDR:PORT/mcp) instead of
+    /// stdio. The browser starts at once; each MCP session gets a browser
+    /// context of its own in it, and a run directory.
     #[arg(long, value_name = "[ADDR:]PORT")]
     http: Option<String>,
-    /// The session's run directory (default: runs/<time>-mcp-session).
+    /// The session's run directory (default: runs/<time>-mcp-session); over
+    /// HTTP, the folder of the sessions' run directories (session-1, …).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Destructive clicks and keys (delete, pay, send, a form with a
@@ -48,7 +51,7 @@ pub struct McpArgs {
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let act = args.policy.act_options(args.confirm, None)?;
     args.storage.check()?;
-    let desk = Desk::new(McpOptions {
+    let options = McpOptions {
         browser: args.browser.options()?,
         act,
         scrub: !args.policy.no_scrub,
@@ -57,14 +60,32 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
         storage_state: args.storage.storage_state.clone(),
         save_storage_state: args.storage.save_storage_state.clone(),
         ..McpOptions::default()
-    })?;
+    };
+    let skills = args.skills.is_some();
+    match &args.http {
+        None => serve_stdio(options, skills).await,
+        Some(addr) => serve_http(options, skills, addr).await,
+    }
+}
+
+/// Serves one client on stdin and stdout until it closes them (or Ctrl-C),
+/// over one desk.
+async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCode> {
+    let desk = Desk::new(options)?;
     eprintln!("seamark mcp: run directory {}", desk.dir().display());
     let desk = Arc::new(Mutex::new(desk));
-    let skills = args.skills.is_some();
-    let served = match &args.http {
-        None => serve_stdio(desk.clone(), skills).await,
-        Some(addr) => serve_http(desk.clone(), skills, addr).await,
-    };
+    let served = async {
+        let service = SeamarkMcp::new(desk.clone(), skills)
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("the MCP session could not start")?;
+        tokio::select! {
+            r = service.waiting() => { r.context("the MCP session failed")?; }
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        anyhow::Ok(())
+    }
+    .await;
     let dir = desk.lock().await.finish().await;
     eprintln!(
         "seamark mcp: session ended; report {}",
@@ -73,21 +94,18 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     served.map(|()| ExitCode::SUCCESS)
 }
 
-/// Serves one client on stdin and stdout until it closes them (or Ctrl-C).
-async fn serve_stdio(desk: Arc<Mutex<Desk>>, skills: bool) -> anyhow::Result<()> {
-    let service = SeamarkMcp::new(desk, skills)
-        .serve(rmcp::transport::stdio())
-        .await
-        .context("the MCP session could not start")?;
-    tokio::select! {
-        r = service.waiting() => { r.context("the MCP session failed")?; }
-        _ = tokio::signal::ctrl_c() => {}
+/// Serves streamable HTTP until Ctrl-C. Each MCP session has a desk of its
+/// own: a browser context in the one browser, and a run directory.
+async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Result<ExitCode> {
+    if options.browser.profile.is_some() {
+        return Err(UsageError(
+            "--profile is for seamark mcp over stdio: over HTTP each MCP session has a browser \
+             context of its own, which a profile does not reach (use --storage-state and \
+             --save-storage-state)"
+                .into(),
+        )
+        .into());
     }
-    Ok(())
-}
-
-/// Serves streamable HTTP until Ctrl-C; every connection shares the browser.
-async fn serve_http(desk: Arc<Mutex<Desk>>, skills: bool, addr: &str) -> anyhow::Result<()> {
     let addr = match addr.parse::<u16>() {
         Ok(port) => format!("127.0.0.1:{port}"),
         Err(_) => addr.to_string(),
@@ -96,8 +114,14 @@ async fn serve_http(desk: Arc<Mutex<Desk>>, skills: bool, addr: &str) -> anyhow:
         .await
         .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
+    let remote: Vec<String> = options.browser.cdp.iter().cloned().collect();
+    let desks = Desks::start(options, &remote)
+        .await
+        .context("the browser could not start")?;
+    let desks = Arc::new(desks);
+    let sessions = desks.clone();
     let service = TowerToHyperService::new(StreamableHttpService::new(
-        move || Ok(SeamarkMcp::new(desk.clone(), skills)),
+        move || SeamarkMcp::session(&sessions, skills).map_err(std::io::Error::other),
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     ));
@@ -111,7 +135,7 @@ async fn serve_http(desk: Arc<Mutex<Desk>>, skills: bool, addr: &str) -> anyhow:
                     continue;
                 }
             },
-            _ = tokio::signal::ctrl_c() => return Ok(()),
+            _ = tokio::signal::ctrl_c() => break,
         };
         let service = service.clone();
         tokio::spawn(async move {
@@ -120,4 +144,11 @@ async fn serve_http(desk: Arc<Mutex<Desk>>, skills: bool, addr: &str) -> anyhow:
                 .await;
         });
     }
+    for dir in desks.finish().await {
+        eprintln!(
+            "seamark mcp: session ended; report {}",
+            dir.join(seamark::report::REPORT).display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }

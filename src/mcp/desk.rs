@@ -13,7 +13,7 @@ use crate::agent;
 use crate::agent::view::{self, ModelView};
 use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
 use crate::brain::Image;
-use crate::browser::{BrowserOptions, Session};
+use crate::browser::{BrowserOptions, Pool, Session};
 use crate::check::{Check, CheckRecord};
 use crate::clock::utc_rfc3339;
 use crate::journal::{Journal, JournalError};
@@ -50,6 +50,10 @@ pub struct McpOptions {
     pub storage_state: Option<PathBuf>,
     /// Where the browser's state is written when the session ends (0600).
     pub save_storage_state: Option<PathBuf>,
+    /// Browsers shared by the sessions of a server: the desk opens its
+    /// session in a browser context of its own there, instead of launching
+    /// a browser (`browser` then gives the context's viewport).
+    pub pool: Option<Arc<Pool>>,
 }
 
 impl Default for McpOptions {
@@ -64,6 +68,7 @@ impl Default for McpOptions {
             skills: None,
             storage_state: None,
             save_storage_state: None,
+            pool: None,
         }
     }
 }
@@ -117,6 +122,8 @@ pub struct Desk {
     peer: PeerSlot,
     /// The localStorage of each origin seen, for the state saved at the end.
     local_storage: BTreeMap<String, Vec<Item>>,
+    /// The session's end was written.
+    finished: bool,
 }
 
 impl Desk {
@@ -162,6 +169,7 @@ impl Desk {
             steps: 0,
             peer,
             local_storage: BTreeMap::new(),
+            finished: false,
         })
     }
 
@@ -189,9 +197,11 @@ impl Desk {
                 agent::start_guard(&mut self.options.act, &mut self.options.browser).await?;
             self.guard = Some(guard);
         }
-        let session = Session::start(&self.options.browser)
-            .await
-            .map_err(|e| format!("the browser could not start: {e}"))?;
+        let session = match &self.options.pool {
+            Some(pool) => pool.open(&self.options.browser).await,
+            None => Session::start(&self.options.browser).await,
+        }
+        .map_err(|e| format!("the browser could not start: {e}"))?;
         if let Some(path) = &self.options.storage_state {
             let loaded = match StorageState::read(path) {
                 Ok(state) => state.apply(&session).await,
@@ -690,7 +700,11 @@ impl Desk {
     }
 
     /// Ends the session: the end record, the report, the browser closed.
+    /// Once: a desk already finished is left as it is.
     pub async fn finish(&mut self) -> PathBuf {
+        if std::mem::replace(&mut self.finished, true) {
+            return self.dir();
+        }
         let result = RunResult {
             success: true,
             status: RunStatus::Done,

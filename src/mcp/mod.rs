@@ -11,11 +11,14 @@
 //! (domains, secrets the client's model types as `{{secret:NAME}}` but never
 //! sees, scrubbing, confirmation of destructive actions).
 //!
-//! One browser serves the server's life, started at the first call that
-//! needs it; calls run one at a time. Every session has a run directory.
+//! Over stdio, one browser serves the server's life, started at the first
+//! call that needs it. Over HTTP, each MCP session has a browser context of
+//! its own in one shared browser ([`Desks`]). Calls of a session run one at
+//! a time, and every session has a run directory.
 
 mod consent;
 mod desk;
+mod sessions;
 
 use std::sync::Arc;
 
@@ -28,6 +31,7 @@ use tokio::sync::Mutex;
 
 pub use consent::{Consent, ElicitConfirmer, PeerSlot};
 pub use desk::{Desk, McpOptions, ToolOutput};
+pub use sessions::Desks;
 
 use crate::protocol::ReadTarget;
 
@@ -134,6 +138,8 @@ pub struct TabsArgs {
 pub struct SeamarkMcp {
     desk: Arc<Mutex<Desk>>,
     tool_router: ToolRouter<SeamarkMcp>,
+    /// A session of [`Desks`]: its desk is finished when the session ends.
+    _ending: Option<Arc<sessions::FinishOnDrop>>,
 }
 
 fn result(out: ToolOutput) -> CallToolResult {
@@ -150,14 +156,29 @@ fn result(out: ToolOutput) -> CallToolResult {
 
 #[tool_router]
 impl SeamarkMcp {
-    /// A server over a desk (shared by every connection of an HTTP server);
-    /// the `skill` tool is listed only when the desk has a skills folder.
+    /// A server over a desk; the `skill` tool is listed only when the desk
+    /// has a skills folder.
     pub fn new(desk: Arc<Mutex<Desk>>, skills: bool) -> Self {
         let mut tool_router = Self::tool_router();
         if !skills {
             tool_router.remove_route("skill");
         }
-        Self { desk, tool_router }
+        Self {
+            desk,
+            tool_router,
+            _ending: None,
+        }
+    }
+
+    /// The server of a new session of an HTTP server: a desk of its own
+    /// from `desks`, finished when the session ends.
+    pub fn session(desks: &Desks, skills: bool) -> Result<Self, crate::journal::JournalError> {
+        let desk = desks.open()?;
+        let _ending = Some(Arc::new(sessions::FinishOnDrop(desk.clone())));
+        Ok(Self {
+            _ending,
+            ..Self::new(desk, skills)
+        })
     }
 
     #[tool(

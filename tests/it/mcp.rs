@@ -27,8 +27,9 @@ use crate::server::{Server, SESSION_PASSWORD};
 pub struct Mcp<H: ClientHandler = ()> {
     client: RunningService<RoleClient, H>,
     dir: tempfile::TempDir,
-    /// The server process, for HTTP (the stdio one belongs to the transport).
-    server: Option<tokio::process::Child>,
+    /// The server process and its endpoint, for HTTP (the stdio one belongs
+    /// to the transport).
+    server: Option<(tokio::process::Child, String)>,
 }
 
 /// What one tool call gave.
@@ -71,14 +72,53 @@ impl Mcp {
         .expect("seamark mcp --http listens");
         assert!(url.ends_with("/mcp"), "{url}");
         let client =
-            ().serve(StreamableHttpClientTransport::from_uri(url))
+            ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
                 .await
                 .expect("MCP handshake over HTTP");
         Mcp {
             client,
             dir,
-            server: Some(server),
+            server: Some((server, url)),
         }
+    }
+
+    /// Another client of the same HTTP server, in an MCP session of its own.
+    async fn another_client(&self) -> RunningService<RoleClient, ()> {
+        let (_, url) = self.server.as_ref().expect("an HTTP server");
+        ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
+            .await
+            .expect("MCP handshake over HTTP")
+    }
+}
+
+/// What one tool call of this client gave.
+async fn call_on<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    tool: &str,
+    args: Value,
+) -> Called {
+    let args = args.as_object().cloned().unwrap_or_default();
+    let result = client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{tool} failed as a call: {e}"));
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for c in result.content {
+        match c {
+            ContentBlock::Text(t) => text.push_str(&t.text),
+            ContentBlock::Image(i) => images.push(
+                base64::engine::general_purpose::STANDARD
+                    .decode(i.data)
+                    .expect("base64 image"),
+            ),
+            _ => {}
+        }
+    }
+    Called {
+        text,
+        images,
+        is_error: result.is_error == Some(true),
     }
 }
 
@@ -98,47 +138,21 @@ impl<H: ClientHandler> Mcp<H> {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> Called {
-        let args = args.as_object().cloned().unwrap_or_default();
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-            .await
-            .unwrap_or_else(|e| panic!("{tool} failed as a call: {e}"));
-        let mut text = String::new();
-        let mut images = Vec::new();
-        for c in result.content {
-            match c {
-                ContentBlock::Text(t) => text.push_str(&t.text),
-                ContentBlock::Image(i) => images.push(
-                    base64::engine::general_purpose::STANDARD
-                        .decode(i.data)
-                        .expect("base64 image"),
-                ),
-                _ => {}
-            }
-        }
-        Called {
-            text,
-            images,
-            is_error: result.is_error == Some(true),
-        }
-    }
-
-    pub fn run_dir(&self) -> std::path::PathBuf {
-        self.dir.path().join("rec")
+        call_on(&self.client, tool, args).await
     }
 
     /// Ends the session as a client does (closing the transport) and waits
     /// for the server to write its end.
     pub async fn close(mut self) -> tempfile::TempDir {
         let _ = self.client.cancel().await;
-        if let Some(mut server) = self.server.take() {
+        if let Some((mut server, _)) = self.server.take() {
             let pid = server.id().map(|p| p.to_string()).unwrap_or_default();
             let _ = tokio::process::Command::new("kill")
                 .args(["-INT", &pid])
                 .status()
                 .await;
             let _ = tokio::time::timeout(Duration::from_secs(30), server.wait()).await;
+            return self.dir;
         }
         // The stdio server ends when its stdin closes: wait for its report.
         let report = self.dir.path().join("rec/report.html");
@@ -485,29 +499,70 @@ async fn a_malformed_line_gets_an_error_and_the_next_request_its_answer() {
 }
 
 #[tokio::test]
-async fn over_streamable_http_the_same_tools_drive_the_same_browser() {
+async fn over_streamable_http_each_session_has_its_own_browser_context_and_run_directory() {
     let server = Server::start(None).await;
-    let mcp = Mcp::http(&[]).await;
-    let opened = mcp
-        .call("open", json!({"url": server.url("form.html")}))
+    let secret = format!("pw={SESSION_PASSWORD}");
+    let mcp = Mcp::http(&["--secret", &secret]).await;
+    let other = mcp.another_client().await;
+    // The first session signs in...
+    let login = mcp
+        .call("open", json!({ "url": server.url("session-login.html") }))
         .await;
-    assert!(!opened.is_error, "{}", opened.text);
-    assert_eq!(opened.images.len(), 1);
-    let news = id_in(&opened.text, "Send me news");
-    let acted = mcp
-        .call("act", json!({ "commands": format!("CLICK:{news}") }))
-        .await;
-    assert!(!acted.is_error, "{}", acted.text);
+    assert!(!login.is_error, "{}", login.text);
+    assert_eq!(login.images.len(), 1);
+    let commands = format!(
+        "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}\nCLICK:{}",
+        id_in(&login.text, "Username"),
+        id_in(&login.text, "Password"),
+        id_in(&login.text, "Sign in")
+    );
+    let signed_in = mcp.call("act", json!({ "commands": commands })).await;
+    assert!(
+        signed_in.text.contains("Signed in as ada"),
+        "{}",
+        signed_in.text
+    );
+    // ...and the second, in a browser context of its own, is not signed in.
+    let me = call_on(&other, "open", json!({ "url": server.url("me") })).await;
+    assert!(me.text.contains("Not signed in"), "{}", me.text);
+    // Its page and ids are its own.
+    let form = call_on(&other, "open", json!({ "url": server.url("form.html") })).await;
+    let news = id_in(&form.text, "Send me news");
+    let acted = call_on(
+        &other,
+        "act",
+        json!({ "commands": format!("CLICK:{news}") }),
+    )
+    .await;
     assert!(
         acted.text.contains(&format!("CLICK:{news} → done")),
         "{}",
         acted.text
     );
     let tabs = mcp.call("tabs", json!({})).await;
-    assert!(tabs.text.contains("(current)"), "{}", tabs.text);
-    assert!(mcp.run_dir().join("journal.jsonl").is_file());
+    assert!(
+        tabs.text.contains("/me") && !tabs.text.contains("form.html"),
+        "{}",
+        tabs.text
+    );
+    // A session the client ends is reported then, while the server serves on.
+    let _ = other.cancel().await;
+    let ended = mcp.dir.path().join("rec/session-2/report.html");
+    for _ in 0..100 {
+        if ended.is_file() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ended.is_file(), "the ended session was not reported");
+    assert!(mcp.call("observe", json!({"image": false})).await.text.contains("/me"));
+    // Each session has its run directory, with its own step and report.
     let dir = mcp.close().await;
-    assert_eq!(records(&dir.path().join("rec"), "step").len(), 1);
+    for n in [1, 2] {
+        let rec = dir.path().join(format!("rec/session-{n}"));
+        assert_eq!(records(&rec, "step").len(), 1, "session {n}");
+        assert!(rec.join("report.html").is_file(), "session {n}");
+    }
 }
 
 #[tokio::test]

@@ -141,6 +141,22 @@ impl<H: ClientHandler> Mcp<H> {
         call_on(&self.client, tool, args).await
     }
 
+    /// Opens the shop's sign-in page and signs in as ada, typing the secret
+    /// `pw` (the session was started with it): what the act gave.
+    async fn sign_in_to_the_shop(&self, server: &Server) -> Called {
+        let login = self
+            .call("open", json!({ "url": server.url("session-login.html") }))
+            .await;
+        assert!(!login.is_error, "{}", login.text);
+        let commands = format!(
+            "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}\nCLICK:{}",
+            id_in(&login.text, "Username"),
+            id_in(&login.text, "Password"),
+            id_in(&login.text, "Sign in")
+        );
+        self.call("act", json!({ "commands": commands })).await
+    }
+
     /// Ends the session as a client does (closing the transport) and waits
     /// for the server to write its end.
     pub async fn close(mut self) -> tempfile::TempDir {
@@ -505,18 +521,7 @@ async fn over_streamable_http_each_session_has_its_own_browser_context_and_run_d
     let mcp = Mcp::http(&["--secret", &secret]).await;
     let other = mcp.another_client().await;
     // The first session signs in...
-    let login = mcp
-        .call("open", json!({ "url": server.url("session-login.html") }))
-        .await;
-    assert!(!login.is_error, "{}", login.text);
-    assert_eq!(login.images.len(), 1);
-    let commands = format!(
-        "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}\nCLICK:{}",
-        id_in(&login.text, "Username"),
-        id_in(&login.text, "Password"),
-        id_in(&login.text, "Sign in")
-    );
-    let signed_in = mcp.call("act", json!({ "commands": commands })).await;
+    let signed_in = mcp.sign_in_to_the_shop(&server).await;
     assert!(
         signed_in.text.contains("Signed in as ada"),
         "{}",
@@ -555,7 +560,11 @@ async fn over_streamable_http_each_session_has_its_own_browser_context_and_run_d
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(ended.is_file(), "the ended session was not reported");
-    assert!(mcp.call("observe", json!({"image": false})).await.text.contains("/me"));
+    assert!(mcp
+        .call("observe", json!({"image": false}))
+        .await
+        .text
+        .contains("/me"));
     // Each session has its run directory, with its own step and report.
     let dir = mcp.close().await;
     for n in [1, 2] {
@@ -647,16 +656,7 @@ async fn a_session_signed_in_over_mcp_lasts_in_its_profile_and_its_saved_storage
         &state,
     ])
     .await;
-    let login = mcp
-        .call("open", json!({ "url": server.url("session-login.html") }))
-        .await;
-    let commands = format!(
-        "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}\nCLICK:{}",
-        id_in(&login.text, "Username"),
-        id_in(&login.text, "Password"),
-        id_in(&login.text, "Sign in")
-    );
-    let acted = mcp.call("act", json!({ "commands": commands })).await;
+    let acted = mcp.sign_in_to_the_shop(&server).await;
     assert!(!acted.is_error, "{}", acted.text);
     assert!(acted.text.contains("Signed in as ada"), "{}", acted.text);
     mcp.close().await;

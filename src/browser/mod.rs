@@ -194,7 +194,9 @@ const FLAGS: &[&str] = &[
 /// would send what the person types or visits somewhere (password saving
 /// and its leak check, safe browsing, translation, autofill, search
 /// suggestions and the default search engine, network prediction,
-/// sign-in) off, and a blank first page instead of the new tab page (which
+/// sign-in, spell checking: its dictionary is fetched from a Google host
+/// the first time a field is typed into, which the sign-in test caught)
+/// off, and a blank first page instead of the new tab page (which
 /// preconnects to the default search engine).
 const QUIET_PREFERENCES: &str = r#"{
   "credentials_enable_service": false,
@@ -208,7 +210,8 @@ const QUIET_PREFERENCES: &str = r#"{
   "alternate_error_pages": {"enabled": false},
   "net": {"network_prediction_options": 2},
   "signin": {"allowed": false},
-  "browser": {"has_seen_welcome_page": true},
+  "browser": {"has_seen_welcome_page": true, "enable_spellchecking": false},
+  "spellcheck": {"dictionaries": [], "dictionary": "", "use_spelling_service": false},
   "session": {"restore_on_startup": 4, "startup_urls": ["about:blank"]},
   "homepage": "about:blank",
   "homepage_is_newtabpage": false

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::perceive::{Element, Observation};
+use crate::perceive::{Element, NodeNumbers, Observation};
 
 /// Most elements named in one "appeared" or "disappeared" sentence.
 const NAMED_MAX: usize = 5;
@@ -99,12 +99,13 @@ fn target_changes(before: &Element, after: &Element) -> Vec<String> {
 }
 
 /// The changes between two looks at the page, as sentences; empty when nothing
-/// a person would notice changed. `target` is the acted-on node; `text_changed`
+/// a person would notice changed. `target` is the acted-on node (by its
+/// number: the look after knows it by that, whether told or not); `text_changed`
 /// says whether the text changed other than where it changes on its own.
 pub(super) fn changes(
     before: &Observation,
     after: &Observation,
-    target: Option<i64>,
+    target: Option<NodeNumbers>,
     text_changed: bool,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -115,11 +116,7 @@ pub(super) fn changes(
     }
     let find = |o: &Observation| {
         let node = target?;
-        o.table
-            .elements
-            .iter()
-            .find(|e| e.backend_node_id == node)
-            .cloned()
+        o.table.elements.iter().find(|e| e.node == node).cloned()
     };
     let (target_before, target_after) = (find(before), find(after));
     if let (Some(b), Some(a)) = (&target_before, &target_after) {
@@ -175,7 +172,7 @@ mod tests {
             after_els.push(el(i as u32 + 2, "option", c));
         }
         let after = obs("u", after_els, "b");
-        let c = changes(&before, &after, Some(1), true);
+        let c = changes(&before, &after, Some(el(1, "", "").node), true);
         assert_eq!(
             c,
             vec!["3 elements appeared: [2] option \"Paris\", [3] option \"Palermo\", [4] option \"Panama City\""]
@@ -191,7 +188,7 @@ mod tests {
         let c = changes(
             &obs("u", vec![b], "s"),
             &obs("u", vec![a], "s"),
-            Some(1),
+            Some(el(1, "", "").node),
             false,
         );
         assert_eq!(c, vec!["now checked"]);

@@ -26,7 +26,14 @@ impl Executor {
         let start = Instant::now();
         let prepared = match self.prepare(session, step).await {
             Ok(p) => p,
-            Err(outcome) => return outcome,
+            Err(mut outcome) => {
+                // A page that crashed or closed cannot tell which node an
+                // element is: that is what to say.
+                if let Some(lost) = self.recover_lost_page(session).await {
+                    self.lost(&mut outcome, lost, start);
+                }
+                return outcome;
+            }
         };
         let before = self.heard();
         let tabs_before = tab_ids(session).await;
@@ -40,11 +47,7 @@ impl Executor {
             outcome.changes.push(note);
         }
         if let Some(lost) = self.recover_lost_page(session).await {
-            outcome.status = Status::Failed;
-            outcome.message = lost;
-            outcome.page_changed = true;
-            self.stale = Some("the page was lost".into());
-            outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+            self.lost(&mut outcome, lost, start);
             return outcome;
         }
         self.tell_events(session, &before, &mut outcome).await;
@@ -68,6 +71,16 @@ impl Executor {
         outcome
     }
 
+    /// The outcome of a command whose page was lost (`why`, and what was
+    /// done about it): failed, and the ids seen are stale.
+    fn lost(&mut self, outcome: &mut Outcome, why: String, start: Instant) {
+        outcome.status = Status::Failed;
+        outcome.message = why;
+        outcome.page_changed = true;
+        self.stale = Some("the page was lost".into());
+        outcome.ms = start.elapsed().as_secs_f64() * 1e3;
+    }
+
     /// The command checked before it runs: something was observed, its
     /// element is in the current table, and the guard lets it through.
     async fn prepare(&mut self, session: &Session, step: &Step) -> Result<Prepared, Outcome> {
@@ -80,7 +93,8 @@ impl Executor {
         let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
         let target = match step.command.target() {
             Some(id) => Some(
-                self.element(id, step)
+                self.element(session.page(), id, step)
+                    .await
                     .map_err(|why| fail(Status::Failed, why))?,
             ),
             None => None,
@@ -195,7 +209,7 @@ impl Executor {
                 let before = self.last.as_ref().or(self.seen.as_ref());
                 let same_page = before.is_some_and(|b| self.ambient.only_ambient(b, &after));
                 if let Some(before) = before {
-                    let node = prepared.target.as_ref().map(|e| e.backend_node_id);
+                    let node = prepared.target.as_ref().map(|e| e.node);
                     let text_changed = before.signature != after.signature && !same_page;
                     outcome
                         .changes

@@ -402,7 +402,14 @@ impl Executor {
         if self.last.is_some() || self.stale.is_some() || self.ambient.knows(&seen.url) {
             return;
         }
-        let now = perceive::mutation_count(session.page()).await;
+        // A crashed page answers nothing, and the browser may tell of the
+        // crash only later: a question it leaves unanswered would wait out the
+        // protocol's request timeout (a minute) before the command is told.
+        // The count takes a millisecond on a live page.
+        let asked = tokio::time::timeout(LIVE_ANSWER, perceive::mutation_count(session.page()));
+        let Ok(now) = asked.await else {
+            return;
+        };
         if now.is_some() && now == self.seen_mutations {
             return;
         }
@@ -471,12 +478,17 @@ impl Executor {
         of: &ReadTarget,
     ) -> (Outcome, Option<String>) {
         let max = self.options.read_chars;
+        let (page, viewport) = (session.page(), session.viewport());
+        // Asked first: telling the element's node may teach the table.
+        let region = match of {
+            ReadTarget::Element(id) => Some(self.element(page, *id, step).await),
+            _ => None,
+        };
         let shown: HashSet<i64> = self.typed.difference(&self.secret_nodes).copied().collect();
         let marks = read::Marks {
             table: self.seen.as_ref().map(|o| &o.table),
             values: read::Values::Only(&shown),
         };
-        let (page, viewport) = (session.page(), session.viewport());
         if *of == ReadTarget::More {
             let Some(reader) = self.reader.as_mut() else {
                 return (
@@ -506,15 +518,13 @@ impl Executor {
                 Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
             };
         }
-        let scope = match of {
-            ReadTarget::Element(id) => match self.element(*id, step) {
-                Ok(e) => read::Scope::Region {
-                    frame: e.frame,
-                    node: e.backend_node_id,
-                },
-                Err(why) => return (Outcome::new(step, Status::Failed, why), None),
+        let scope = match (of, region) {
+            (_, Some(Ok(e))) => read::Scope::Region {
+                frame: e.frame,
+                node: e.backend_node_id,
             },
-            ReadTarget::Text(t) => read::Scope::Text(t.clone()),
+            (_, Some(Err(why))) => return (Outcome::new(step, Status::Failed, why), None),
+            (ReadTarget::Text(t), None) => read::Scope::Text(t.clone()),
             _ => read::Scope::Page,
         };
         self.reader = None;
@@ -781,8 +791,45 @@ impl Executor {
     }
 
     /// The element a command names, checked: the table is current, the id is
-    /// in it, and the echoed name (if any) matches.
-    fn element(&self, id: u32, step: &Step) -> Result<Element, String> {
+    /// in it, and the echoed name (if any) matches; with its node identity,
+    /// asked for now if the look left it unknown.
+    async fn element(
+        &mut self,
+        page: &chromiumoxide::Page,
+        id: u32,
+        step: &Step,
+    ) -> Result<Element, String> {
+        let e = self.listed(id, step)?;
+        if e.backend_node_id != 0 {
+            return Ok(e);
+        }
+        // A crashed page would never answer.
+        if let Some(why) = watch::lock(&self.watch.events).gone() {
+            return Err(why.to_string());
+        }
+        let Some(seen) = self.seen.as_mut() else {
+            return Ok(e);
+        };
+        let i = seen.table.elements.iter().position(|x| x.id == id);
+        if let Some(i) = i {
+            let one = &mut seen.table.elements[i..=i];
+            match tokio::time::timeout(LIVE_ANSWER, perceive::identify(page, one)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => tracing::debug!("element {id} not identified: {why}"),
+                Err(_) => return Err(format!("the page did not tell which node element {id} is")),
+            }
+            if one[0].backend_node_id != 0 {
+                return Ok(one[0].clone());
+            }
+        }
+        Err(format!(
+            "element {id} is gone from the page since it was seen; look at the page again and use its new ids"
+        ))
+    }
+
+    /// The element a command names, as listed in the table: the table is
+    /// current, the id is in it, and the echoed name (if any) matches.
+    fn listed(&self, id: u32, step: &Step) -> Result<Element, String> {
         if let Some(why) = &self.stale {
             return Err(format!(
                 "element ids refer to an earlier view of the page ({why}); look at the new page and use its ids"
@@ -907,6 +954,10 @@ impl Executor {
         Some(message)
     }
 }
+
+/// Longest a live page takes to answer a small question (a count, a node's
+/// identity), even on a loaded machine.
+const LIVE_ANSWER: Duration = Duration::from_secs(3);
 
 /// Resolves once the page is gone (its renderer crashed, or the browser
 /// was lost), with why.

@@ -156,7 +156,11 @@ async fn mark_page(
     url: &str,
     args: &MarkArgs,
 ) -> anyhow::Result<(Observation, Navigation)> {
-    open_and_perceive(session, url, args.timeout, args.wait_ms).await
+    let (mut obs, nav) = open_and_perceive(session, url, args.timeout, args.wait_ms).await?;
+    // The table written out tells each element's node (a look alone reports
+    // node numbers; see docs/perception.md).
+    perceive::identify(session.page(), &mut obs.table.elements).await?;
+    Ok((obs, nav))
 }
 
 /// Opens `url`, waits `wait_ms` after the load (at most `timeout` seconds

@@ -81,8 +81,14 @@ async fn read_page(
     url: &str,
     args: &ReadArgs,
 ) -> anyhow::Result<(read::Reading, read::Part, Vec<String>)> {
-    let (obs, nav) =
+    let (mut obs, nav) =
         super::mark::open_and_perceive(session, url, args.timeout, args.wait_ms).await?;
+    if let Some(i) = args
+        .id
+        .and_then(|id| obs.table.elements.iter().position(|e| e.id == id))
+    {
+        seamark::perceive::identify(session.page(), &mut obs.table.elements[i..=i]).await?;
+    }
     let element = match args.id {
         Some(id) => Some(obs.table.get(id).ok_or_else(|| {
             UsageError(format!(

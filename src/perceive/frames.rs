@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::registry::{self, Registry};
 use super::sheets;
-use super::table::{Direction, Element, ElementState, Point, Rect};
+use super::table::{Direction, Element, ElementState, NodeNumbers, Point, Rect};
 use super::PerceiveError;
 
 /// Object group for the handles the enumerator returns, released after each perception.
@@ -54,8 +54,6 @@ struct Meta {
     sx: f64,
     sy: f64,
     els: Vec<RawElement>,
-    /// Registry numbers of the first nodes sent.
-    ids: Vec<usize>,
     /// Indexes into the nodes sent of custom elements that may hide a closed shadow root.
     hosts: Vec<usize>,
     #[serde(default)]
@@ -311,30 +309,32 @@ fn read_result(obj: &RemoteObject) -> Result<(Meta, Vec<NodeRef>), PerceiveError
         .ok_or_else(|| PerceiveError::Enumerate("result has no meta".into()))?;
     let meta: Meta = serde_json::from_str(meta_text)
         .map_err(|e| PerceiveError::Enumerate(format!("bad meta: {e}")))?;
-    let nodes = field("nodes")
-        .and_then(|v| v.as_array())
-        .map(|items| {
-            items
-                .iter()
-                .map(|item| {
-                    let v = item.get("value");
-                    NodeRef {
-                        backend_node_id: v
-                            .and_then(|v| v.get("backendNodeId"))
-                            .and_then(|b| b.as_i64())
-                            .unwrap_or(0),
-                        closed_shadow_root: v
-                            .and_then(|v| v.get("shadowRoot"))
-                            .and_then(|s| s.get("value"))
-                            .filter(|s| s.get("mode").and_then(|m| m.as_str()) == Some("closed"))
-                            .and_then(|s| s.get("backendNodeId"))
-                            .and_then(|b| b.as_i64()),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let nodes = field("nodes").map(node_refs).unwrap_or_default();
     Ok((meta, nodes))
+}
+
+/// The nodes of a deep-serialized array (a node that is not one, as null,
+/// has backendNodeId 0).
+fn node_refs(array: &serde_json::Value) -> Vec<NodeRef> {
+    let items = array.as_array().map(Vec::as_slice).unwrap_or_default();
+    items
+        .iter()
+        .map(|item| {
+            let v = item.get("value");
+            NodeRef {
+                backend_node_id: v
+                    .and_then(|v| v.get("backendNodeId"))
+                    .and_then(|b| b.as_i64())
+                    .unwrap_or(0),
+                closed_shadow_root: v
+                    .and_then(|v| v.get("shadowRoot"))
+                    .and_then(|s| s.get("value"))
+                    .filter(|s| s.get("mode").and_then(|m| m.as_str()) == Some("closed"))
+                    .and_then(|s| s.get("backendNodeId"))
+                    .and_then(|b| b.as_i64()),
+            }
+        })
+        .collect()
 }
 
 /// The enumerator's answer, or the exception it threw.
@@ -359,15 +359,14 @@ fn thrown(e: &chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails) -> Per
 }
 
 /// Runs the enumerator on a document (`root` none) or a closed shadow root,
-/// numbering nodes in `registry`, and learns the node identities it sends.
+/// numbering nodes in `registry`.
 async fn enumerate_root(
     page: &Page,
-    registry: &mut Registry,
+    registry: &Registry,
     root: Option<RemoteObjectId>,
     opts: &EnumerateOptions,
 ) -> Result<(Meta, Vec<NodeRef>), PerceiveError> {
-    let mut opts = serde_json::to_value(opts).unwrap_or_default();
-    opts["known"] = registry.known().into();
+    let opts = serde_json::to_value(opts).unwrap_or_default();
     let mut params = CallFunctionOnParams::new(
         "function (root, o) { return this.enumerate(root || document, o, this); }",
     );
@@ -390,11 +389,104 @@ async fn enumerate_root(
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
     let reply = page.execute(params).await?;
-    let (meta, nodes) = answer(&reply.result.result, &reply.result.exception_details)?;
-    for (number, node) in meta.ids.iter().zip(&nodes) {
-        registry.learn(*number, node.backend_node_id);
+    answer(&reply.result.result, &reply.result.exception_details)
+}
+
+/// Which nodes a registry's numbers are: `null` for one collected since (its
+/// node left the document and was let go).
+const IDENTIFY_JS: &str = "function (numbers) { \
+    return numbers.map((n) => { const r = this.nodes[n]; return (r && r.deref()) || null; }); }";
+
+/// Fills in the backendNodeId (and the drawn control's) of each element that
+/// has none yet, asking its document's registry which nodes its numbers are;
+/// the registry learns them for later looks. One call per frame. An element
+/// whose document is gone (navigated, its frame removed) or whose node was let
+/// go keeps 0.
+pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<(), PerceiveError> {
+    let unknown = |e: &Element| {
+        e.node.document != 0
+            && (e.backend_node_id == 0 || (e.node.control.is_some() && e.control_node_id.is_none()))
+    };
+    let mut frames: Vec<String> = elements
+        .iter()
+        .filter(|e| unknown(e))
+        .map(|e| e.frame.clone())
+        .collect();
+    frames.sort();
+    frames.dedup();
+    for frame in frames {
+        let Some(context) = page.frame_execution_context(FrameId::new(&frame)).await? else {
+            continue;
+        };
+        let (mut registry, _) = registry::take(page, &frame, context).await?;
+        let document = registry.document;
+        let ours = |e: &Element| e.frame == frame && e.node.document == document && unknown(e);
+        let mut numbers: Vec<u32> = elements
+            .iter()
+            .filter(|e| ours(e))
+            .flat_map(|e| std::iter::once(e.node.number).chain(e.node.control))
+            .collect();
+        numbers.sort_unstable();
+        numbers.dedup();
+        if numbers.is_empty() {
+            registry::give_back(page, &frame, context, registry);
+            continue;
+        }
+        let mut params = CallFunctionOnParams::new(IDENTIFY_JS);
+        params.object_id = Some(registry.object.clone());
+        params.arguments = Some(vec![CallArgument {
+            value: Some(serde_json::json!(numbers)),
+            unserializable_value: None,
+            object_id: None,
+        }]);
+        params.silent = Some(true);
+        params.object_group = Some(OBJECT_GROUP.into());
+        params.serialization_options = Some(deep_options());
+        let reply = page.execute(params).await;
+        super::release_handles(page).await;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                // The registry's handle may be gone with its document.
+                tracing::debug!("frame {frame}: nodes not told: {e}");
+                continue;
+            }
+        };
+        if let Some(e) = &reply.result.exception_details {
+            return Err(thrown(e));
+        }
+        let told = reply
+            .result
+            .result
+            .deep_serialized_value
+            .as_ref()
+            .and_then(|d| d.value.as_ref())
+            .map(node_refs)
+            .unwrap_or_default();
+        for (number, node) in numbers.iter().zip(&told) {
+            if node.backend_node_id > 0 {
+                registry.learn(*number as usize, node.backend_node_id);
+            }
+        }
+        let told = |n: u32| {
+            numbers
+                .binary_search(&n)
+                .ok()
+                .and_then(|i| told.get(i))
+                .map(|t| t.backend_node_id)
+                .filter(|&b| b > 0)
+        };
+        for e in elements.iter_mut().filter(|e| ours(e)) {
+            if e.backend_node_id == 0 {
+                e.backend_node_id = told(e.node.number).unwrap_or(0);
+            }
+            if e.control_node_id.is_none() {
+                e.control_node_id = e.node.control.and_then(told);
+            }
+        }
+        registry::give_back(page, &frame, context, registry);
     }
-    Ok((meta, nodes))
+    Ok(())
 }
 
 /// A handle, in `context`, to a node (a closed shadow root, an element to
@@ -453,8 +545,11 @@ fn place_elements(
     out: &mut Vec<Element>,
 ) {
     let node = |number: usize| registry.node(number);
+    // A number from a page that bent the enumerator's built-ins past any
+    // real count: the element is left out.
+    let number = |n: usize| u32::try_from(n).ok();
     for raw in &meta.els {
-        let Some(backend_node_id) = node(raw.n) else {
+        let Some(own) = number(raw.n) else {
             continue;
         };
         let (dx, dy) = (place.offset.x, place.offset.y);
@@ -513,11 +608,15 @@ fn place_elements(
             }
             visible = seen;
         }
-        let control_node_id = raw.proxy.and_then(node);
         out.push(Element {
             id: 0,
             frame: place.id.inner().clone(),
-            backend_node_id,
+            backend_node_id: node(raw.n).unwrap_or(0),
+            node: NodeNumbers {
+                document: registry.document,
+                number: own,
+                control: raw.proxy.and_then(number),
+            },
             bbox,
             visible,
             click_point,
@@ -537,7 +636,7 @@ fn place_elements(
             option_count: raw.option_count,
             multiple: raw.multiple,
             selected_options: raw.selected_options.clone(),
-            control_node_id,
+            control_node_id: raw.proxy.and_then(node),
             state,
         });
     }
@@ -558,12 +657,12 @@ async fn enumerate_frame(
         })?;
     let frame = place.id.inner();
     let (mut registry, cached) = registry::take(page, frame, context).await?;
-    let first = match enumerate_root(page, &mut registry, None, opts).await {
+    let first = match enumerate_root(page, &registry, None, opts).await {
         // A registry kept from an earlier perception may be gone with its
         // handle; one made now settles it.
         Err(_) if cached => {
             registry = registry::take(page, frame, context).await?.0;
-            enumerate_root(page, &mut registry, None, opts).await
+            enumerate_root(page, &registry, None, opts).await
         }
         other => other,
     };
@@ -602,7 +701,7 @@ async fn enumerate_frame(
         .collect();
     while let Some((root, depth)) = pending.pop() {
         let answer = match node_handle(page, context, root, "closed shadow root").await {
-            Ok(handle) => enumerate_root(page, &mut registry, Some(handle), opts).await,
+            Ok(handle) => enumerate_root(page, &registry, Some(handle), opts).await,
             Err(e) => Err(e),
         };
         match answer {
@@ -813,7 +912,8 @@ pub(crate) async fn frame_spots(
 /// Calls `function` with `this` the node registry of a frame's document
 /// (made when perception has not met the document yet) and `args`, and
 /// returns its value (by value) with the registry's numbers → backendNodeIds
-/// known so far. `target`, a backendNodeId, is resolved in the frame's main
+/// known so far (0 where not asked for yet) and which registry it is
+/// ([`NodeNumbers::document`]). `target`, a backendNodeId, is resolved in the frame's main
 /// world and passed after `args`.
 pub(crate) async fn call_on_registry(
     page: &Page,
@@ -821,7 +921,7 @@ pub(crate) async fn call_on_registry(
     function: &str,
     args: serde_json::Value,
     target: Option<i64>,
-) -> Result<(serde_json::Value, Vec<i64>), PerceiveError> {
+) -> Result<(serde_json::Value, Vec<i64>, u64), PerceiveError> {
     let context = page
         .frame_execution_context(FrameId::new(frame))
         .await?
@@ -849,7 +949,7 @@ pub(crate) async fn call_on_registry(
     params.return_by_value = Some(true);
     params.object_group = Some(OBJECT_GROUP.into());
     let reply = page.execute(params).await;
-    let numbers = registry.numbers();
+    let (numbers, document) = (registry.numbers(), registry.document);
     registry::give_back(page, frame, context, registry);
     let reply = reply?;
     if let Some(e) = &reply.result.exception_details {
@@ -858,5 +958,6 @@ pub(crate) async fn call_on_registry(
     Ok((
         reply.result.result.value.clone().unwrap_or_default(),
         numbers,
+        document,
     ))
 }

@@ -29,7 +29,7 @@ use crate::browser::{Session, Viewport};
 pub use ambient::Ambient;
 pub use list::{element_list, line, DEFAULT_LIST_CAP};
 pub use signature::{page_signature, Fnv64};
-pub use table::{Direction, Element, ElementState, ElementTable, Point, Rect};
+pub use table::{Direction, Element, ElementState, ElementTable, NodeNumbers, Point, Rect};
 
 /// Errors of perception.
 #[derive(Debug, thiserror::Error)]
@@ -419,6 +419,15 @@ pub async fn element_table(
     Ok(glance(page, viewport, options).await?.table)
 }
 
+/// Fills in the backendNodeIds of `elements` that a look left unknown: a look
+/// reports its document's node numbers only (see [`NodeNumbers`]), and an
+/// element's node identity is asked for when something needs it (a command
+/// names it, a tool hit-tests it). Elements whose document or node is gone
+/// keep 0.
+pub async fn identify(page: &Page, elements: &mut [Element]) -> Result<(), PerceiveError> {
+    frames::identify(page, elements).await
+}
+
 /// Releases the handles the enumerator returned.
 pub(crate) async fn release_handles(page: &Page) {
     let _ = page
@@ -496,7 +505,7 @@ fn assemble(
     let elements: Vec<Element> = frames
         .into_iter()
         .flat_map(|f| f.elements)
-        .filter(|e| seen.insert(e.backend_node_id))
+        .filter(|e| seen.insert(e.node))
         .collect();
     let elements: Vec<Element> = reading_order(elements)
         .into_iter()

@@ -1,16 +1,18 @@
-//! Node identities learned once per document.
+//! Node identities, numbered once per document and told on demand.
 //!
 //! Telling which node an element is costs the page's main thread 20-40 µs per
-//! node (the protocol's deep serialization), about 20 ms on a page with 700
-//! controls in view: as much as the rest of enumeration. A node's backendNodeId
-//! does not change while the node lives, so each document gets a registry: an
-//! object in its main world that numbers every node the enumerator reports. Only
-//! seamark holds a handle to it (no global: the page cannot reach it), so it
-//! lives as long as the document. The enumerator serializes only the nodes
-//! numbered at or past what the caller already knows, and the caller keeps
-//! number → backendNodeId here.
+//! node (the protocol's deep serialization): on a first look at a page with
+//! 700 controls in view, more than the rest of enumeration. So each document
+//! gets a registry: an object in its main world that numbers every node the
+//! enumerator reports and keeps a weak reference to it. Only seamark holds a
+//! handle to it (no global: the page cannot reach it), so it lives as long as
+//! the document. A look reports registry numbers only; the backendNodeId of a
+//! node is asked for when a command names its element (see
+//! `frames::identify`), and kept here, number → backendNodeId, for the
+//! document's life: a node does not change its id while it lives.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, ExecutionContextId, RemoteObjectId,
@@ -28,8 +30,8 @@ const MAX_DOCUMENTS: usize = 32;
 
 /// Most node numbers learned per document. The numbers come from the page's
 /// main world, where a hostile page can bend the built-ins the enumerator uses:
-/// a number past this is not learned (its element is left out), rather than
-/// allocated for.
+/// a number past this is not learned (it is asked for each time its element is
+/// named), rather than allocated for.
 const MAX_NUMBER: usize = 1 << 20;
 
 /// The enumerator: one function, its body in files by concern, joined here
@@ -103,7 +105,7 @@ const CHANGES_JS: &str = "(() => { \
 /// its loops run optimized instead of interpreted (a third of its time).
 fn new_registry_js() -> String {
     format!(
-        "({{ map: new WeakMap(), next: 0, enumerate: ({ENUMERATE_JS}), \
+        "({{ map: new WeakMap(), next: 0, nodes: [], WeakRef, enumerate: ({ENUMERATE_JS}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
          pause: {PAUSE_JS}, changes: {CHANGES_JS}, sheets: new Map() }})"
     )
@@ -114,6 +116,9 @@ fn new_registry_js() -> String {
 pub(crate) struct Registry {
     /// The handle to the registry object.
     pub object: RemoteObjectId,
+    /// Which registry this is, of all made in this process: the numbers it
+    /// gives mean nodes of its document only.
+    pub document: u64,
     /// backendNodeId of each registry number; 0 where not learned.
     ids: Vec<i64>,
     /// Work for the document left running after a perception (stylesheet
@@ -124,8 +129,10 @@ pub(crate) struct Registry {
 impl Registry {
     /// A registry the caller knows nothing of yet, at `object`.
     fn new(object: RemoteObjectId) -> Self {
+        static MADE: AtomicU64 = AtomicU64::new(1);
         Self {
             object,
+            document: MADE.fetch_add(1, Ordering::Relaxed),
             ids: Vec::new(),
             pending: None,
         }
@@ -149,15 +156,6 @@ impl Registry {
                 tracing::debug!("work left for the next perception failed: {e}");
             }
         }
-    }
-
-    /// How many numbers, from 0, the caller knows: the enumerator sends every
-    /// node numbered from there on.
-    pub fn known(&self) -> usize {
-        self.ids
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(self.ids.len())
     }
 
     /// Records that registry number `number` is node `backend_node_id`.
@@ -235,22 +233,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn known_stops_at_the_first_number_not_learned() {
+    fn a_number_is_told_only_once_learned() {
         let mut r = Registry::new(RemoteObjectId::new("registry"));
-        assert_eq!(r.known(), 0);
-        r.learn(0, 11);
-        r.learn(1, 12);
-        assert_eq!(r.known(), 2);
-        // An answer lost on the way leaves a gap: from there on everything is
-        // sent again, so the gap fills when its node is next reported.
         r.learn(4, 15);
-        assert_eq!(r.known(), 2);
         assert_eq!(r.node(3), None);
         assert_eq!(r.node(4), Some(15));
-        r.learn(2, 13);
-        r.learn(3, 14);
-        assert_eq!(r.known(), 5);
         assert_eq!(r.node(9), None);
+        let other = Registry::new(RemoteObjectId::new("registry"));
+        assert_ne!(r.document, other.document);
     }
 
     #[test]
@@ -258,7 +248,6 @@ mod tests {
         let mut r = Registry::new(RemoteObjectId::new("registry"));
         r.learn(usize::MAX, 7);
         r.learn(1 << 40, 7);
-        assert_eq!(r.known(), 0);
         assert_eq!(r.node(1 << 40), None);
         assert!(r.ids.capacity() < 1024);
     }

@@ -112,6 +112,21 @@ pub enum ElementState {
     Disabled,
 }
 
+/// An element's nodes as the registry of its document numbered them
+/// (perceive/registry.rs): telling them apart costs nothing, and their
+/// backendNodeIds are asked for only when a command names the element.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NodeNumbers {
+    /// The registry that numbered them, one per document (0: a table built
+    /// by hand, whose backendNodeIds are given).
+    pub document: u64,
+    /// The element's node.
+    pub number: u32,
+    /// The number of the control a label draws for (see `control_node_id`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub control: Option<u32>,
+}
+
 /// One interactive element of the page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Element {
@@ -119,8 +134,14 @@ pub struct Element {
     pub id: u32,
     /// CDP frame id of the frame that holds it.
     pub frame: String,
-    /// Stable node identity inside the browser.
+    /// Stable node identity inside the browser, once asked for: 0 until a
+    /// command names the element (a look reports node numbers only, see
+    /// [`NodeNumbers`]; [`crate::perceive::identify`] asks), or until an
+    /// earlier command named the same node.
     pub backend_node_id: i64,
+    /// Which node it is, as its document numbered it during the look.
+    #[serde(default)]
+    pub node: NodeNumbers,
     /// Border box in top-level viewport CSS pixels (may lie outside the viewport).
     pub bbox: Rect,
     /// The part of the box that is visible in the viewport, if any.
@@ -178,7 +199,8 @@ pub struct Element {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub selected_options: Vec<String>,
     /// When a visually hidden control is drawn by its label, the label is the
-    /// node acted on and this is the control's own backendNodeId.
+    /// node acted on and this is the control's own backendNodeId (once asked
+    /// for, as `backend_node_id`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub control_node_id: Option<i64>,
     /// Interactable, offscreen, occluded or disabled.
@@ -194,6 +216,11 @@ impl Element {
             id,
             frame: String::new(),
             backend_node_id: i64::from(id),
+            node: NodeNumbers {
+                document: 0,
+                number: id,
+                control: None,
+            },
             bbox,
             visible: (state == ElementState::Interactable).then_some(bbox),
             click_point: None,

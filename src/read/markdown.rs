@@ -54,7 +54,7 @@ impl Part {
 /// Turns the marked inline text (`\u{1}N\u{2}text\u{3}`, N a registry number)
 /// into Markdown: `[text][id]` for a control in the table, the text alone
 /// otherwise. Returns the text and the ids met.
-fn inline(text: &str, numbers: &[i64], ids: &HashMap<i64, u32>, met: &mut Vec<u32>) -> String {
+fn inline(text: &str, ids: &HashMap<usize, u32>, met: &mut Vec<u32>) -> String {
     let mut out = String::with_capacity(text.len());
     // (where the marked text starts in `out`, its mark id)
     let mut open: Vec<(usize, Option<u32>)> = Vec::new();
@@ -69,11 +69,7 @@ fn inline(text: &str, numbers: &[i64], ids: &HashMap<i64, u32>, met: &mut Vec<u3
                     }
                     n.push(d);
                 }
-                let id = n
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|n| numbers.get(n).copied())
-                    .and_then(|b| ids.get(&b).copied());
+                let id = n.parse::<usize>().ok().and_then(|n| ids.get(&n).copied());
                 open.push((out.len(), id));
             }
             '\u{3}' => {
@@ -231,16 +227,16 @@ fn table(rows: &[RawRow], mut text: impl FnMut(&str) -> String) -> Vec<String> {
 pub(super) fn blocks(
     placed: &[Placed<'_>],
     frames: &[FrameRead],
-    ids: &HashMap<i64, u32>,
+    ids: &[HashMap<usize, u32>],
     marks: &Marks<'_>,
 ) -> Vec<Block> {
     let mut out = Vec::with_capacity(placed.len());
     for p in placed {
         let frame = &frames[p.frame];
-        let numbers = &frame.numbers;
+        let (numbers, ids) = (&frame.numbers, &ids[p.frame]);
         let mut met = Vec::new();
         let raw: &RawBlock = p.raw;
-        let mut text = |s: &str| inline(s, numbers, ids, &mut met);
+        let mut text = |s: &str| inline(s, ids, &mut met);
         let (kind, md) = match raw.k.as_str() {
             "h" => {
                 let level = raw.l.unwrap_or(2).clamp(1, 6) as usize;
@@ -291,7 +287,8 @@ pub(super) fn blocks(
                     .n
                     .and_then(|n| numbers.get(n).copied())
                     .filter(|b| *b > 0);
-                if let Some(id) = node.and_then(|b| ids.get(&b)) {
+                let id = raw.n.and_then(|n| ids.get(&n));
+                if let Some(id) = id {
                     met.push(*id);
                 }
                 let label = if raw.label.is_empty() {
@@ -299,7 +296,7 @@ pub(super) fn blocks(
                 } else {
                     raw.label.clone()
                 };
-                let label = match node.and_then(|b| ids.get(&b)) {
+                let label = match id {
                     Some(id) => format!("{label} [{id}]"),
                     None => label,
                 };
@@ -574,12 +571,10 @@ mod tests {
 
     #[test]
     fn marked_controls_carry_their_ids_and_others_only_their_text() {
-        let numbers = vec![0, 501, 502];
-        let ids: HashMap<i64, u32> = [(501, 7)].into_iter().collect();
+        let ids: HashMap<usize, u32> = [(1, 7)].into_iter().collect();
         let mut met = Vec::new();
         let s = inline(
             "See \u{1}1\u{2} the  plans \u{3} or \u{1}2\u{2}docs\u{3}.",
-            &numbers,
             &ids,
             &mut met,
         );

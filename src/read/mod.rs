@@ -94,18 +94,37 @@ pub struct Marks<'a> {
 }
 
 impl Marks<'_> {
-    fn ids(&self) -> HashMap<i64, u32> {
-        self.table
-            .map(|t| {
-                t.elements
-                    .iter()
-                    .flat_map(|e| {
-                        std::iter::once((e.backend_node_id, e.id))
-                            .chain(e.control_node_id.map(|c| (c, e.id)))
-                    })
-                    .collect()
+    /// Registry number → mark id, for the nodes a registry (`document`)
+    /// numbered: the table's elements of that document by their numbers, and
+    /// any other whose backendNodeId the registry knows (`numbers`).
+    fn ids_in(&self, document: u64, numbers: &[i64]) -> HashMap<usize, u32> {
+        let Some(table) = self.table else {
+            return HashMap::new();
+        };
+        let by_node: HashMap<i64, u32> = table
+            .elements
+            .iter()
+            .flat_map(|e| {
+                std::iter::once((e.backend_node_id, e.id))
+                    .chain(e.control_node_id.map(|c| (c, e.id)))
             })
-            .unwrap_or_default()
+            .filter(|(b, _)| *b > 0)
+            .collect();
+        let mut ids: HashMap<usize, u32> = numbers
+            .iter()
+            .enumerate()
+            .filter_map(|(n, b)| Some((n, *by_node.get(b)?)))
+            .collect();
+        for e in table
+            .elements
+            .iter()
+            .filter(|e| e.node.document == document)
+        {
+            for n in std::iter::once(e.node.number).chain(e.node.control) {
+                ids.insert(n as usize, e.id);
+            }
+        }
+        ids
     }
 
     fn shows_value(&self, node: Option<i64>) -> bool {
@@ -286,8 +305,10 @@ struct RawBlock {
 struct FrameRead {
     spot: perceive::FrameSpot,
     raw: RawFrame,
-    /// Registry number → backendNodeId.
+    /// Registry number → backendNodeId (0 where not asked for yet).
     numbers: Vec<i64>,
+    /// The registry that numbered the frame's nodes.
+    document: u64,
 }
 
 /// A raw block with the frame it came from, its container renumbered over
@@ -305,14 +326,19 @@ async fn read_frame(
     target: Option<i64>,
 ) -> Result<FrameRead, ReadError> {
     let args = serde_json::json!({ "maxChars": options.max_collected });
-    let (value, numbers) =
+    let (value, numbers, document) =
         perceive::call_on_registry(page, &spot.id, READ_CALL, args, target).await?;
     let text = value
         .as_str()
         .ok_or_else(|| ReadError::Unreadable(format!("unexpected answer: {value}")))?;
     let raw: RawFrame =
         serde_json::from_str(text).map_err(|e| ReadError::Unreadable(e.to_string()))?;
-    Ok(FrameRead { spot, raw, numbers })
+    Ok(FrameRead {
+        spot,
+        raw,
+        numbers,
+        document,
+    })
 }
 
 /// Reads the page (see the module's documentation).
@@ -365,7 +391,10 @@ pub async fn read(
     let mut used = vec![false; frames.len()];
     used[first] = true;
     let placed = splice(&frames, first, -1, &mut used, &mut parents);
-    let ids = marks.ids();
+    let ids: Vec<HashMap<usize, u32>> = frames
+        .iter()
+        .map(|f| marks.ids_in(f.document, &f.numbers))
+        .collect();
     let mut blocks = markdown::blocks(&placed, &frames, &ids, marks);
     let cut = frames.iter().any(|f| f.raw.cut);
     if cut {

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
 use chromiumoxide::Page;
 use seamark::mark::{self, MarkStyle};
-use seamark::perceive::{self, Element, ElementState, PerceiveOptions};
+use seamark::perceive::{self, Element, ElementState, NodeNumbers, PerceiveOptions};
 
 use crate::golden::quality;
 use crate::support::{walking_every_part, within_screens, Fixture};
@@ -123,13 +123,18 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
              }).map(a => a.finished.catch(() => {}))), new Promise(r => setTimeout(r, 3000))])",
         )
         .await;
-        let obs = tokio::time::timeout(
+        let mut obs = tokio::time::timeout(
             Duration::from_secs(90),
             perceive::perceive(&fx.session, &PerceiveOptions::default()),
         )
         .await
         .unwrap_or_else(|_| panic!("{dir}: perception did not finish in 90 s"))
         .unwrap_or_else(|e| panic!("{dir}: {e}"));
+        // The hit tests below compare nodes: told for this look (the others
+        // are compared by node numbers, the same in one document).
+        perceive::identify(fx.session.page(), &mut obs.table.elements)
+            .await
+            .unwrap_or_else(|e| panic!("{dir}: {e}"));
         // A frame perception gave up on (a frame sandboxed without scripts
         // used to cost 30 s and then be dropped).
         for note in obs.notes.iter().filter(|n| n.contains("skipped")) {
@@ -159,10 +164,10 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
         )
         .await
         .unwrap_or_else(|e| panic!("{dir}: {e}"));
-        let verdicts = |t: &perceive::ElementTable| -> HashMap<i64, Verdict> {
+        let verdicts = |t: &perceive::ElementTable| -> HashMap<NodeNumbers, Verdict> {
             t.elements
                 .iter()
-                .map(|e| (e.backend_node_id, Verdict::of(e)))
+                .map(|e| (e.node, Verdict::of(e)))
                 .collect()
         };
         // A page that changed in between (a carousel) is not comparable.
@@ -172,7 +177,7 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
             for (node, v) in &fast {
                 if slow.get(node).is_some_and(|s| s != v) {
                     failures.push(format!(
-                        "{dir}: node {node}: analysis says {v:?}, hit tests say {:?}",
+                        "{dir}: node {node:?}: analysis says {v:?}, hit tests say {:?}",
                         slow[node]
                     ));
                 }
@@ -188,11 +193,11 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
             .unwrap_or_else(|e| panic!("{dir}: {e}"));
         if again.signature == obs.signature {
             far_compared += 1;
-            let in_view = |t: &perceive::ElementTable| -> HashMap<i64, (String, Verdict)> {
+            let in_view = |t: &perceive::ElementTable| -> HashMap<NodeNumbers, (String, Verdict)> {
                 t.elements
                     .iter()
                     .filter(|e| !matches!(e.state, ElementState::Offscreen { .. }))
-                    .map(|e| (e.backend_node_id, (e.name.clone(), Verdict::of(e))))
+                    .map(|e| (e.node, (e.name.clone(), Verdict::of(e))))
                     .collect()
             };
             // Past the cap, the whole walk looks only for native controls
@@ -211,19 +216,14 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
                     perceive::element_list(&walked.table, usize::MAX)
                 ));
             }
-            let found: HashSet<i64> = obs
-                .table
-                .elements
-                .iter()
-                .map(|e| e.backend_node_id)
-                .collect();
+            let found: HashSet<NodeNumbers> = obs.table.elements.iter().map(|e| e.node).collect();
             for e in walked
                 .table
                 .elements
                 .iter()
                 .filter(|e| within_screens(e, 2.0))
             {
-                if !found.contains(&e.backend_node_id) {
+                if !found.contains(&e.node) {
                     failures.push(format!("{dir}: skipping far parts misses {e:?}"));
                 }
             }

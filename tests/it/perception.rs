@@ -341,10 +341,15 @@ async fn a_quiet_page_keeps_its_text_from_the_last_look() {
     let page = fx.session.page();
     // As the executor glances after a command and the agent perceives at the
     // next step, with nothing happening in between.
-    let glance = perceive::glance(page, fx.session.viewport(), &PerceiveOptions::default())
+    let mut glance = perceive::glance(page, fx.session.viewport(), &PerceiveOptions::default())
         .await
         .unwrap();
     let look = fx.perceive().await;
+    // The look's nodes were told (see `Fixture::perceive`); the glance's are
+    // told now, from the registry that numbered both.
+    perceive::identify(page, &mut glance.table.elements)
+        .await
+        .unwrap();
     assert!(
         look.obs.timings.reused >= 1,
         "the page text was read again on a page where nothing happened"

@@ -198,6 +198,11 @@ impl Fixture {
             before, after,
             "perception changed scroll, focus, selection or the page's globals"
         );
+        // A look reports node numbers; these tests check nodes too.
+        let mut obs = obs;
+        perceive::identify(self.session.page(), &mut obs.table.elements)
+            .await
+            .expect("identify");
         Seen { obs }
     }
 

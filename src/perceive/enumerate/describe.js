@@ -86,9 +86,8 @@
   };
 
   // Keep the elements that matter now: every one in view, then the offscreen
-  // ones nearest the viewport. Describing an element and, the first time it
-  // is reported, its node identity (20-40 µs of the page's main thread) cost;
-  // far offscreen ones come back after a scroll.
+  // ones nearest the viewport. Describing an element costs; far offscreen
+  // ones come back after a scroll.
   const RANK = { interactable: 0, occluded: 1, disabled: 2, offscreen: 3 };
   const away = (e) => {
     const dy = e.y + e.h < 0 ? -(e.y + e.h) : e.y > vh ? e.y - vh : 0;

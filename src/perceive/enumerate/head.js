@@ -8,7 +8,9 @@
 //
 // `reg` is the document's node registry, an object only seamark holds a handle
 // to (the page cannot reach it): `map` numbers every node ever reported, for
-// the document's life; `next` is the next number; `listeners` is the DevTools
+// the document's life; `next` is the next number; `nodes` holds a weak
+// reference to each numbered node, by number, for the caller to ask which node
+// a number is (registry.rs, `IDENTIFY_JS`); `listeners` is the DevTools
 // command line API's `getEventListeners`, captured when the registry was made;
 // `pause` lets the page's event loop run (null where it never would);
 // `sheets` maps the URL of a stylesheet the page may not read (cross-origin)
@@ -19,10 +21,11 @@
 // document it may keep while nothing happens.
 //
 // Returns { meta: JSON string, nodes: [Node] }. `meta.els[k].n` (and `proxy`,
-// `cover.n`) are registry numbers. The caller knows the backendNodeId of every
-// number below `opts.known`; `nodes` holds the nodes numbered `meta.ids` (the
-// others reported), then the custom elements `meta.hosts` indexes, whose
-// closed shadow roots the caller learns from the deep serialization of `nodes`.
+// `cover.n`) are registry numbers: no node identity goes on the wire here
+// (deep-serializing one costs the page 20-40 µs); the caller asks for those of
+// the elements a command names. `nodes` holds the custom elements `meta.hosts`
+// indexes, whose closed shadow roots the caller learns from their deep
+// serialization.
 // `meta.unread` lists the stylesheets it could not read and has no text for;
 // `meta.reused`, how many parts of the work it kept from its last look.
 (async function (root, opts, reg) {
@@ -40,7 +43,6 @@
   const se = doc.scrollingElement || doc.documentElement;
   const dw = Math.max(se ? se.scrollWidth : 0, vw), dh = Math.max(se ? se.scrollHeight : 0, vh);
   const listeners = typeof reg.listeners === 'function' ? reg.listeners : null;
-  const KNOWN = opts.known || 0;
   // A screenshot taken meanwhile needs the main thread for a moment: every
   // `YIELD_MS` the enumerator lets the event loop run (`reg.pause`).
   const YIELD_MS = opts.yieldMs || 0;

@@ -39,24 +39,20 @@
     for (const k of ['checked', 'selected', 'expanded']) if (e[k] === undefined && outer[k] !== undefined) e[k] = outer[k];
   };
 
-  // Only the nodes the caller does not know yet go on the wire.
-  const nodes = [];
-  const ids = [], sent = new Set();
+  // A node's number in the registry, given the first time it is reported.
   const numberOf = (n) => {
     let i = reg.map.get(n);
-    if (i === undefined) { i = reg.next++; reg.map.set(n, i); }
-    if (i >= KNOWN && !sent.has(i)) { sent.add(i); ids.push(i); nodes.push(n); }
+    if (i === undefined) { i = reg.next++; reg.map.set(n, i); reg.nodes[i] = new reg.WeakRef(n); }
     return i;
   };
   // The answer: the kept elements, and the custom elements that may hide a
-  // closed shadow root (their indexes in `nodes`).
+  // closed shadow root (`meta.hosts` indexes them in `nodes`).
   const answer = (kept, hostEls, look) => {
-    const hostIdx = hostEls.map((h) => { const i = nodes.length; nodes.push(h); return i; });
     const meta = {
       url: String(doc.location ? doc.location.href : ''), title: String(doc.title || ''),
-      vw, vh, sx, sy, dw, dh, els: kept, ids, hosts: hostIdx, listeners: !!listeners, ...look,
+      vw, vh, sx, sy, dw, dh, els: kept, hosts: hostEls.map((_, i) => i), listeners: !!listeners, ...look,
     };
-    return { meta: JSON.stringify(meta), nodes };
+    return { meta: JSON.stringify(meta), nodes: hostEls };
   };
   // Work on the whole document kept from the last look while nothing could
   // have changed it: no mutation and no event that `reg.changes` counted, the

@@ -392,16 +392,16 @@ async fn enumerate_root(
     answer(&reply.result.result, &reply.result.exception_details)
 }
 
-/// Which nodes a registry's numbers are: `null` for one collected since (its
-/// node left the document and was let go).
-const IDENTIFY_JS: &str = "function (numbers) { \
-    return numbers.map((n) => { const r = this.nodes[n]; return (r && r.deref()) || null; }); }";
+/// Which nodes a registry's numbers are: `null` for one let go since (it
+/// left the document).
+const IDENTIFY_JS: &str =
+    "function (numbers) { return numbers.map((n) => this.nodes[n] || null); }";
 
 /// Fills in the backendNodeId (and the drawn control's) of each element that
 /// has none yet, asking its document's registry which nodes its numbers are;
 /// the registry learns them for later looks. One call per frame. An element
-/// whose document is gone (navigated, its frame removed) or whose node was let
-/// go keeps 0.
+/// whose document is gone (navigated, its frame removed) or whose node left
+/// it and was let go keeps 0.
 pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<(), PerceiveError> {
     let unknown = |e: &Element| {
         e.node.document != 0

@@ -4,9 +4,9 @@
 //! node (the protocol's deep serialization): on a first look at a page with
 //! 700 controls in view, more than the rest of enumeration. So each document
 //! gets a registry: an object in its main world that numbers every node the
-//! enumerator reports and keeps a weak reference to it. Only seamark holds a
-//! handle to it (no global: the page cannot reach it), so it lives as long as
-//! the document. A look reports registry numbers only; the backendNodeId of a
+//! enumerator reports and holds it while it stays in the document. Only
+//! seamark holds a handle to it (no global: the page cannot reach it), so it
+//! lives as long as the document. A look reports registry numbers only; the backendNodeId of a
 //! node is asked for when a command names its element (see
 //! `frames::identify`), and kept here, number → backendNodeId, for the
 //! document's life: a node does not change its id while it lives.
@@ -105,7 +105,7 @@ const CHANGES_JS: &str = "(() => { \
 /// its loops run optimized instead of interpreted (a third of its time).
 fn new_registry_js() -> String {
     format!(
-        "({{ map: new WeakMap(), next: 0, nodes: [], WeakRef, enumerate: ({ENUMERATE_JS}), \
+        "({{ map: new WeakMap(), next: 0, nodes: [], enumerate: ({ENUMERATE_JS}), \
          listeners: typeof getEventListeners === 'function' ? getEventListeners : null, \
          pause: {PAUSE_JS}, changes: {CHANGES_JS}, sheets: new Map() }})"
     )

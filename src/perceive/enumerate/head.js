@@ -8,9 +8,10 @@
 //
 // `reg` is the document's node registry, an object only seamark holds a handle
 // to (the page cannot reach it): `map` numbers every node ever reported, for
-// the document's life; `next` is the next number; `nodes` holds a weak
-// reference to each numbered node, by number, for the caller to ask which node
-// a number is (registry.rs, `IDENTIFY_JS`); `listeners` is the DevTools
+// the document's life; `next` is the next number; `nodes` holds each numbered
+// node still in the document, by number, for the caller to ask which node a
+// number is (frames.rs, `IDENTIFY_JS`), and `swept` when it last let go of
+// those that left (see `numberOf`); `listeners` is the DevTools
 // command line API's `getEventListeners`, captured when the registry was made;
 // `pause` lets the page's event loop run (null where it never would);
 // `sheets` maps the URL of a stylesheet the page may not read (cross-origin)

@@ -40,11 +40,28 @@
   };
 
   // A node's number in the registry, given the first time it is reported.
+  // `reg.nodes` holds each node by its number, set again whenever it is
+  // reported (one a framework took out and put back is held again). Held,
+  // not weakly referenced: a WeakRef costs 5-10 µs to make on a first look.
   const numberOf = (n) => {
     let i = reg.map.get(n);
-    if (i === undefined) { i = reg.next++; reg.map.set(n, i); reg.nodes[i] = new reg.WeakRef(n); }
+    if (i === undefined) { i = reg.next++; reg.map.set(n, i); }
+    reg.nodes[i] = n;
     return i;
   };
+  // Nodes that left the document are let go, whenever more numbers were
+  // given since the last sweep than nodes it kept (a feed scrolled for an
+  // hour holds what is in it, not all it ever showed).
+  const swept = reg.swept || { at: 0, kept: 0 };
+  if (reg.next - swept.at > Math.max(1000, swept.kept)) {
+    let kept = 0;
+    for (let i = 0; i < reg.nodes.length; i++) {
+      const n = reg.nodes[i];
+      if (n === undefined) continue;
+      if (n.isConnected) kept++; else reg.nodes[i] = undefined;
+    }
+    reg.swept = { at: reg.next, kept };
+  }
   // The answer: the kept elements, and the custom elements that may hide a
   // closed shadow root (`meta.hosts` indexes them in `nodes`).
   const answer = (kept, hostEls, look) => {

@@ -11,6 +11,28 @@ if [ ! -d ../shared/corpus/pages ]; then
 fi
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
+# Every process the tests start carries this mark in its environment, so
+# that a browser any test left behind is found afterwards (the integration
+# tests check their own at the end of each test; this also covers the
+# browsers tests launch in-process).
+export SEAMARK_TEST_RUN="$$-$(date +%s)"
+none_left_behind() {
+  local env pid found=0
+  for env in /proc/[0-9]*/environ; do
+    pid="${env#/proc/}"; pid="${pid%/environ}"
+    if tr '\0' '\n' < "$env" 2>/dev/null | grep -qx "SEAMARK_TEST_RUN=$SEAMARK_TEST_RUN" \
+      && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q chrom; then
+      echo "test: a browser outlived the tests: $pid $(tr '\0' ' ' < "/proc/$pid/cmdline" | cut -c1-160)" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      found=1
+    fi
+  done
+  return "$found"
+}
 # Doc tests first, so that the last summary printed is the integration tests'.
 cargo test --locked --doc
 cargo test --locked --lib --bins --tests
+if ! none_left_behind; then
+  echo "test: FAILED: browsers were left running (listed above)" >&2
+  exit 1
+fi

@@ -22,8 +22,12 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    // Each command handles Ctrl-C itself (a run writes its end and report).
-    match runtime.block_on(cli::run(args)) {
+    // Each command handles its signals itself (a run writes its end and
+    // report). What is left when it returns is not waited for: a read of
+    // stdin (`seamark mcp`) blocks a thread until the client closes it.
+    let outcome = runtime.block_on(cli::run(args));
+    runtime.shutdown_background();
+    match outcome {
         Ok(code) => code,
         Err(err) => {
             // Print the whole chain once, outermost first, on one line.

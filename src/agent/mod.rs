@@ -193,10 +193,12 @@ pub struct Agent {
 pub type LastLook =
     Box<dyn for<'a> FnOnce(&'a Session) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Send>;
 
-/// A signal that ends a run early (Ctrl-C in the CLI): when it resolves, the
-/// step under way is dropped, the browser closed, and the run ends as
-/// [`RunStatus::Interrupted`] with its end record and report written.
-pub type Interrupt = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// A signal that ends a run early (Ctrl-C, SIGTERM or SIGHUP in the CLI):
+/// when it resolves, the step under way is dropped, the browser closed, and
+/// the run ends as [`RunStatus::Interrupted`] with its end record and report
+/// written. It resolves with what ended the run ("Ctrl-C", "SIGTERM"), which
+/// the run's reason names.
+pub type Interrupt = Pin<Box<dyn Future<Output = String> + Send>>;
 
 /// Writes a run's end record and then, when asked, its report; the result
 /// says where the report is. A report that cannot be written loses the run
@@ -243,14 +245,17 @@ pub(crate) async fn start_guard(
     Ok(guard)
 }
 
-/// Runs `work` unless the signal comes first (`None` then).
-async fn until<T>(signal: &mut Option<Interrupt>, work: impl Future<Output = T>) -> Option<T> {
+/// Runs `work` unless the signal comes first (then what it resolved with).
+async fn until<T>(
+    signal: &mut Option<Interrupt>,
+    work: impl Future<Output = T>,
+) -> Result<T, String> {
     match signal {
         Some(s) => tokio::select! {
-            out = work => Some(out),
-            () = s.as_mut() => None,
+            out = work => Ok(out),
+            cause = s.as_mut() => Err(cause),
         },
-        None => Some(work.await),
+        None => Ok(work.await),
     }
 }
 
@@ -329,7 +334,7 @@ impl AgentBuilder {
     }
 
     /// A signal that interrupts the run (see [`Interrupt`]).
-    pub fn interrupt(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+    pub fn interrupt(mut self, signal: impl Future<Output = String> + Send + 'static) -> Self {
         self.interrupt = Some(Box::pin(signal));
         self
     }
@@ -504,13 +509,14 @@ impl Run {
         run
     }
 
-    /// The ending of a run interrupted now, and the steps it finished.
-    fn interrupted(&self) -> (Ending, usize) {
+    /// The ending of a run that `cause` interrupted now, and the steps it
+    /// finished.
+    fn interrupted(&self, cause: &str) -> (Ending, usize) {
         let reason = if self.step == self.before {
-            format!("interrupted (Ctrl-C) before step {}", self.before + 1)
+            format!("interrupted ({cause}) before step {}", self.before + 1)
         } else {
             format!(
-                "interrupted (Ctrl-C) during step {}, whose record was not written",
+                "interrupted ({cause}) during step {}, whose record was not written",
                 self.step
             )
         };
@@ -598,15 +604,15 @@ impl Agent {
             None => until(&mut interrupt, Session::start(&self.options.browser)).await,
         };
         let (ending, steps) = match opened {
-            Some(Ok(mut session)) => {
+            Ok(Ok(mut session)) => {
                 let mut out = until(
                     &mut interrupt,
                     self.drive(&mut session, &mut journal, &mut run, started),
                 )
                 .await;
-                if let (Some(_), Some(look)) = (&out, self.last_look.take()) {
-                    if until(&mut interrupt, look(&session)).await.is_none() {
-                        out = None;
+                if let (Ok(_), Some(look)) = (&out, self.last_look.take()) {
+                    if let Err(cause) = until(&mut interrupt, look(&session)).await {
+                        out = Err(cause);
                     }
                 }
                 if let Some(path) = &self.options.save_storage_state {
@@ -620,13 +626,13 @@ impl Agent {
                     }
                 }
                 session.close().await;
-                out.unwrap_or_else(|| run.interrupted())
+                out.unwrap_or_else(|cause| run.interrupted(&cause))
             }
-            Some(Err(e)) => (
+            Ok(Err(e)) => (
                 Ending::failed(format!("the browser could not start: {e}")),
                 run.before,
             ),
-            None => run.interrupted(),
+            Err(cause) => run.interrupted(&cause),
         };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)

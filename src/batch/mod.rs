@@ -221,8 +221,9 @@ struct Shared {
     agent: AgentOptions,
     progress: Arc<dyn BatchProgress>,
     tally: Mutex<Tally>,
-    /// Turns true at the interrupt: running agents end as interrupted.
-    stop: watch::Receiver<bool>,
+    /// Set at the interrupt, to what ended the batch: running agents end as
+    /// interrupted.
+    stop: watch::Receiver<Option<String>>,
 }
 
 impl Batch {
@@ -242,9 +243,11 @@ impl Batch {
         self
     }
 
-    /// A signal (Ctrl-C in the CLI) that stops starting runs and ends those
-    /// running; the summary of what finished is still written.
-    pub fn interrupt(mut self, signal: impl Future<Output = ()> + Send + 'static) -> Self {
+    /// A signal (Ctrl-C, SIGTERM or SIGHUP in the CLI) that stops starting
+    /// runs and ends those running; the summary of what finished is still
+    /// written. It resolves with what ended the batch, which the runs'
+    /// reasons name (see [`Interrupt`]).
+    pub fn interrupt(mut self, signal: impl Future<Output = String> + Send + 'static) -> Self {
         self.interrupt = Some(Box::pin(signal));
         self
     }
@@ -329,7 +332,7 @@ impl Batch {
         if !pool.launches() && o.agent.act.domains.is_active() {
             return Err(BatchError::Config(crate::agent::GUARD_NEEDS_LAUNCH.into()));
         }
-        let (stop_tx, stop) = watch::channel(false);
+        let (stop_tx, stop) = watch::channel(None);
         let shared = Arc::new(Shared {
             dir: dir.clone(),
             pool: pool.clone(),
@@ -384,7 +387,7 @@ impl Batch {
         let semaphore = Arc::new(Semaphore::new(concurrency));
         let mut running = tokio::task::JoinSet::new();
         let mut interrupt = self.interrupt.take();
-        let mut interrupted = false;
+        let mut stopped_by: Option<String> = None;
         let mut planned = 0;
         let mut interrupted_runs = 0;
         let total = ids.map(|ids| {
@@ -409,7 +412,7 @@ impl Batch {
             let got = match interrupt.as_mut() {
                 Some(signal) => tokio::select! {
                     n = next => n,
-                    () = signal.as_mut() => { interrupted = true; None }
+                    cause = signal.as_mut() => { stopped_by = Some(cause); None }
                 },
                 None => next.await,
             };
@@ -437,23 +440,26 @@ impl Batch {
         }
         // Runs under way go on to their end, unless the interrupt comes:
         // then they end as interrupted (not recorded: --resume runs them again).
-        if interrupted {
-            let _ = stop_tx.send(true);
+        if stopped_by.is_some() {
+            let _ = stop_tx.send(stopped_by.clone());
         }
-        let mut signal = interrupt.filter(|_| !interrupted);
+        let mut signal = interrupt.filter(|_| stopped_by.is_none());
         while !running.is_empty() {
             let joined = match signal.as_mut() {
                 Some(s) => tokio::select! {
-                    j = running.join_next() => Some(j),
-                    () = s.as_mut() => None,
+                    j = running.join_next() => Ok(j),
+                    cause = s.as_mut() => Err(cause),
                 },
-                None => Some(running.join_next().await),
+                None => Ok(running.join_next().await),
             };
-            let Some(joined) = joined else {
-                interrupted = true;
-                signal = None;
-                let _ = stop_tx.send(true);
-                continue;
+            let joined = match joined {
+                Ok(joined) => joined,
+                Err(cause) => {
+                    signal = None;
+                    let _ = stop_tx.send(Some(cause.clone()));
+                    stopped_by = Some(cause);
+                    continue;
+                }
             };
             match joined {
                 Some(Ok(true)) => interrupted_runs += 1,
@@ -488,7 +494,7 @@ impl Batch {
             dir,
             records,
             summary,
-            interrupted,
+            interrupted: stopped_by.is_some(),
         })
     }
 }
@@ -750,9 +756,12 @@ fn final_look(check: Option<Check>, slot: Arc<Mutex<FinalLook>>) -> LastLook {
     })
 }
 
-/// Resolves once the batch is told to stop.
-async fn stopped(mut stop: watch::Receiver<bool>) {
-    while !*stop.borrow_and_update() {
+/// Resolves once the batch is told to stop, with what stopped it.
+async fn stopped(mut stop: watch::Receiver<Option<String>>) -> String {
+    loop {
+        if let Some(cause) = stop.borrow_and_update().clone() {
+            return cause;
+        }
         if stop.changed().await.is_err() {
             // The batch is gone without stopping: never interrupt.
             std::future::pending::<()>().await;

@@ -5,6 +5,7 @@
 mod camera;
 mod find;
 mod hit;
+mod launch;
 mod pool;
 mod viewport;
 
@@ -14,13 +15,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams, GetTargetsParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::Page;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
@@ -28,6 +30,7 @@ use tokio::task::JoinHandle;
 pub use camera::screenshot;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
+pub use launch::NET_LOG_ENV;
 pub use pool::Pool;
 pub use viewport::Viewport;
 
@@ -133,9 +136,34 @@ impl Default for BrowserOptions {
     }
 }
 
-/// Flags fit for a closed network and for automation: all of them (the
-/// launcher's own defaults are off, so that one `disable-features` holds).
-/// chromiumoxide prepends the `--` itself (../shared/NOTES.md): bare keys only.
+/// Where the browser's own services that no switch turns off are pointed:
+/// a loopback port no one serves, outside the domain guard (see
+/// [`NO_BYPASS`]). Not 127.0.0.1: the browser keeps the account origin's
+/// pages in a process of their own, and pages of 127.0.0.1 must not be.
+macro_rules! dead_end {
+    () => {
+        "127.0.0.2:9"
+    };
+}
+
+/// Flags fit for a closed network and for automation: all of them, as bare
+/// keys (the launcher adds the `--`), so that one `disable-features` holds.
+///
+/// Background services that ask hosts of their own are turned off here,
+/// each found in Chromium's net log (`SEAMARK_NET_LOG`, read by
+/// `scripts/soak.sh`) by the traffic annotation of its requests, or by the
+/// domain guard of the sign-in test:
+///
+/// | service | annotation | off by |
+/// |---|---|---|
+/// | component updater | 54845618 | `disable-component-update`, and its URL at the dead end |
+/// | network time (clients2.google.com/time) | 46188932 | `NetworkTimeServiceQuerying` |
+/// | omnibox AI Mode eligibility (www.google.com/async/folae) | 109231476 | `AimEnabled` |
+/// | GCM device check-in and registrations (android.clients.google.com) | 65957842, 61656965 | no switch: its URLs at the dead end |
+/// | Google account list (accounts.google.com/ListAccounts) | 35565745 | no switch: `gaia-url` at the dead end |
+/// | spell-check dictionary (redirector.gvt1.com) | 117649486 | a preference ([`QUIET_PREFERENCES`]) |
+/// | password leak check, autofill, optimization guide, safe browsing | | features below, and preferences |
+/// | extensions and their updates | | `disable-extensions` and its kin |
 const FLAGS: &[&str] = &[
     "disable-gpu",
     "disable-dev-shm-usage",
@@ -167,27 +195,23 @@ const FLAGS: &[&str] = &[
     // Cross-origin iframes stay in the page's renderer process, so one CDP
     // session reaches every frame (no out-of-process iframe sessions).
     "disable-site-isolation-trials",
-    // Background services that ask hosts of their own, each found by the
-    // sign-in test through the domain guard: extensions and their updates,
-    // on-demand components (the on-device model's manifest), the Google
-    // account list at start, network time, autofill and password leak
-    // checks. Where no switch turns one off, its address points nowhere: a
-    // loopback port no one serves (the account list's to 127.0.0.2, since
-    // the browser keeps its origin's pages in a process of their own, and
-    // pages of 127.0.0.1 must not be).
+    // Background services (see the table above).
     "disable-extensions",
     "disable-default-apps",
     "disable-component-extensions-with-background-pages",
     "no-pings",
     "safebrowsing-disable-auto-update",
-    "component-updater=url-source=http://127.0.0.1:9/",
-    "gaia-url=http://127.0.0.2:9",
+    concat!("component-updater=url-source=http://", dead_end!(), "/"),
+    concat!("gaia-url=http://", dead_end!()),
+    concat!("gcm-checkin-url=http://", dead_end!(), "/checkin"),
+    concat!("gcm-registration-url=http://", dead_end!(), "/register"),
+    concat!("gcm-mcs-endpoint=", dead_end!()),
     "disable-features=IsolateOrigins,site-per-process,Translate,TranslateUI,MediaRouter,\
      DialMediaRouteProvider,OptimizationHints,OptimizationHintsFetching,\
      OptimizationGuideModelDownloading,OptimizationGuideOnDeviceModel,\
      OptimizationTargetPrediction,AutofillServerCommunication,PasswordLeakDetection,\
      NetworkTimeServiceQuerying,CertificateTransparencyComponentUpdater,\
-     InterestFeedContentSuggestions,PreconnectToSearch",
+     InterestFeedContentSuggestions,PreconnectToSearch,AimEnabled",
 ];
 
 /// The preferences a profile seamark makes starts with: every service that
@@ -236,13 +260,12 @@ fn quiet_profile(dir: &Path) -> std::io::Result<()> {
 pub struct SharedBrowser {
     browser: Browser,
     handler: JoinHandle<()>,
-    /// Whether seamark launched it (and so ends it).
-    launched: bool,
     /// The fresh profile of a launched browser; removed when it ends (a
     /// `--profile` is kept).
     temp_profile: Option<tempfile::TempDir>,
-    /// The process of a launched browser.
-    pid: Option<u32>,
+    /// The process of a browser seamark launched (and so ends); `None` for
+    /// one it attached to.
+    process: Option<tokio::process::Child>,
     /// Where it came from, for messages: the binary or the DevTools URL.
     origin: String,
     /// Set when the connection to the browser broke: it is gone.
@@ -253,7 +276,7 @@ impl std::fmt::Debug for SharedBrowser {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedBrowser")
             .field("origin", &self.origin)
-            .field("launched", &self.launched)
+            .field("launched", &self.launched())
             .finish()
     }
 }
@@ -345,47 +368,42 @@ impl SharedBrowser {
             reason: e.to_string(),
         })?;
         let vp = options.viewport;
-        let mut builder = BrowserConfig::builder()
-            .chrome_executable(&path)
-            .user_data_dir(&profile_dir)
-            .request_timeout(options.command_timeout)
-            .launch_timeout(Duration::from_secs(30))
-            .window_size(vp.width, vp.height)
-            .viewport(vp.to_cdp())
-            .disable_default_args()
-            .args(FLAGS.iter().copied());
+        let mut args: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
+        args.push(format!("window-size={},{}", vp.width, vp.height));
         if let Some(proxy) = &options.proxy {
             // `<-loopback>` takes away the implicit bypass of localhost: every
             // request goes through the guard.
-            builder = builder
-                .arg(format!("proxy-server=http://{proxy}"))
-                .arg(format!("proxy-bypass-list={NO_BYPASS}"));
+            args.push(format!("proxy-server=http://{proxy}"));
+            args.push(format!("proxy-bypass-list={NO_BYPASS}"));
         }
-        builder = if options.headful {
-            builder.with_head()
-        } else {
-            builder.new_headless_mode()
-        };
+        if !options.headful {
+            args.extend(["headless=new", "hide-scrollbars", "mute-audio"].map(String::from));
+        }
         if is_root() {
-            builder = builder.no_sandbox();
+            args.extend(["no-sandbox", "disable-setuid-sandbox"].map(String::from));
         }
-        let config = builder.build().map_err(|reason| BrowserError::Launch {
+        let fail = |reason: String| BrowserError::Launch {
             path: path.clone(),
             reason,
-        })?;
-        let (mut browser, handler) =
-            Browser::launch(config)
-                .await
-                .map_err(|e| BrowserError::Launch {
-                    path: path.clone(),
-                    reason: e.to_string(),
-                })?;
-        let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+        };
+        let launched = launch::launch(&path, &profile_dir, &args)
+            .await
+            .map_err(fail)?;
+        let config = HandlerConfig {
+            viewport: Some(vp.to_cdp()),
+            request_timeout: options.command_timeout,
+            ..HandlerConfig::default()
+        };
+        let (browser, handler) =
+            match Browser::connect_with_config(launched.ws_url.clone(), config).await {
+                Ok(pair) => pair,
+                // The child is killed when dropped.
+                Err(e) => return Err(fail(e.to_string())),
+            };
         Ok(Self::finish(
             browser,
             handler,
-            Some(temp_profile),
-            pid,
+            Some((temp_profile, launched.child)),
             path.display().to_string(),
         ))
     }
@@ -416,22 +434,15 @@ impl SharedBrowser {
                 })
             }
         };
-        Ok(Self::finish(
-            browser,
-            handler,
-            None,
-            None,
-            without_secrets(url),
-        ))
+        Ok(Self::finish(browser, handler, None, without_secrets(url)))
     }
 
-    /// `launched` holds the temporary profile of a browser seamark launched
-    /// (none for a `--profile`); `None` for one it attached to.
+    /// `launched` holds the temporary profile (none for a `--profile`) and
+    /// the process of a browser seamark launched; `None` for one it attached to.
     fn finish(
         browser: Browser,
         mut handler: chromiumoxide::Handler,
-        launched: Option<Option<tempfile::TempDir>>,
-        pid: Option<u32>,
+        launched: Option<(Option<tempfile::TempDir>, tokio::process::Child)>,
         origin: String,
     ) -> Self {
         // The handler yields per-message errors; keep polling it, or every later
@@ -459,12 +470,15 @@ impl SharedBrowser {
             }
             gone.store(true, Ordering::SeqCst);
         });
+        let (temp_profile, process) = match launched {
+            Some((profile, child)) => (profile, Some(child)),
+            None => (None, None),
+        };
         Self {
             browser,
             handler,
-            launched: launched.is_some(),
-            temp_profile: launched.flatten(),
-            pid,
+            temp_profile,
+            process,
             origin,
             lost,
         }
@@ -483,7 +497,7 @@ impl SharedBrowser {
     /// Whether seamark launched the browser (with its flags: every frame in
     /// the page's process) rather than attaching to a running one (`--cdp`).
     pub fn launched(&self) -> bool {
-        self.launched
+        self.process.is_some()
     }
 
     /// Whether the browser is still there: its connection is open and, when
@@ -492,7 +506,10 @@ impl SharedBrowser {
     pub fn is_alive(&self) -> bool {
         !self.lost.load(Ordering::SeqCst)
             && !self.handler.is_finished()
-            && self.pid.is_none_or(process_runs)
+            && match &self.process {
+                Some(child) => child.id().is_some_and(process_runs),
+                None => true,
+            }
     }
 
     /// Opens a session in a new browser context of this browser: its own
@@ -539,10 +556,12 @@ impl SharedBrowser {
             return;
         };
         this.lost.store(true, Ordering::SeqCst);
-        if this.launched {
+        if let Some(child) = this.process.as_mut() {
             let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.close()).await;
-            let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.wait()).await;
-            if let Some(child) = this.browser.get_mut_child().map(|c| c.as_mut_inner()) {
+            if tokio::time::timeout(Duration::from_secs(5), child.wait())
+                .await
+                .is_err()
+            {
                 let _ = child.start_kill();
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
             }
@@ -557,17 +576,14 @@ impl Drop for SharedBrowser {
     /// be removed.
     fn drop(&mut self) {
         self.lost.store(true, Ordering::SeqCst);
-        if self.launched {
-            if let Some(child) = self.browser.get_mut_child() {
-                let child = child.as_mut_inner();
-                let _ = child.start_kill();
-                // Give the process a moment to release the profile; bounded.
-                for _ in 0..50 {
-                    if matches!(child.try_wait(), Ok(Some(_))) {
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
+        if let Some(child) = self.process.as_mut() {
+            let _ = child.start_kill();
+            // Give the process a moment to release the profile; bounded.
+            for _ in 0..50 {
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    break;
                 }
+                std::thread::sleep(Duration::from_millis(10));
             }
         }
         if let Some(profile) = self.temp_profile.take() {
@@ -638,8 +654,11 @@ pub fn profile_holder(dir: &std::path::Path) -> Option<String> {
 }
 
 /// The proxy bypass list that takes away the implicit bypass of loopback:
-/// every request goes through the domain guard.
-const NO_BYPASS: &str = "<-loopback>";
+/// every request goes through the domain guard but those to the dead end
+/// (a closed port), whose services retry for minutes: the guard would
+/// refuse them in the middle of a step, and list them among what the page
+/// was refused.
+const NO_BYPASS: &str = concat!("<-loopback>;", dead_end!());
 
 /// Whether process `pid` runs: it exists and is no zombie (Linux's /proc;
 /// elsewhere it is taken to run).

@@ -221,11 +221,16 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = Batch::new(options, brains)
         .progress(progress.clone())
-        .interrupt(async {
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
+        .interrupt({
+            let signals = super::signals::Signals::listen();
+            async move {
+                let stop = signals.first().await;
+                eprintln!(
+                    "\nseamark: ended by {}; ending the runs under way and writing the summary",
+                    stop.name()
+                );
+                stop.cause().to_string()
             }
-            eprintln!("\nseamark: interrupted; ending the runs under way and writing the summary");
         })
         .run(tasks)
         .await;
@@ -252,7 +257,7 @@ fn finish(outcome: &BatchOutcome, json: bool) -> anyhow::Result<ExitCode> {
     }
     let s = &outcome.summary;
     Ok(if outcome.interrupted {
-        ExitCode::from(super::INTERRUPTED)
+        super::signals::interrupted()
     } else if s.failed == 0 {
         ExitCode::SUCCESS
     } else {

@@ -17,6 +17,7 @@ use seamark::safety::ConfirmPolicy;
 use tokio::sync::Mutex;
 
 use super::run::PolicyArgs;
+use super::signals::{self, Signals, Stop};
 use super::{BrowserArgs, StorageArgs, UsageError};
 
 #[derive(Debug, Args)]
@@ -68,12 +69,14 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Serves one client on stdin and stdout until it closes them (or Ctrl-C),
+/// Serves one client on stdin and stdout until it closes them (or a signal),
 /// over one desk.
 async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCode> {
+    let signals = Signals::listen();
     let desk = Desk::new(options)?;
     eprintln!("seamark mcp: run directory {}", desk.dir().display());
     let desk = Arc::new(Mutex::new(desk));
+    let mut stopped = None;
     let served = async {
         let service = SeamarkMcp::new(desk.clone(), skills)
             .serve(rmcp::transport::stdio())
@@ -81,7 +84,7 @@ async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCo
             .context("the MCP session could not start")?;
         tokio::select! {
             r = service.waiting() => { r.context("the MCP session failed")?; }
-            _ = tokio::signal::ctrl_c() => {}
+            stop = signals.first() => stopped = Some(stop),
         }
         anyhow::Ok(())
     }
@@ -91,10 +94,22 @@ async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCo
         "seamark mcp: session ended; report {}",
         dir.join(seamark::report::REPORT).display()
     );
-    served.map(|()| ExitCode::SUCCESS)
+    served.map(|()| ended_by(stopped))
 }
 
-/// Serves streamable HTTP until Ctrl-C. Each MCP session has a desk of its
+/// The exit status of a server that ended: 0 when its client closed it,
+/// the signal's when one ended it.
+fn ended_by(stop: Option<Stop>) -> ExitCode {
+    match stop {
+        Some(stop) => {
+            eprintln!("seamark mcp: ended by {}", stop.name());
+            signals::interrupted()
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Serves streamable HTTP until a signal. Each MCP session has a desk of its
 /// own: a browser context in the one browser, and a run directory.
 async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Result<ExitCode> {
     if options.browser.profile.is_some() {
@@ -114,6 +129,7 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
         .await
         .map_err(|e| UsageError(format!("cannot listen on {addr}: {e}")))?;
     let local = listener.local_addr()?;
+    let mut signals = std::pin::pin!(Signals::listen().first());
     let remote: Vec<String> = options.browser.cdp.iter().cloned().collect();
     let desks = Desks::start(options, &remote)
         .await
@@ -126,7 +142,7 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
         StreamableHttpServerConfig::default(),
     ));
     eprintln!("seamark mcp: serving MCP over streamable HTTP at http://{local}/mcp");
-    loop {
+    let stopped = loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -135,7 +151,7 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
                     continue;
                 }
             },
-            _ = tokio::signal::ctrl_c() => break,
+            stop = &mut signals => break Some(stop),
         };
         let service = service.clone();
         tokio::spawn(async move {
@@ -143,12 +159,12 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
-    }
+    };
     for dir in desks.finish().await {
         eprintln!(
             "seamark mcp: session ended; report {}",
             dir.join(seamark::report::REPORT).display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ended_by(stopped))
 }

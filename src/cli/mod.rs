@@ -10,6 +10,7 @@ mod replay;
 mod report;
 mod resume;
 mod run;
+mod signals;
 mod skill;
 
 use std::future::Future;
@@ -208,9 +209,6 @@ impl StorageArgs {
     }
 }
 
-/// The exit status of a command interrupted by Ctrl-C (128 + SIGINT).
-pub const INTERRUPTED: u8 = 130;
-
 /// The exit status of a run that ended with a question for the person
 /// (`needs_input`): `seamark resume RUN_DIR --answer …` goes on.
 pub const NEEDS_INPUT: u8 = 3;
@@ -236,36 +234,38 @@ pub fn runtime(cli: &Cli) -> std::io::Result<tokio::runtime::Runtime> {
 /// Runs the parsed command.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Mark(args) => or_ctrl_c(mark::run(args)).await,
-        Command::Read(args) => or_ctrl_c(read::run(args)).await,
-        // These end the run themselves on Ctrl-C, to write its end and report.
+        Command::Mark(args) => or_signal(mark::run(args)).await,
+        Command::Read(args) => or_signal(read::run(args)).await,
+        // These end the run themselves on a signal, to write its end and report.
         Command::Run(args) => run::run(args).await,
         Command::Replay(args) => replay::run(args).await,
         Command::Resume(args) => resume::run(args).await,
         Command::Report(args) => report::run(args),
         Command::Batch(args) => batch::run(args).await,
-        Command::Bench(args) => or_ctrl_c_code(bench::run(args)).await,
+        Command::Bench(args) => or_signal_code(bench::run(args)).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
         Command::Skill(args) => skill::run(args),
     }
 }
 
-/// Runs a command that has nothing to save: Ctrl-C drops it, and the browser
-/// session it holds kills the browser it launched and removes its profile.
-async fn or_ctrl_c(work: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<ExitCode> {
-    or_ctrl_c_code(async { work.await.map(|()| ExitCode::SUCCESS) }).await
+/// Runs a command that has nothing to save: a signal (Ctrl-C, SIGTERM,
+/// SIGHUP) drops it, and the browser session it holds kills the browser it
+/// launched and removes its profile.
+async fn or_signal(work: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<ExitCode> {
+    or_signal_code(async { work.await.map(|()| ExitCode::SUCCESS) }).await
 }
 
 /// The same, for a command that says its own exit status.
-async fn or_ctrl_c_code(
+async fn or_signal_code(
     work: impl Future<Output = anyhow::Result<ExitCode>>,
 ) -> anyhow::Result<ExitCode> {
+    let signals = signals::Signals::listen();
     tokio::select! {
         r = work => r,
-        _ = tokio::signal::ctrl_c() => {
-            eprintln!("seamark: interrupted");
-            Ok(ExitCode::from(INTERRUPTED))
+        stop = signals.first() => {
+            eprintln!("seamark: ended by {}", stop.name());
+            Ok(signals::interrupted())
         }
     }
 }

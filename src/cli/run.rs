@@ -333,8 +333,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     run_agent(builder, args.common.json).await
 }
 
-/// Runs an agent with terminal progress, Ctrl-C, and the person at the
-/// terminal (when there is one) to answer its questions; prints the result.
+/// Runs an agent with terminal progress, signals (Ctrl-C, SIGTERM, SIGHUP),
+/// and the person at the terminal (when there is one) to answer its
+/// questions; prints the result.
 pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<ExitCode> {
     let result = run_agent_result(builder, json).await?;
     Ok(exit_code(&result))
@@ -344,7 +345,7 @@ pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<Exit
 pub fn exit_code(result: &RunResult) -> ExitCode {
     match result.status {
         RunStatus::Done => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(super::INTERRUPTED),
+        RunStatus::Interrupted => super::signals::interrupted(),
         RunStatus::NeedsInput => ExitCode::from(super::NEEDS_INPUT),
         RunStatus::Unverified => ExitCode::from(super::UNVERIFIED),
         _ => ExitCode::from(1),
@@ -353,15 +354,19 @@ pub fn exit_code(result: &RunResult) -> ExitCode {
 
 /// [`run_agent`], giving back the result it printed.
 pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Result<RunResult> {
-    let mut builder = builder
-        .progress(Box::new(TermProgress::new()))
-        .interrupt(async {
-            // Without a handler there is no Ctrl-C to wait for: never interrupt.
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-            eprintln!("\nseamark: interrupted; writing the run's end and its report");
-        });
+    let mut builder = builder.progress(Box::new(TermProgress::new())).interrupt({
+        // Installed now, before the browser starts: a signal from here on
+        // ends the run with its end and report written.
+        let signals = super::signals::Signals::listen();
+        async move {
+            let stop = signals.first().await;
+            eprintln!(
+                "\nseamark: ended by {}; writing the run's end and its report",
+                stop.name()
+            );
+            stop.cause().to_string()
+        }
+    });
     if std::io::stdin().is_terminal() {
         builder = builder.asker(Arc::new(TerminalAsker));
     }

@@ -898,7 +898,7 @@ async fn miniwob_tasks_are_scored_by_their_own_reward() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ctrl_c_writes_what_finished_and_resume_runs_only_the_rest() {
+async fn sigterm_writes_what_finished_exits_143_and_resume_runs_only_the_rest() {
     let sites = Server::start(None).await;
     // The "slow" tasks take their time until released.
     let released = Arc::new(AtomicBool::new(false));
@@ -938,16 +938,14 @@ async fn ctrl_c_writes_what_finished_and_resume_runs_only_the_rest() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().expect("pid").to_string()])
-        .status()
-        .expect("kill");
+    // As Kubernetes stops a Job at its deadline.
+    crate::processes::kill(&[child.id().expect("pid")], "TERM");
     let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
         .await
-        .expect("batch did not end after Ctrl-C")
+        .expect("batch did not end after SIGTERM")
         .expect("wait");
     let ran = Ran { out };
-    assert_eq!(ran.code(), Some(130), "{}", ran.stderr());
+    assert_eq!(ran.code(), Some(143), "{}", ran.stderr());
     // Only what finished is recorded; the summary says what did not.
     let results = batch.results("b");
     assert_eq!(results.len(), 1, "{results:#?}");
@@ -965,6 +963,8 @@ async fn ctrl_c_writes_what_finished_and_resume_runs_only_the_rest() {
     // The interrupted runs ended as such, with their journal's end.
     let end = crate::agent::records(&batch.path("b/runs/slow-1/1"), "end");
     assert_eq!(end[0]["result"]["status"], "interrupted");
+    let reason = end[0]["result"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("interrupted (SIGTERM)"), "{reason}");
 
     // Resumed, only the three that did not finish run.
     released.store(true, Ordering::SeqCst);

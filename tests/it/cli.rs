@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use crate::processes::{net_logs_of, tmp_of, TestDir};
 use crate::server::Server;
 
 /// One run of the binary, with its own temp dir (also its TMPDIR, so that a
-/// leftover browser profile would show).
+/// leftover browser profile or process would show).
 pub struct Run {
-    dir: tempfile::TempDir,
+    dir: TestDir,
     out: Output,
 }
 
@@ -43,7 +44,7 @@ impl Run {
     }
 }
 
-fn profiles_in(dir: &Path) -> Vec<String> {
+pub fn profiles_in(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -55,18 +56,19 @@ fn profiles_in(dir: &Path) -> Vec<String> {
 }
 
 /// The binary with these arguments, in a new temp dir that is also its TMPDIR.
-pub fn command(args: &[&str]) -> (tokio::process::Command, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
+pub fn command(args: &[&str]) -> (tokio::process::Command, TestDir) {
+    let dir = TestDir::new();
     (command_in(dir.path(), args), dir)
 }
 
 /// The binary with these arguments in `dir`, whose `tmp/` is its TMPDIR.
 pub fn command_in(dir: &Path, args: &[&str]) -> tokio::process::Command {
-    let tmp = dir.join("tmp");
+    let tmp = tmp_of(dir);
     std::fs::create_dir_all(&tmp).unwrap();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_seamark"));
     cmd.current_dir(dir)
         .env("TMPDIR", &tmp)
+        .env(seamark::browser::NET_LOG_ENV, net_logs_of(dir))
         .env_remove("SEAMARK_CHROME")
         .args(args);
     cmd
@@ -75,7 +77,7 @@ pub fn command_in(dir: &Path, args: &[&str]) -> tokio::process::Command {
 /// A working directory of its own for several runs of the binary against
 /// the scripted model (files one run leaves, the next one reads).
 pub struct Workdir {
-    dir: tempfile::TempDir,
+    dir: TestDir,
     model: String,
 }
 
@@ -83,7 +85,7 @@ impl Workdir {
     /// A new directory, runs in it against `model`.
     pub fn new(model: &crate::model_server::ModelServer) -> Workdir {
         Workdir {
-            dir: tempfile::tempdir().expect("tempdir"),
+            dir: TestDir::new(),
             model: model.base.clone(),
         }
     }
@@ -187,7 +189,7 @@ pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
 pub fn spawn_with_model(
     model: &crate::model_server::ModelServer,
     args: &[&str],
-) -> (tokio::process::Child, tempfile::TempDir) {
+) -> (tokio::process::Child, TestDir) {
     let mut all = vec!["run", "--json", "--out", "rec"];
     all.extend_from_slice(args);
     let (mut cmd, dir) = command(&all);
@@ -201,11 +203,21 @@ pub fn spawn_with_model(
 /// `seamark run --json --out rec` with the scripted model as its model
 /// (OpenAI's wire format) and these flags.
 pub async fn run_with_model(model: &crate::model_server::ModelServer, args: &[&str]) -> Run {
+    run_with_model_and_env(model, args, &[]).await
+}
+
+/// The same, with extra environment variables.
+pub async fn run_with_model_and_env(
+    model: &crate::model_server::ModelServer,
+    args: &[&str],
+    extra: &[(&str, &str)],
+) -> Run {
     let base = format!("{}/v1", model.base);
-    let env = [
+    let mut env = vec![
         ("OPENAI_BASE_URL", base.as_str()),
         ("SEAMARK_MODEL", "openai/scripted"),
     ];
+    env.extend_from_slice(extra);
     let mut all = vec!["run", "--json", "--out", "rec"];
     all.extend_from_slice(args);
     seamark_with_env(&all, &env).await

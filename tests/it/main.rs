@@ -2,6 +2,8 @@
 //! drives a real headless Chromium against pages served on 127.0.0.1.
 
 mod model_server;
+mod netlog;
+mod processes;
 mod server;
 mod support;
 
@@ -25,6 +27,8 @@ mod rules;
 mod safety;
 mod scrolled;
 mod sessions;
+mod signals;
 mod signin;
 mod skills;
+mod soak;
 mod verify;

@@ -1,7 +1,6 @@
 //! `seamark mcp` driven by a real MCP client (rmcp's), over a child
 //! process's stdio and over streamable HTTP, against the fixture site.
 
-use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine;
@@ -20,16 +19,21 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use crate::agent::{all_bytes, records};
 use crate::cli::command;
 use crate::model_server::id_in;
+use crate::processes::{
+    kill, kill_browsers_under, wait_for_browsers_to_end, wait_for_exit, TestDir,
+};
 use crate::server::{Server, SESSION_PASSWORD};
 
 /// A client connected to `seamark mcp`, and the temp dir it runs in (its
 /// run directory is `rec` there).
 pub struct Mcp<H: ClientHandler = ()> {
     client: RunningService<RoleClient, H>,
-    dir: tempfile::TempDir,
+    dir: TestDir,
     /// The server process and its endpoint, for HTTP (the stdio one belongs
     /// to the transport).
     server: Option<(tokio::process::Child, String)>,
+    /// The stdio server's process id.
+    pid: Option<u32>,
 }
 
 /// What one tool call gave.
@@ -71,6 +75,8 @@ impl Mcp {
         .await
         .expect("seamark mcp --http listens");
         assert!(url.ends_with("/mcp"), "{url}");
+        // Its stderr is read to the end: a closed pipe would fail its last lines.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let client =
             ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
                 .await
@@ -79,6 +85,7 @@ impl Mcp {
             client,
             dir,
             server: Some((server, url)),
+            pid: None,
         }
     }
 
@@ -129,11 +136,13 @@ impl<H: ClientHandler> Mcp<H> {
         all.extend_from_slice(args);
         let (cmd, dir) = command(&all);
         let transport = TokioChildProcess::new(cmd).expect("start seamark mcp");
+        let pid = transport.id();
         let client = handler.serve(transport).await.expect("MCP handshake");
         Mcp {
             client,
             dir,
             server: None,
+            pid,
         }
     }
 
@@ -158,16 +167,17 @@ impl<H: ClientHandler> Mcp<H> {
     }
 
     /// Ends the session as a client does (closing the transport) and waits
-    /// for the server to write its end.
-    pub async fn close(mut self) -> tempfile::TempDir {
+    /// for the server to write its end. An HTTP server is stopped as a
+    /// service manager stops it, with SIGTERM, and must exit 143.
+    pub async fn close(mut self) -> TestDir {
         let _ = self.client.cancel().await;
         if let Some((mut server, _)) = self.server.take() {
-            let pid = server.id().map(|p| p.to_string()).unwrap_or_default();
-            let _ = tokio::process::Command::new("kill")
-                .args(["-INT", &pid])
-                .status()
-                .await;
-            let _ = tokio::time::timeout(Duration::from_secs(30), server.wait()).await;
+            kill(&[server.id().expect("the server runs")], "TERM");
+            let status = tokio::time::timeout(Duration::from_secs(30), server.wait())
+                .await
+                .expect("seamark mcp --http ended after SIGTERM")
+                .expect("its status");
+            assert_eq!(status.code(), Some(143), "seamark mcp --http after SIGTERM");
             return self.dir;
         }
         // The stdio server ends when its stdin closes: wait for its report.
@@ -446,7 +456,8 @@ async fn bad_calls_are_errors_and_the_server_keeps_serving() {
     assert!(bad_url.is_error, "{}", bad_url.text);
     // The browser dies between calls: the next call says so, the one after
     // starts a new browser.
-    kill_browsers_under(mcp.dir.path()).await;
+    kill_browsers_under(&mcp.dir.tmp());
+    wait_for_browsers_to_end(&mcp.dir.tmp(), Duration::from_secs(10));
     let lost = mcp.call("observe", json!({})).await;
     assert!(lost.is_error, "{}", lost.text);
     assert!(lost.text.contains("the browser was lost"), "{}", lost.text);
@@ -456,15 +467,6 @@ async fn bad_calls_are_errors_and_the_server_keeps_serving() {
     assert!(!again.is_error, "{}", again.text);
     assert!(again.text.contains("Email address"));
     mcp.close().await;
-}
-
-/// Kills the Chromium whose profile lives under `dir` (its TMPDIR).
-async fn kill_browsers_under(dir: &Path) {
-    let _ = tokio::process::Command::new("pkill")
-        .args(["-KILL", "-f", &dir.display().to_string()])
-        .status()
-        .await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
 #[tokio::test]
@@ -701,4 +703,28 @@ async fn a_storage_state_that_is_no_state_is_refused_before_the_session_starts()
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is not a storage state"), "{stderr}");
+}
+
+#[tokio::test]
+async fn sigterm_ends_the_stdio_server_with_its_report_and_no_browser_left() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    let opened = mcp
+        .call("open", json!({"url": server.url("form.html")}))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let pid = mcp.pid.expect("the stdio server's pid");
+    kill(&[pid], "TERM");
+    assert!(
+        wait_for_exit(pid, Duration::from_secs(30)),
+        "seamark mcp still runs 30 s after SIGTERM"
+    );
+    let rec = mcp.dir.path().join("rec");
+    assert!(rec.join("report.html").is_file(), "no report after SIGTERM");
+    assert_eq!(
+        records(&rec, "end").len(),
+        1,
+        "the session's end was not written"
+    );
+    // No browser is left: the test directory checks that when dropped.
 }

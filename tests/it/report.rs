@@ -271,9 +271,13 @@ async fn a_report_copied_elsewhere_still_shows_its_images_and_one_written_outsid
 
 /// Starts a run whose model answers step 1 and never step 2, and waits
 /// until step 2 is asked.
-async fn run_stuck_at_step_two(
+pub async fn run_stuck_at_step_two(
     server: &Server,
-) -> (tokio::process::Child, tempfile::TempDir, ModelServer) {
+) -> (
+    tokio::process::Child,
+    crate::processes::TestDir,
+    ModelServer,
+) {
     let model = ModelServer::start(
         vec![reply(|r| format!("CLICK:{}", r.id_of("Send me news")))],
         hang,
@@ -298,7 +302,7 @@ async fn run_stuck_at_step_two(
     (child, dir, model)
 }
 
-async fn signal(child: &tokio::process::Child, name: &str) {
+pub async fn signal(child: &tokio::process::Child, name: &str) {
     let pid = child.id().expect("a running process").to_string();
     let status = tokio::process::Command::new("kill")
         .args([name, &pid])

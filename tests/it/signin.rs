@@ -9,11 +9,11 @@ use crate::cli::run_with_model;
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
 
-const PW: &str = "hunter2-Acme-7731";
+pub const PW: &str = "hunter2-Acme-7731";
 
 /// A model that signs in with the secret, then tries to delete the account,
 /// then stops when that is refused.
-fn secret_signer() -> Turn {
+pub fn secret_signer() -> Turn {
     reply(|r| {
         let text = r.text();
         if text.contains("held for a person's confirmation") {

@@ -161,6 +161,20 @@ pub async fn look(session: &Session, check: &Check) -> PageLook {
     }
 }
 
+/// What a verdict may tell the model or an MCP client. A script's value can
+/// carry back what was typed into the page (a password field read, reversed,
+/// encoded in ways no redaction knows), so when the run or session holds
+/// secrets a `js` check says only whether it held; the person's own record
+/// of it (the journal, redacted) keeps the value.
+pub fn told(check: &Check, detail: &str, sealed: bool) -> String {
+    match check {
+        Check::Js(_) if sealed => {
+            "its value is not shown, since secrets were given (only whether it held)".into()
+        }
+        _ => detail.to_string(),
+    }
+}
+
 /// The value of a script in the page (a promise awaited), from seamark's
 /// side, within [`LOOK_TIMEOUT`]; or why there is none.
 pub async fn page_value(session: &Session, js: &str) -> Result<serde_json::Value, String> {

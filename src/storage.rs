@@ -129,11 +129,30 @@ impl StorageState {
             path: shown.clone(),
             source,
         })?;
+        let format = |why: String| StorageError::Format {
+            path: shown.clone(),
+            why,
+        };
+        // Strict at the top: a typo ("cookie") or another kind of JSON would
+        // otherwise read as an empty state and load nothing without a word.
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+        let Some(fields) = value.as_object() else {
+            return Err(format("it is not a JSON object".into()));
+        };
+        if let Some(other) = fields
+            .keys()
+            .find(|k| !matches!(k.as_str(), "cookies" | "origins"))
+        {
+            return Err(format(format!(
+                "it has a field {other:?}: a storage state has only \"cookies\" and \"origins\""
+            )));
+        }
+        if fields.is_empty() {
+            return Err(format("it has neither \"cookies\" nor \"origins\"".into()));
+        }
         let state: StorageState =
-            serde_json::from_str(&text).map_err(|e| StorageError::Format {
-                path: shown.clone(),
-                why: e.to_string(),
-            })?;
+            serde_json::from_value(value).map_err(|e| format(e.to_string()))?;
         for o in &state.origins {
             if url::Url::parse(&o.origin).is_err() {
                 return Err(StorageError::Format {
@@ -163,6 +182,24 @@ impl StorageState {
         let tmp = std::path::PathBuf::from(tmp);
         write_private(&tmp, text.as_bytes()).map_err(io)?;
         std::fs::rename(&tmp, path).map_err(io)
+    }
+
+    /// Whether a state can be written to `path`, tried before a run starts
+    /// (the file beside it that [`StorageState::write`] renames into place
+    /// is created and removed; `path` itself is left as it is).
+    pub fn check_writable(path: &Path) -> Result<(), StorageError> {
+        let io = |source| StorageError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        if path.is_dir() {
+            return Err(io(std::io::Error::other("it is a directory")));
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".part");
+        let tmp = std::path::PathBuf::from(tmp);
+        write_private(&tmp, b"").map_err(io)?;
+        std::fs::remove_file(&tmp).map_err(io)
     }
 
     /// The state of the session's browser (context): every cookie, and the

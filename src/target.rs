@@ -2,19 +2,43 @@
 
 use std::path::Path;
 
+/// The schemes a start page may have: the web, a local file, a blank page
+/// and an inline document. Anything else (`javascript:`, `ftp:`,
+/// `chrome:`…) would leave the browser on a page it did not open, or run a
+/// script instead of opening a page.
+pub const START_SCHEMES: [&str; 5] = ["http", "https", "file", "about", "data"];
+
 /// Turns a command-line target into a URL: URLs with a scheme pass through, an
-/// existing file becomes a `file://` URL, a bare host gets `https://`.
+/// existing file becomes a `file://` URL, a bare host gets `https://`. A URL
+/// that does not parse, or whose scheme is not one of [`START_SCHEMES`], is
+/// an error that says why.
 pub fn to_url(target: &str) -> Result<String, String> {
     let t = target.trim();
     if t.is_empty() {
         return Err("empty URL or file name".into());
     }
     let lower = t.to_ascii_lowercase();
-    let has_scheme = lower.contains("://")
-        || ["about:", "data:", "file:", "chrome:"]
-            .iter()
-            .any(|s| lower.starts_with(s));
-    if has_scheme {
+    let scheme = lower.split_once(':').map(|(s, _)| s).filter(|s| {
+        !s.is_empty()
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    // "localhost:8080/x" and "example.com:8443" are hosts with ports, not schemes.
+    let is_host_port = |s: &str| {
+        lower[s.len() + 1..].starts_with(|c: char| c.is_ascii_digit()) && !lower.contains("://")
+    };
+    if let Some(scheme) = scheme.filter(|s| !is_host_port(s)) {
+        if !START_SCHEMES.contains(&scheme) {
+            return Err(format!(
+                "{t}: seamark does not open {scheme}: URLs (it opens {})",
+                START_SCHEMES.map(|s| format!("{s}:")).join(", ")
+            ));
+        }
+        let parsed = url::Url::parse(t).map_err(|e| format!("{t} is not a URL: {e}"))?;
+        if matches!(scheme, "http" | "https") && parsed.host_str().is_none_or(str::is_empty) {
+            return Err(format!("{t} is not a URL: it names no host"));
+        }
         return Ok(t.to_string());
     }
     let path = Path::new(t);
@@ -64,5 +88,24 @@ mod tests {
             .unwrap_err()
             .contains("no such file"));
         assert!(to_url("  ").is_err());
+        assert_eq!(
+            to_url("localhost:8080/x").unwrap(),
+            "https://localhost:8080/x"
+        );
+        assert_eq!(to_url("data:text/html,hi").unwrap(), "data:text/html,hi");
+    }
+
+    #[test]
+    fn start_urls_seamark_cannot_open_are_refused_with_the_reason() {
+        for (bad, why) in [
+            ("ftp://x", "does not open ftp: URLs"),
+            ("javascript:alert(1)", "does not open javascript: URLs"),
+            ("chrome://settings", "does not open chrome: URLs"),
+            ("http://[::1", "is not a URL"),
+            ("http://", "is not a URL"),
+        ] {
+            let e = to_url(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
     }
 }

@@ -615,6 +615,7 @@ impl Agent {
                         out = Err(cause);
                     }
                 }
+                let mut saving = None;
                 if let Some(path) = &self.options.save_storage_state {
                     let saved = match StorageState::capture(&session, &mut run.local_storage).await
                     {
@@ -622,11 +623,26 @@ impl Agent {
                         Err(e) => Err(e),
                     };
                     if let Err(e) = saved {
-                        tracing::warn!("the storage state was not saved: {e}");
+                        // Asked for and not given: the run did not do all it was told.
+                        saving = Some(format!(
+                            "the storage state was not saved to {}: {e}",
+                            path.display()
+                        ));
                     }
                 }
                 session.close().await;
-                out.unwrap_or_else(|cause| run.interrupted(&cause))
+                let (ending, steps) = out.unwrap_or_else(|cause| run.interrupted(&cause));
+                match saving {
+                    Some(why) if ending.status == RunStatus::Done => (
+                        Ending::failed(format!("{}; but {why}", ending.reason)),
+                        steps,
+                    ),
+                    Some(why) => (
+                        Ending::new(ending.status, format!("{}; and {why}", ending.reason)),
+                        steps,
+                    ),
+                    None => (ending, steps),
+                }
             }
             Ok(Err(e)) => (
                 Ending::failed(format!("the browser could not start: {e}")),

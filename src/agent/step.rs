@@ -20,6 +20,8 @@ use ask::Answer;
 struct Checks<'a> {
     expect: &'a [crate::check::Check],
     task: &'a str,
+    /// The run holds secrets: a script's value is not told to the model.
+    sealed: bool,
 }
 
 /// COMPLETEs refused by the run's checks before the run ends unverified.
@@ -536,6 +538,7 @@ impl Agent {
                 let checks = Checks {
                     expect: &self.options.expect,
                     task: &self.task,
+                    sealed: !self.options.act.secrets.is_empty(),
                 };
                 let (session, journal) = (&*stage.session, &mut *stage.journal);
                 Self::verify(checks, session, run, journal, record.step, summary).await
@@ -696,12 +699,9 @@ impl Agent {
         summary: String,
     ) -> Option<Ending> {
         let mut failed = Vec::new();
-        let mut keep = |record: crate::check::CheckRecord| {
+        let mut keep = |record: crate::check::CheckRecord, told: String| {
             if !record.passed {
-                failed.push(format!(
-                    "{} {:?}: {}",
-                    record.check, record.wanted, record.detail
-                ));
+                failed.push(format!("{} {:?}: {told}", record.check, record.wanted));
             }
             if let Err(e) = journal.write(&record) {
                 tracing::warn!("a check's record was not written: {e}");
@@ -718,20 +718,20 @@ impl Agent {
                 page,
                 "there was no page to check",
             );
-            keep(crate::check::CheckRecord::new(
-                step,
-                check.kind(),
-                check.wanted(),
-                passed,
-                detail,
-            ));
+            let told = crate::check::told(check, &detail, checks.sealed);
+            keep(
+                crate::check::CheckRecord::new(step, check.kind(), check.wanted(), passed, detail),
+                told,
+            );
         }
         if let Some(counted) = crate::evidence::counted(checks.task) {
             let (wanted, passed, detail) =
                 crate::evidence::judge(counted, &summary, run.answer.as_deref(), session).await;
-            keep(crate::check::CheckRecord::new(
-                step, "count", &wanted, passed, detail,
-            ));
+            let told = detail.clone();
+            keep(
+                crate::check::CheckRecord::new(step, "count", &wanted, passed, detail),
+                told,
+            );
         }
         if failed.is_empty() {
             return Some(Ending::new(RunStatus::Done, summary));

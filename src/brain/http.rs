@@ -1,7 +1,10 @@
 //! One JSON POST with timeouts and retries: 429, 5xx, timeouts and dropped
 //! connections are retried with exponential backoff, honoring `Retry-After`;
 //! 401/403/404 and other 4xx fail at once with the provider's message. Headers
-//! (where the key is) never reach an error or a log.
+//! (where the key is) never reach an error or a log, and neither does the
+//! key when a provider echoes it in its body ("Incorrect API key provided:
+//! sk-…"): every message and body is sealed of it, in every form a body may
+//! hold it (as it is, %-encoded, JSON-escaped, reversed).
 
 use std::time::Duration;
 
@@ -10,6 +13,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use super::BrainError;
+use crate::safety::{Secret, Secrets};
 
 /// Timeouts and retries of model calls.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +49,8 @@ pub(super) struct Endpoint {
     url: String,
     policy: HttpPolicy,
     client: reqwest::Client,
+    /// The key, to seal out of what the provider says back.
+    sealed: Secrets,
 }
 
 impl Endpoint {
@@ -64,9 +70,17 @@ impl Endpoint {
             .connect_timeout(policy.timeout.min(Duration::from_secs(20)))
             .build()
             .map_err(|e| BrainError::NotConfigured(format!("cannot set up HTTP: {e}")))?;
+        let sealed = key
+            .as_deref()
+            .and_then(|k| Secret::plain("API_KEY", k))
+            .map(|k| Secrets::new(vec![k]))
+            .transpose()
+            .map_err(BrainError::NotConfigured)?
+            .unwrap_or_default();
         Ok(Self {
             model: model.to_string(),
             key,
+            sealed,
             url: format!("{}{path}", base.trim_end_matches('/')),
             policy,
             client,
@@ -75,7 +89,37 @@ impl Endpoint {
 
     /// POSTs `body` with `headers` under the policy.
     pub async fn post(&self, headers: HeaderMap, body: &Value) -> Result<Value, BrainError> {
-        post_json(&self.client, &self.policy, &self.url, headers, body).await
+        post_json(&self.client, &self.policy, &self.url, headers, body)
+            .await
+            .map_err(|e| seal(e, &self.sealed))
+    }
+}
+
+/// `error` with the key replaced wherever the provider's words put it.
+fn seal(error: BrainError, key: &Secrets) -> BrainError {
+    let s = |text: String| key.redact(&text);
+    match error {
+        BrainError::Unauthorized { status, message } => BrainError::Unauthorized {
+            status,
+            message: s(message),
+        },
+        BrainError::NotFound { url, message } => BrainError::NotFound {
+            url: s(url),
+            message: s(message),
+        },
+        BrainError::Http { status, message } => BrainError::Http {
+            status,
+            message: s(message),
+        },
+        BrainError::Exhausted { attempts, last } => BrainError::Exhausted {
+            attempts,
+            last: s(last),
+        },
+        BrainError::Malformed { reason, body } => BrainError::Malformed {
+            reason: s(reason),
+            body: s(body),
+        },
+        other => other,
     }
 }
 

@@ -140,6 +140,17 @@ pub const NO_MODEL: &str = "no model configured: pass --model openai/<model> or 
 /// with keys and base URLs from the environment.
 pub fn from_model_name(spec: &str, policy: HttpPolicy) -> Result<Box<dyn Brain>, BrainError> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    // A base URL that is not one fails here, before a browser starts, not
+    // after five retries of a request that can never be sent.
+    let base_url = |k: &str| match env(k) {
+        Some(v) => match url::Url::parse(v.trim()) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(Some(v)),
+            _ => Err(BrainError::NotConfigured(format!(
+                "{k}={v:?} is not an http(s) URL (e.g. http://localhost:11434/v1)"
+            ))),
+        },
+        None => Ok(None),
+    };
     let (provider, model) = spec.split_once('/').ok_or_else(|| {
         BrainError::NotConfigured(format!(
             "model {spec:?} names no provider; write openai/<model> or anthropic/<model>"
@@ -152,7 +163,7 @@ pub fn from_model_name(spec: &str, policy: HttpPolicy) -> Result<Box<dyn Brain>,
     }
     match provider {
         "openai" => {
-            let base = env("OPENAI_BASE_URL");
+            let base = base_url("OPENAI_BASE_URL")?;
             let key = env("OPENAI_API_KEY");
             if key.is_none() && base.is_none() {
                 return Err(BrainError::NotConfigured(
@@ -163,7 +174,7 @@ pub fn from_model_name(spec: &str, policy: HttpPolicy) -> Result<Box<dyn Brain>,
             Ok(Box::new(OpenAi::new(model, key, base, policy)?))
         }
         "anthropic" => {
-            let base = env("ANTHROPIC_BASE_URL");
+            let base = base_url("ANTHROPIC_BASE_URL")?;
             let key = env("ANTHROPIC_API_KEY");
             if key.is_none() && base.is_none() {
                 return Err(BrainError::NotConfigured(

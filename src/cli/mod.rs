@@ -198,14 +198,43 @@ pub struct StorageArgs {
 }
 
 impl StorageArgs {
-    /// A state file that cannot be loaded is told before the browser starts.
+    /// Told before the browser starts: a state file that cannot be loaded or
+    /// holds nothing to load, and a place to save to that cannot be written.
     fn check(&self) -> Result<(), UsageError> {
-        match &self.storage_state {
-            Some(path) => seamark::storage::StorageState::read(path)
-                .map(|_| ())
-                .map_err(|e| UsageError(e.to_string())),
-            None => Ok(()),
+        if let Some(path) = &self.storage_state {
+            let state = seamark::storage::StorageState::read(path)
+                .map_err(|e| UsageError(e.to_string()))?;
+            if state.cookies.is_empty() && state.origins.is_empty() {
+                return Err(UsageError(format!(
+                    "--storage-state {}: it holds no cookies and no origins, so there is \
+                     nothing to start with",
+                    path.display()
+                )));
+            }
         }
+        if let Some(path) = &self.save_storage_state {
+            seamark::storage::StorageState::check_writable(path)
+                .map_err(|e| UsageError(format!("--save-storage-state cannot be written: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// A count that must be 1 or more (`--max-steps`, `--max-failures`).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// An amount of US dollars: a finite number, 0 or more (`--max-cost`).
+fn dollars(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        Ok(_) => Err("must be a finite number of US dollars, 0 or more".into()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -28,5 +28,6 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .url(url)
         .brain(Box::new(replay))
         .options(args.common.options()?);
+    args.common.claim_out()?;
     run_agent(builder, args.common.json).await
 }

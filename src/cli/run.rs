@@ -103,13 +103,13 @@ impl ExpectArgs {
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Most steps (model calls).
-    #[arg(long, value_name = "N", default_value_t = 30)]
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = super::at_least_one)]
     max_steps: usize,
     /// Most steps in a row that fail (unreadable answer or a failed command).
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = super::at_least_one)]
     max_failures: usize,
     /// Stop once the run has cost this many US dollars (when the model's price is known).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = super::dollars)]
     max_cost: Option<f64>,
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECONDS")]
@@ -121,6 +121,10 @@ pub struct CommonArgs {
     /// directory, default batches/<time>-<name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Let --out name a directory that already holds a run: that run is
+    /// removed first (without this, such a directory is refused).
+    #[arg(long)]
+    pub overwrite: bool,
     #[command(flatten)]
     pub model_calls: ModelCallArgs,
     /// Destructive clicks and keys (delete, pay, send, a form with a password…):
@@ -262,6 +266,31 @@ impl CommonArgs {
         self.model_calls.http()
     }
 
+    /// Makes `--out` the new run's own: a directory that already holds a
+    /// run is refused (its journal would be appended to, its report and
+    /// screenshots overwritten), unless `--overwrite` says to remove it.
+    pub fn claim_out(&self) -> Result<(), UsageError> {
+        let Some(dir) = &self.out else {
+            return Ok(());
+        };
+        if !dir.join(seamark::journal::JOURNAL).exists() {
+            return Ok(());
+        }
+        if !self.overwrite {
+            return Err(UsageError(format!(
+                "--out {0} already holds a run: go on with it with `seamark resume {0}`, give \
+                 another --out, or add --overwrite to replace it",
+                dir.display()
+            )));
+        }
+        std::fs::remove_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "--overwrite: the run in {} could not be removed: {e}",
+                dir.display()
+            ))
+        })
+    }
+
     pub fn options(&self) -> anyhow::Result<AgentOptions> {
         let confirmer = (self.confirm == ConfirmPolicy::Ask && std::io::stdin().is_terminal())
             .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
@@ -291,8 +320,8 @@ impl CommonArgs {
             save_storage_state: self.storage.save_storage_state.clone(),
             hand_over: self.browser.headful && std::io::stdin().is_terminal(),
             scrub: !self.policy.no_scrub,
-            max_steps: self.max_steps.max(1),
-            max_failures: self.max_failures.max(1),
+            max_steps: self.max_steps,
+            max_failures: self.max_failures,
             max_cost: self.max_cost,
             max_time: self.max_time.map(Duration::from_secs),
             out: self.out.clone(),
@@ -317,6 +346,10 @@ pub fn model_name(flag: Option<&String>) -> Result<String, UsageError> {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.task.trim().is_empty() {
+        return Err(UsageError("--task is empty: say what to do, in plain words".into()).into());
+    }
+    seamark::target::to_url(&args.url).map_err(|e| UsageError(format!("--url: {e}")))?;
     let model = model_name(args.model.as_ref())?;
     let brain = brain::from_model_name(&model, args.common.http())
         .map_err(|e| UsageError(e.to_string()))?;
@@ -325,6 +358,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         expect: args.expect.checks()?,
         ..args.common.options()?
     };
+    args.common.claim_out()?;
     let builder = Agent::builder()
         .task(&args.task)
         .url(&args.url)

@@ -400,6 +400,8 @@ impl Desk {
                 None => None,
             };
             let (passed, detail) = crate::check::judge(check, None, look, "no page is open");
+            // The session's journal is the client's to read too: sealed alike.
+            let detail = crate::check::told(check, &detail, !self.options.act.secrets.is_empty());
             held &= passed;
             lines.push(format!(
                 "{} {:?} {}: {detail}",

@@ -45,6 +45,18 @@ impl fmt::Debug for Secret {
 }
 
 impl Secret {
+    /// A secret of this name with this value as it is (no `@FILE` or `env:`
+    /// reading), for values seamark holds itself, such as an API key; `None`
+    /// when the value is too short to keep out of text.
+    pub fn plain(name: &str, value: &str) -> Option<Secret> {
+        (value.chars().count() >= MIN_LEN).then(|| Secret {
+            name: name.to_string(),
+            value: value.to_string(),
+            domains: Vec::new(),
+            codes: None,
+        })
+    }
+
     /// The placeholder the model writes.
     pub fn placeholder(&self) -> String {
         format!("{{{{secret:{}}}}}", self.name)
@@ -218,7 +230,8 @@ impl Secrets {
     /// so that a value that contains another is replaced whole.
     ///
     /// Each value also as it reads in a URL (a form sent by GET, a link a
-    /// script built): `p@ss word` is `p%40ss+word` in a query.
+    /// script built): `p@ss word` is `p%40ss+word` in a query; and reversed,
+    /// as a page's script (or a check's expression) may hand it back.
     fn values(&self) -> Vec<(String, String)> {
         let mut all: Vec<(String, String)> = Vec::new();
         for s in &self.list {
@@ -230,7 +243,8 @@ impl Secrets {
                 let in_form: String =
                     url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
                 let in_link = utf8_percent_encode(&value, URI_COMPONENT).to_string();
-                for encoded in [in_form, in_link] {
+                let reversed: String = value.chars().rev().collect();
+                for encoded in [in_form, in_link, reversed] {
                     if encoded != value && !all.iter().any(|(v, _)| *v == encoded) {
                         all.push((encoded, s.placeholder()));
                     }

@@ -9,6 +9,7 @@ mod support;
 
 mod actions;
 mod agent;
+mod bad_input;
 mod batch;
 mod bench;
 mod checkpoints;

@@ -7,6 +7,11 @@ use super::{failed_stop, stop_after, watch, BatchReport, Executor, Finish, Outco
 use crate::browser::Session;
 use crate::protocol::{Command, Step};
 
+/// Most commands one reply (or one MCP `act`) runs: enough for any form,
+/// and a bound on what a runaway or hostile reply can make the browser do
+/// in one step (a reply of 1,000 commands once ran whole).
+pub const MAX_COMMANDS: usize = 50;
+
 /// How many dialogs, downloads and blocked requests the executor had heard
 /// of at a moment, to tell what came after it.
 pub(super) struct Heard {
@@ -27,8 +32,28 @@ impl Executor {
     }
 
     /// Runs a batch in order, stopping at the first failure, at the first
-    /// change of the page, or at `COMPLETE`/`STOP`.
+    /// change of the page, or at `COMPLETE`/`STOP`; at most
+    /// [`MAX_COMMANDS`] of it, the rest reported as not run.
     pub async fn run(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
+        let (steps, over) = steps.split_at(steps.len().min(MAX_COMMANDS));
+        let mut report = self.run_all(session, steps).await;
+        if !over.is_empty() {
+            report.dropped.push(format!(
+                "{} more commands past the first {MAX_COMMANDS}",
+                over.len()
+            ));
+            report.dropped_because.get_or_insert_with(|| {
+                format!(
+                    "a reply runs at most {MAX_COMMANDS} commands: give the rest in the next \
+                     reply, if they are still needed"
+                )
+            });
+        }
+        report
+    }
+
+    /// Runs every command of a batch, as [`Executor::run`] says.
+    async fn run_all(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
         let before = self.heard();
         self.decisions.clear();
         let mut report = BatchReport::default();

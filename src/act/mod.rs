@@ -32,6 +32,7 @@ use crate::protocol::{Command, ReadTarget, Step};
 use crate::read;
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
+pub use batch::MAX_COMMANDS;
 pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, CheckpointRecord};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};

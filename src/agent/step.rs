@@ -103,7 +103,12 @@ impl Agent {
             Decision::Commands(planned) => planned,
             Decision::Ends(ending) => return Ok(ending),
         };
-        record.commands = planned.steps.iter().map(|s| s.to_string()).collect();
+        record.commands = planned
+            .steps
+            .iter()
+            .take(crate::act::MAX_COMMANDS)
+            .map(|s| s.to_string())
+            .collect();
         if let Some(ending) = self.answered_again(&planned.steps, run, stage.journal, &record)? {
             return Ok(Some(ending));
         }
@@ -616,7 +621,7 @@ impl Agent {
                 return Err(fail(reason));
             }
         };
-        record.answer = Some(reply.text.clone());
+        record.answer = Some(crate::records::kept_answer(&reply.text));
         record.spend = self.spend_of(reply.usage);
         run.add_spend(record.spend);
         if let Some(d) = reply.divergence {

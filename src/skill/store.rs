@@ -166,8 +166,19 @@ impl SkillStore {
     }
 }
 
+/// The largest skill file read: a learned skill of a 30-step run is a few
+/// kilobytes; a file far past that is not one, and is refused before it is
+/// read (a 300 MB file in the folder once took 623 MB of memory to refuse).
+pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+
 /// A skill file, read whole and checked; its name must be its file's.
 fn read(path: &Path) -> Result<Skill, String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_SKILL_BYTES {
+        return Err(format!(
+            "it is {size} bytes, more than a skill file may be ({MAX_SKILL_BYTES}): not read"
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let skill = Skill::from_json(&text)?;
     let stem = path

@@ -353,3 +353,70 @@ async fn no_key_or_secret_in_any_output_in_any_form() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_reply_of_1000_commands_runs_50_and_a_reply_of_megabytes_is_kept_cut() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(
+        vec![reply(|r| {
+            let id = r.id_of("Promo code");
+            let commands: Vec<String> = (1..=1000).map(|n| format!("TYPE:{id}:{n}")).collect();
+            format!("Thought: {}\n{}", "a".repeat(100_000), commands.join("\n"))
+        })],
+        || reply(|_| "COMPLETE:typed".into()),
+    )
+    .await;
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "type the numbers",
+            "--url",
+            &server.url("form.html"),
+            "--expect-js",
+            "document.querySelector('input[placeholder=\"Promo code\"]').value === '50'",
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let second = &model.received()[1];
+    assert!(
+        second
+            .text()
+            .contains("950 more commands past the first 50"),
+        "the model was not told: {}",
+        second.text()
+    );
+    let steps = crate::agent::records(&run.path("rec"), "step");
+    let outcomes = steps[0]["report"]["outcomes"].as_array().unwrap().len();
+    assert_eq!(outcomes, 50);
+    let answer = steps[0]["answer"].as_str().unwrap();
+    assert!(answer.len() < 70_000, "{} characters kept", answer.len());
+    assert!(
+        answer.contains("[cut here by seamark"),
+        "the cut is not said"
+    );
+    let report = std::fs::metadata(run.path("rec/report.html"))
+        .unwrap()
+        .len();
+    assert!(report < 2_000_000, "report.html is {report} bytes");
+}
+
+#[tokio::test]
+async fn a_skill_file_over_the_size_limit_is_refused_unread() {
+    let dir = crate::processes::TestDir::new();
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    // A sparse file: as large as the probe's, without writing 300 MB.
+    let file = std::fs::File::create(skills.join("huge.json")).unwrap();
+    file.set_len(300 * 1024 * 1024).unwrap();
+    let out = crate::cli::command_in(dir.path(), &["skill", "list", "--skills", "skills"])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("huge.json") && stdout.contains("more than a skill file may be"),
+        "{stdout}"
+    );
+}

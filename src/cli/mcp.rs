@@ -79,7 +79,7 @@ async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCo
     let mut stopped = None;
     let served = async {
         let service = SeamarkMcp::new(desk.clone(), skills)
-            .serve(rmcp::transport::stdio())
+            .serve(seamark::mcp::stdio::transport())
             .await
             .context("the MCP session could not start")?;
         tokio::select! {

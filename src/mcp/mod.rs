@@ -19,6 +19,7 @@
 mod consent;
 mod desk;
 mod sessions;
+pub mod stdio;
 
 use std::sync::Arc;
 

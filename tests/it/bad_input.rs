@@ -420,3 +420,37 @@ async fn a_skill_file_over_the_size_limit_is_refused_unread() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn an_mcp_check_never_hands_back_a_typed_secret() {
+    let server = Server::start(None).await;
+    let secret = format!("PW={PW}");
+    let mcp = crate::mcp::Mcp::stdio(&["--secret", &secret]).await;
+    let opened = mcp
+        .call(
+            "open",
+            json!({"url": server.url("signin.html"), "image": false}),
+        )
+        .await;
+    let pw = crate::model_server::id_in(&opened.text, "Password");
+    let reversed = "[...document.querySelector('input[type=password]').value].reverse().join('')";
+    let acted = mcp
+        .call(
+            "act",
+            json!({
+                "commands": format!("TYPE:{pw}:{{{{secret:PW}}}}"),
+                "expect": {"js": reversed},
+            }),
+        )
+        .await;
+    assert!(
+        acted.text.contains("js") && acted.text.contains("its value is not shown"),
+        "{}",
+        acted.text
+    );
+    never_shows(PW, "the act result", acted.text.as_bytes());
+    let dir = mcp.close().await;
+    for (path, bytes) in files_under(&dir.path().join("rec")) {
+        never_shows(PW, &path.display().to_string(), &bytes);
+    }
+}

@@ -470,7 +470,7 @@ async fn bad_calls_are_errors_and_the_server_keeps_serving() {
 }
 
 #[tokio::test]
-async fn a_malformed_line_gets_an_error_and_the_next_request_its_answer() {
+async fn a_line_that_is_not_json_gets_the_parse_error_32700_and_the_next_request_its_answer() {
     let (mut cmd, _dir) = command(&["mcp", "--out", "rec"]);
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -512,6 +512,11 @@ async fn a_malformed_line_gets_an_error_and_the_next_request_its_answer() {
     assert!(got.is_ok(), "no answer to tools/list: {answers:?}");
     let tools = answers.iter().find(|a| a["id"] == 2).expect("the answer");
     assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(5));
+    let parse_error = answers
+        .iter()
+        .find(|a| a["error"]["code"] == -32700)
+        .unwrap_or_else(|| panic!("no parse error among {answers:?}"));
+    assert_eq!(parse_error["id"], Value::Null, "{parse_error}");
     drop(stdin);
     let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
 }

@@ -4,13 +4,16 @@
 //! page outside the policy left), and the page compared with the look
 //! before it.
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::batch::Heard;
 use super::{actions, article, effects, gone, tab_ids, Executor, Outcome, Status};
 use crate::browser::Session;
 use crate::perceive::{self, Element};
 use crate::protocol::{Command, Step};
+
+/// Longest a command's look waits for lines of a ticking page to tick again.
+const TICK_WATCH: Duration = Duration::from_millis(600);
 
 /// A command ready to perform: as the guard let it through, its element,
 /// and the signature of the page it was planned on.
@@ -186,6 +189,50 @@ impl Executor {
         }
     }
 
+    /// On a page known to tick, lines that changed across a command and
+    /// are not known to tick yet may tick too: the two looks that taught the
+    /// page's ticking lines can fall between two ticks of one of them (a
+    /// loaded machine runs the page's timers late), and that line's next tick
+    /// then read as the command's effect and cut the batch. Such lines are
+    /// watched a moment, as each change of the page comes, with nothing done:
+    /// those that change again change on their own. An effect of the command
+    /// (a total shown) does not change again, and stays an effect.
+    async fn watch_ticks(&mut self, session: &Session, after: &perceive::Observation) {
+        let Some(before) = self.last.as_ref().or(self.seen.as_ref()) else {
+            return;
+        };
+        if !self.ambient.ticks(&after.url) {
+            return;
+        }
+        let Some(mut open) = self.ambient.unexplained(before, after) else {
+            return;
+        };
+        let page = session.page();
+        let until = Instant::now() + TICK_WATCH;
+        let mut last = after.clone();
+        let mut seen = perceive::mutation_count(page).await;
+        while !open.is_empty() && Instant::now() < until {
+            // The next change of the page, then a look at it (a page that
+            // cannot count its changes is looked at as often).
+            let now = perceive::mutation_count(page).await;
+            if now.is_none() || now == seen {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                if now.is_some() {
+                    continue;
+                }
+            }
+            seen = now;
+            let Ok(again) =
+                perceive::glance(page, session.viewport(), &self.options.perceive).await
+            else {
+                return;
+            };
+            self.ambient.learn(&last, &again);
+            open.retain(|l| !self.ambient.knows_line(l));
+            last = again;
+        }
+    }
+
     /// A page outside the domain policy is never left open: back to the
     /// last one.
     async fn leave_refused_page(&mut self, session: &mut Session, outcome: &mut Outcome) {
@@ -206,6 +253,7 @@ impl Executor {
     async fn compare(&mut self, session: &Session, prepared: &Prepared, outcome: &mut Outcome) {
         match perceive::glance(session.page(), session.viewport(), &self.options.perceive).await {
             Ok(after) => {
+                self.watch_ticks(session, &after).await;
                 let before = self.last.as_ref().or(self.seen.as_ref());
                 let same_page = before.is_some_and(|b| self.ambient.only_ambient(b, &after));
                 if let Some(before) = before {

@@ -1,5 +1,6 @@
 //! What happens around an action that the action itself does not return: JS
-//! dialogs (answered by policy, so the page never hangs), requests in flight
+//! dialogs (answered by the session under the executor's policy, so the
+//! page never hangs; recorded here for the model), requests in flight
 //! (for settling), a crashed renderer, and downloads.
 
 use std::collections::HashMap;
@@ -18,12 +19,11 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, DialogType, EventJavascriptDialogOpening,
-    HandleJavaScriptDialogParams,
+    AddScriptToEvaluateOnNewDocumentParams, EventJavascriptDialogOpening,
 };
 use chromiumoxide::Page;
 
-use crate::browser::Session;
+use crate::browser::{DialogAnswer, Session};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
@@ -140,6 +140,7 @@ impl Watch {
             browser_lost: session.lost_flag(),
             ..Events::default()
         }));
+        session.answer_dialogs(answer(dialogs, prompt_text));
         let browser_tasks = watch_downloads(session, download_dir, &events).await;
         let mut watch = Watch {
             events,
@@ -175,6 +176,15 @@ impl Watch {
     }
 }
 
+/// The session's answer to dialogs under `policy`.
+fn answer(policy: DialogPolicy, prompt_text: &str) -> DialogAnswer {
+    DialogAnswer {
+        accept: policy == DialogPolicy::Accept,
+        prompt_text: prompt_text.to_string(),
+    }
+}
+
+/// Records the page's dialogs as the session answers them.
 async fn watch_dialogs(
     page: &Page,
     policy: DialogPolicy,
@@ -185,26 +195,24 @@ async fn watch_dialogs(
         .event_listener::<EventJavascriptDialogOpening>()
         .await
         .ok()?;
-    let page = page.clone();
+    let answer = answer(policy, &prompt_text);
     Some(tokio::spawn(async move {
         while let Some(d) = opened.next().await {
-            let accept = match d.r#type {
-                DialogType::Alert | DialogType::Beforeunload => true,
-                _ => policy == DialogPolicy::Accept,
-            };
-            let mut answer = HandleJavaScriptDialogParams::new(accept);
-            if accept && d.r#type == DialogType::Prompt {
-                answer.prompt_text = Some(prompt_text.clone());
+            let mut ev = lock(&events);
+            // A page that opens dialogs in a loop is told in a bounded list.
+            if ev.dialogs.len() < MAX_DIALOGS_KEPT {
+                ev.dialogs.push(Dialog {
+                    kind: d.r#type.as_ref().to_lowercase(),
+                    message: d.message.clone(),
+                    accepted: answer.accepts(&d.r#type),
+                });
             }
-            let _ = page.execute(answer).await;
-            lock(&events).dialogs.push(Dialog {
-                kind: d.r#type.as_ref().to_lowercase(),
-                message: d.message.clone(),
-                accepted: accept,
-            });
         }
     }))
 }
+
+/// Most dialogs the watch keeps a record of.
+const MAX_DIALOGS_KEPT: usize = 100;
 
 async fn watch_requests(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinHandle<()>> {
     let mut sent = page.event_listener::<EventRequestWillBeSent>().await.ok()?;

@@ -525,6 +525,23 @@ impl Run {
             self.step.saturating_sub(1).max(self.before),
         )
     }
+
+    /// The ending of a run whose time budget `limit` ran out now, in the
+    /// middle of whatever it was doing, and the steps it finished.
+    fn out_of_time(&self, limit: Duration) -> (Ending, usize) {
+        let during = if self.step == self.before {
+            "while the start page was opened".to_string()
+        } else {
+            format!("during step {}", self.step)
+        };
+        (
+            Ending::new(
+                RunStatus::Budget,
+                format!("the time budget of {} s ran out {during}", limit.as_secs()),
+            ),
+            self.step.saturating_sub(1).max(self.before),
+        )
+    }
 }
 
 /// How the loop ended.
@@ -605,11 +622,24 @@ impl Agent {
         };
         let (ending, steps) = match opened {
             Ok(Ok(mut session)) => {
-                let mut out = until(
-                    &mut interrupt,
-                    self.drive(&mut session, &mut journal, &mut run, started),
-                )
+                // --max-time holds inside a step too: a load, a batch of
+                // commands, a check or a model call is cut at the deadline.
+                let limit = self.options.max_time;
+                let driven = until(&mut interrupt, async {
+                    let drive = self.drive(&mut session, &mut journal, &mut run, started);
+                    match limit {
+                        Some(limit) => tokio::time::timeout_at((started + limit).into(), drive)
+                            .await
+                            .ok(),
+                        None => Some(drive.await),
+                    }
+                })
                 .await;
+                let mut out = match (driven, limit) {
+                    (Ok(Some(out)), _) => Ok(out),
+                    (Ok(None), limit) => Ok(run.out_of_time(limit.unwrap_or_default())),
+                    (Err(cause), _) => Err(cause),
+                };
                 if let (Ok(_), Some(look)) = (&out, self.last_look.take()) {
                     if let Err(cause) = until(&mut interrupt, look(&session)).await {
                         out = Err(cause);

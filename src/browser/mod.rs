@@ -3,6 +3,7 @@
 //! launch API.
 
 mod camera;
+mod dialogs;
 mod find;
 mod hit;
 mod launch;
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
-use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::page::{NavigateParams, StopLoadingParams};
 use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams, GetTargetsParams,
 };
@@ -28,6 +29,7 @@ use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use camera::screenshot;
+pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
 pub use launch::NET_LOG_ENV;
@@ -293,6 +295,8 @@ pub struct Session {
     command_timeout: Duration,
     /// Screenshots' own connection to the page (see [`Session::screenshot`]).
     camera: tokio::sync::Mutex<CameraSlot>,
+    /// Answers the page's JavaScript dialogs, from before its first load.
+    dialogs: dialogs::DialogKeeper,
 }
 
 /// The camera of the page seamark drives, or why there is none.
@@ -691,6 +695,8 @@ impl Session {
         // An attached browser keeps its own viewport unless told; a launched one
         // gets it from the config already, and this makes both the same.
         page.execute(options.viewport.metrics_override()).await?;
+        let mut dialogs = dialogs::DialogKeeper::default();
+        dialogs.follow(&page).await;
         Ok(Self {
             host,
             context,
@@ -698,7 +704,14 @@ impl Session {
             viewport: options.viewport,
             command_timeout: options.command_timeout,
             camera: tokio::sync::Mutex::default(),
+            dialogs,
         })
+    }
+
+    /// How the page's confirm and prompt dialogs are answered from now on
+    /// (until then: OK, and an empty prompt); alerts are always taken.
+    pub fn answer_dialogs(&self, answer: DialogAnswer) {
+        self.dialogs.set(answer);
     }
 
     /// The page seamark drives.
@@ -836,6 +849,7 @@ impl Session {
     /// session's viewport.
     pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
         page.execute(self.viewport.metrics_override()).await?;
+        self.dialogs.follow(&page).await;
         self.page = page;
         Ok(())
     }
@@ -848,6 +862,7 @@ impl Session {
             .new_page(blank_tab(self.context.as_ref()))
             .await?;
         fresh.execute(self.viewport.metrics_override()).await?;
+        self.dialogs.follow(&fresh).await;
         let old = std::mem::replace(&mut self.page, fresh);
         let _ = tokio::time::timeout(Duration::from_secs(2), old.close()).await;
         Ok(())
@@ -861,10 +876,30 @@ impl Session {
             reason,
         };
         let mut nav = Navigation::default();
+        // Which document the page shows now: one that is still the same
+        // after a load that timed out means nothing came.
+        let before = self.document_origin().await;
         // chromiumoxide answers a Page.navigate once the frame has loaded; past
-        // our wait (or its own request timeout) the page is perceived as it is.
+        // our wait (or its own request timeout) the load is stopped, and the
+        // page is perceived as it is.
         match tokio::time::timeout(wait, self.page.execute(NavigateParams::new(url))).await {
-            Err(_) | Ok(Err(chromiumoxide::error::CdpError::Timeout)) => nav.load_timed_out = true,
+            Err(_) | Ok(Err(chromiumoxide::error::CdpError::Timeout)) => {
+                nav.load_timed_out = true;
+                // Stopped, a load no longer holds back the commands behind it.
+                let stop = self.page.execute(StopLoadingParams::default());
+                if tokio::time::timeout(Duration::from_secs(5), stop)
+                    .await
+                    .is_err()
+                {
+                    tracing::debug!("the load could not be stopped");
+                }
+                if before.is_some() && self.document_origin().await == before {
+                    return Err(failed(format!(
+                        "the page did not finish loading in {} s: nothing came from the server",
+                        wait.as_secs()
+                    )));
+                }
+            }
             Ok(Err(e)) => return Err(failed(e.to_string())),
             Ok(Ok(reply)) => {
                 if let Some(text) = reply.result.error_text.as_deref() {
@@ -897,6 +932,18 @@ impl Session {
             }
         }
         Ok(nav)
+    }
+
+    /// When the page's document began (`performance.timeOrigin`): another
+    /// number is another document. None when the page does not answer.
+    async fn document_origin(&self) -> Option<String> {
+        let mut params = EvaluateParams::new("String(performance.timeOrigin)");
+        params.return_by_value = Some(true);
+        let reply = tokio::time::timeout(Duration::from_secs(5), self.page.execute(params))
+            .await
+            .ok()?
+            .ok()?;
+        reply.result.result.value?.as_str().map(str::to_string)
     }
 
     /// Ends the session: disposes of its browser context (its tabs and

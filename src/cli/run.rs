@@ -177,6 +177,11 @@ pub struct PolicyArgs {
     /// numbers, card numbers and tokens.
     #[arg(long)]
     pub no_scrub: bool,
+    /// Longest wait for a page to load (the start page, a link followed, a
+    /// form sent): past it the load is stopped and the page taken as it is;
+    /// a page from which nothing came at all is an error that says so.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = super::at_least_one)]
+    load_timeout: usize,
     /// Most characters one READ gives the model (READ:more gives the next part).
     #[arg(long, value_name = "N", default_value_t = seamark::read::DEFAULT_READ_CHARS)]
     read_chars: usize,
@@ -217,6 +222,7 @@ impl PolicyArgs {
             secrets,
             confirm: ConfirmGuard::new(confirm, words, confirmer),
             read_chars: self.read_chars,
+            navigation_timeout: Duration::from_secs(self.load_timeout as u64),
             ..ActOptions::default()
         })
     }

@@ -86,7 +86,7 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    fn error(text: impl Into<String>) -> Self {
+    pub(super) fn error(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
             image: None,

@@ -21,7 +21,9 @@ mod desk;
 mod sessions;
 pub mod stdio;
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -155,6 +157,28 @@ fn result(out: ToolOutput) -> CallToolResult {
     }
 }
 
+/// Longest a call that looks (open, observe, read, tabs) may take: a load is
+/// stopped at its own timeout long before; this bounds whatever else could
+/// hang, so that the calls queued behind one are never held past it.
+const LOOK_BOUND: Duration = Duration::from_secs(120);
+
+/// Longest a call that acts (act, skill) may take: it may wait five minutes
+/// for a person's yes to a destructive action.
+const ACT_BOUND: Duration = Duration::from_secs(420);
+
+/// The tool's result, or an error once `bound` has passed (the call's work
+/// is dropped, and the desk is free for the next call).
+async fn bounded(bound: Duration, work: impl Future<Output = ToolOutput>) -> CallToolResult {
+    match tokio::time::timeout(bound, work).await {
+        Ok(out) => result(out),
+        Err(_) => result(ToolOutput::error(format!(
+            "the call did not end within {} s and was stopped: observe to see the page as it \
+             was left",
+            bound.as_secs()
+        ))),
+    }
+}
+
 #[tool_router]
 impl SeamarkMcp {
     /// A server over a desk; the `skill` tool is listed only when the desk
@@ -189,7 +213,7 @@ impl SeamarkMcp {
     )]
     async fn open(&self, Parameters(args): Parameters<OpenArgs>) -> CallToolResult {
         let mut desk = self.desk.lock().await;
-        result(desk.open(&args.url, args.image.unwrap_or(true)).await)
+        bounded(LOOK_BOUND, desk.open(&args.url, args.image.unwrap_or(true))).await
     }
 
     #[tool(
@@ -200,7 +224,7 @@ impl SeamarkMcp {
     )]
     async fn observe(&self, Parameters(args): Parameters<ObserveArgs>) -> CallToolResult {
         let mut desk = self.desk.lock().await;
-        result(desk.observe(args.image.unwrap_or(true)).await)
+        bounded(LOOK_BOUND, desk.observe(args.image.unwrap_or(true))).await
     }
 
     #[tool(
@@ -221,10 +245,11 @@ impl SeamarkMcp {
         let mut desk = self.desk.lock().await;
         desk.set_peer(context.peer);
         let expect = args.expect.map(Expect::checks).unwrap_or_default();
-        result(
-            desk.act(&args.commands, &expect, args.image.unwrap_or(false))
-                .await,
+        bounded(
+            ACT_BOUND,
+            desk.act(&args.commands, &expect, args.image.unwrap_or(false)),
         )
+        .await
     }
 
     #[tool(
@@ -241,7 +266,7 @@ impl SeamarkMcp {
             (None, None, false) => ReadTarget::Page,
         };
         let mut desk = self.desk.lock().await;
-        result(desk.read(of).await)
+        bounded(LOOK_BOUND, desk.read(of)).await
     }
 
     #[tool(
@@ -259,10 +284,11 @@ impl SeamarkMcp {
     ) -> CallToolResult {
         let mut desk = self.desk.lock().await;
         desk.set_peer(context.peer);
-        result(
-            desk.skill(&args.task, &args.url, args.image.unwrap_or(false))
-                .await,
+        bounded(
+            ACT_BOUND,
+            desk.skill(&args.task, &args.url, args.image.unwrap_or(false)),
         )
+        .await
     }
 
     #[tool(
@@ -271,7 +297,7 @@ impl SeamarkMcp {
     )]
     async fn tabs(&self, Parameters(args): Parameters<TabsArgs>) -> CallToolResult {
         let mut desk = self.desk.lock().await;
-        result(desk.tabs(args.select).await)
+        bounded(LOOK_BOUND, desk.tabs(args.select)).await
     }
 }
 

@@ -75,6 +75,32 @@ impl Ambient {
         self.compared && self.url == url
     }
 
+    /// Whether the line (frame place, index) is known to change on its own.
+    pub fn knows_line(&self, line: &(usize, usize)) -> bool {
+        self.lines.contains(line)
+    }
+
+    /// Whether lines of the page at `url` are known to change on their own.
+    pub fn ticks(&self, url: &str) -> bool {
+        self.url == url && !self.lines.is_empty()
+    }
+
+    /// The lines in which `after` differs from `before` that are not known
+    /// to change on their own (`None`: not comparable line by line).
+    pub fn unexplained(
+        &self,
+        before: &Observation,
+        after: &Observation,
+    ) -> Option<Vec<(usize, usize)>> {
+        let lines = differing(before, after)?;
+        Some(
+            lines
+                .into_iter()
+                .filter(|l| !self.lines.contains(l))
+                .collect(),
+        )
+    }
+
     /// Whether `after` differs from `before` only in lines that change on
     /// their own (or not at all): then it is the same page.
     pub fn only_ambient(&self, before: &Observation, after: &Observation) -> bool {

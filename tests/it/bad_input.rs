@@ -454,3 +454,137 @@ async fn an_mcp_check_never_hands_back_a_typed_secret() {
         never_shows(PW, &path.display().to_string(), &bytes);
     }
 }
+
+#[tokio::test]
+async fn an_alert_on_the_start_page_holds_neither_run_nor_read_nor_mark() {
+    let server = Server::start(None).await;
+    let url = server.url("alert-on-load.html");
+    let model = ModelServer::start(
+        vec![reply(|r| format!("CLICK:{}", r.id_of("After the alert")))],
+        || reply(|_| "COMPLETE:clicked it".into()),
+    )
+    .await;
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "click the button",
+            "--url",
+            &url,
+            "--expect-js",
+            "document.getElementById('after').textContent === 'Clicked after the alert'",
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let read = seamark_with_env(&["read", &url], &[]).await;
+    assert_eq!(read.code(), Some(0), "{}", read.stderr());
+    assert!(
+        read.stdout().contains("terms accepted"),
+        "{}",
+        read.stdout()
+    );
+    let mark = seamark_with_env(&["mark", &url, "-o", "m.png"], &[]).await;
+    assert_eq!(mark.code(), Some(0), "{}", mark.stderr());
+    assert!(
+        mark.stdout().contains("After the alert"),
+        "{}",
+        mark.stdout()
+    );
+}
+
+#[tokio::test]
+async fn a_loop_of_1000_alerts_ends_and_the_page_is_read() {
+    let server = Server::start(None).await;
+    let read = seamark_with_env(&["read", &server.url("alert-loop.html")], &[]).await;
+    assert_eq!(read.code(), Some(0), "{}", read.stderr());
+    assert!(
+        read.stdout().contains("After the loop"),
+        "{}",
+        read.stdout()
+    );
+}
+
+#[tokio::test]
+async fn a_start_page_that_never_answers_ends_at_the_load_timeout_and_says_so() {
+    let server = Server::start(None).await;
+    let run = run_with(&[
+        "--task",
+        "look",
+        "--url",
+        &server.url("silent"),
+        "--load-timeout",
+        "3",
+    ])
+    .await;
+    assert_eq!(run.code(), Some(1), "{}", run.stderr());
+    let reason = run.result()["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("did not finish loading in 3 s") && !reason.contains("perception"),
+        "{reason}"
+    );
+    for command in ["read", "mark"] {
+        let out = seamark_with_env(&[command, &server.url("silent"), "--timeout", "3"], &[]).await;
+        assert_eq!(out.code(), Some(1), "{command}: {}", out.stderr());
+        assert!(
+            out.stderr().contains("did not finish loading in 3 s"),
+            "{command}: {}",
+            out.stderr()
+        );
+    }
+}
+
+#[tokio::test]
+async fn max_time_holds_inside_a_step() {
+    let server = Server::start(None).await;
+    // The model never answers: only the deadline can end the step.
+    let model = ModelServer::start(Vec::new(), crate::model_server::hang).await;
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "look",
+            "--url",
+            &server.url("form.html"),
+            "--max-time",
+            "3",
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(1), "{}", run.stderr());
+    let result = run.result();
+    assert_eq!(result["status"], "budget", "{result}");
+    assert!(
+        result["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the time budget of 3 s ran out during step 1"),
+        "{result}"
+    );
+    assert!(run.path("rec/report.html").exists(), "no report");
+}
+
+#[tokio::test]
+async fn an_mcp_open_of_a_page_that_never_answers_ends_and_the_call_behind_it_is_answered() {
+    let server = Server::start(None).await;
+    let mcp = crate::mcp::Mcp::stdio(&["--load-timeout", "3"]).await;
+    let (opened, observed) = tokio::join!(
+        mcp.call("open", json!({"url": server.url("silent"), "image": false})),
+        async {
+            // Sent once the open is under way, so it queues behind it.
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            mcp.call("observe", json!({"image": false})).await
+        }
+    );
+    assert!(opened.is_error, "{}", opened.text);
+    assert!(
+        opened.text.contains("did not finish loading in 3 s"),
+        "{}",
+        opened.text
+    );
+    assert!(!observed.text.is_empty());
+    mcp.close().await;
+}

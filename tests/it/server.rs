@@ -180,6 +180,11 @@ async fn serve(
             tokio::time::sleep(Duration::from_secs(120)).await;
             return Ok(());
         }
+        "/silent" => {
+            // The request is taken, and never answered.
+            tokio::time::sleep(Duration::from_secs(600)).await;
+            return Ok(());
+        }
         "/download.txt" => {
             let body = b"quarterly report\n";
             let head = format!(

@@ -27,7 +27,7 @@ pub struct ResumeArgs {
     answer: Option<String>,
     /// Most steps, counted from the run's start (raise it for a run that
     /// ran out of steps; else the run's own budget).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = super::at_least_one)]
     max_steps: Option<usize>,
     /// Stop this part of the run after this many seconds (else the run's
     /// own budget).
@@ -35,7 +35,7 @@ pub struct ResumeArgs {
     max_time: Option<u64>,
     /// Stop once the whole run has cost this many US dollars (else the run's
     /// own budget).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = super::dollars)]
     max_cost: Option<f64>,
     /// The model (else the one the run had).
     #[arg(long, value_name = "PROVIDER/MODEL")]

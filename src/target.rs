@@ -89,8 +89,8 @@ mod tests {
             .contains("no such file"));
         assert!(to_url("  ").is_err());
         assert_eq!(
-            to_url("localhost:8080/x").unwrap(),
-            "https://localhost:8080/x"
+            to_url("example.com:8443/x").unwrap(),
+            "https://example.com:8443/x"
         );
         assert_eq!(to_url("data:text/html,hi").unwrap(), "data:text/html,hi");
     }

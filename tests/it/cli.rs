@@ -103,12 +103,33 @@ impl Workdir {
         cmd
     }
 
-    /// Runs the binary with these arguments to its end.
+    /// Runs the binary with these arguments to its end. One that is still
+    /// running after three minutes is sent SIGTERM, which makes it end the
+    /// way it tells (a run's end and report, a batch's summary), and the
+    /// test fails with what it printed: a hang shows where it hung.
     pub async fn run(&self, args: &[&str]) -> Ran {
-        let out = tokio::time::timeout(Duration::from_secs(180), self.command(args).output())
-            .await
-            .expect("seamark hung")
-            .expect("run seamark");
+        let mut cmd = self.command(args);
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd.spawn().expect("start seamark");
+        let pid = child.id().expect("a pid");
+        let out = child.wait_with_output();
+        tokio::pin!(out);
+        let out = match tokio::time::timeout(Duration::from_secs(180), &mut out).await {
+            Ok(out) => out.expect("run seamark"),
+            Err(_) => {
+                crate::processes::kill(&[pid], "TERM");
+                let out = tokio::time::timeout(Duration::from_secs(60), &mut out)
+                    .await
+                    .expect("seamark hung, and outlived SIGTERM by a minute")
+                    .expect("run seamark");
+                panic!(
+                    "seamark hung: still running after 180 s, ended by SIGTERM\nstdout:\n{}\nstderr:\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        };
         Ran { out }
     }
 }

@@ -20,8 +20,8 @@ none_left_behind() {
   local env pid found=0
   for env in /proc/[0-9]*/environ; do
     pid="${env#/proc/}"; pid="${pid%/environ}"
-    if tr '\0' '\n' < "$env" 2>/dev/null | grep -qx "SEAMARK_TEST_RUN=$SEAMARK_TEST_RUN" \
-      && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q chrom; then
+    if tr '\0' '\n' 2>/dev/null < "$env" | grep -qx "SEAMARK_TEST_RUN=$SEAMARK_TEST_RUN" \
+      && tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -q chrom; then
       echo "test: a browser outlived the tests: $pid $(tr '\0' ' ' < "/proc/$pid/cmdline" | cut -c1-160)" >&2
       kill -KILL "$pid" 2>/dev/null || true
       found=1

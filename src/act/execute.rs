@@ -12,8 +12,10 @@ use crate::browser::Session;
 use crate::perceive::{self, Element};
 use crate::protocol::{Command, Step};
 
-/// Longest a command's look waits for lines of a ticking page to tick again.
-const TICK_WATCH: Duration = Duration::from_millis(600);
+/// Longest a command's look waits for lines of a ticking page to tick again
+/// (each look is taken at the page's next change, not on a clock: a loaded
+/// machine runs the page's timers late, 600 ms was once too short).
+const TICK_WATCH: Duration = Duration::from_millis(1500);
 
 /// A command ready to perform: as the guard let it through, its element,
 /// and the signature of the page it was planned on.
@@ -194,7 +196,7 @@ impl Executor {
     /// page's ticking lines can fall between two ticks of one of them (a
     /// loaded machine runs the page's timers late), and that line's next tick
     /// then read as the command's effect and cut the batch. Such lines are
-    /// watched a moment, as each change of the page comes, with nothing done:
+    /// watched up to [`TICK_WATCH`], as each change of the page comes, with nothing done:
     /// those that change again change on their own. An effect of the command
     /// (a total shown) does not change again, and stays an effect.
     async fn watch_ticks(&mut self, session: &Session, after: &perceive::Observation) {

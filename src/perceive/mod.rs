@@ -45,6 +45,21 @@ pub enum PerceiveError {
     Browser(#[from] crate::browser::BrowserError),
 }
 
+/// Documents a look waits for when the one it looked at went away under it.
+const MAX_NAVIGATIONS: usize = 3;
+
+/// Longest wait for the document that replaced the one a look lost.
+const NAVIGATION_WAIT: Duration = Duration::from_secs(10);
+
+/// Whether an error says the page's document (its execution context) went
+/// away while a look ran: Chromium's "Cannot find context with specified
+/// id" and "Execution context was destroyed".
+fn document_gone(error: &PerceiveError) -> bool {
+    let text = error.to_string();
+    text.contains("Cannot find context with specified id")
+        || text.contains("Execution context was destroyed")
+}
+
 /// Limits of one perception.
 #[derive(Debug, Clone)]
 pub struct PerceiveOptions {
@@ -315,6 +330,7 @@ pub async fn perceive(
     let view = view_rect(viewport);
     let attempts = options.max_attempts.max(1);
     let mut attempt = 0;
+    let mut navigations_waited = 0;
     loop {
         attempt += 1;
         let mut notes = Vec::new();
@@ -338,6 +354,15 @@ pub async fn perceive(
         let (after, ()) = futures::join!(mutation_count(page), release_handles(page));
         let stable = before.is_some() && before == after;
         if !stable && attempt < attempts {
+            continue;
+        }
+        // The document went away under the look (a redirect, a form's answer
+        // arriving late on a loaded machine): the look waits for the new one
+        // and is taken again, as a look that was never begun.
+        if frames.as_ref().is_err_and(document_gone) && navigations_waited < MAX_NAVIGATIONS {
+            navigations_waited += 1;
+            attempt -= 1;
+            let _ = tokio::time::timeout(NAVIGATION_WAIT, page.wait_for_navigation()).await;
             continue;
         }
         let frames = frames?;

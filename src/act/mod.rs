@@ -389,7 +389,8 @@ impl Executor {
     }
 
     /// Looks at the page once more right before a batch acts on it, unless
-    /// two looks at this page were compared already: what changed in between
+    /// lines of this page are known to tick already (two looks that saw no
+    /// tick prove nothing: they may have fallen between two): what changed in between
     /// changed on its own (the model only thought), and is told apart from
     /// what the commands change. When nothing changed since the look (its
     /// watcher saw no mutation), there is nothing to tell apart and the
@@ -400,7 +401,7 @@ impl Executor {
         let Some(seen) = self.seen.as_ref() else {
             return;
         };
-        if self.last.is_some() || self.stale.is_some() || self.ambient.knows(&seen.url) {
+        if self.last.is_some() || self.stale.is_some() || self.ambient.ticks(&seen.url) {
             return;
         }
         // A crashed page answers nothing, and the browser may tell of the

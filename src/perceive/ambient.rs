@@ -7,8 +7,9 @@
 //! nothing done between them tell which lines change by themselves: those are
 //! ambient for this page from then on. The model's thinking time lies between
 //! the executor's last look after a batch and the next step's look; on a page
-//! not compared that way yet, the executor looks once more right before its
-//! first batch acts. A later pair of looks whose only differences are in ambient
+//! with no line known to tick yet, the executor looks once more right before
+//! a batch acts when the page changed since the look (two looks that saw no
+//! tick may have fallen between two ticks). A later pair of looks whose only differences are in ambient
 //! lines (same URL, same elements, same number of lines) is the same page.
 //! Lines are told apart by their place, so a change that adds or removes
 //! lines is always a change.
@@ -24,8 +25,6 @@ pub struct Ambient {
     url: String,
     /// (frame place, line index).
     lines: HashSet<(usize, usize)>,
-    /// Whether two looks of this page with nothing done between were compared.
-    compared: bool,
 }
 
 /// The lines (frame place, line index) where two looks of the same structure
@@ -61,18 +60,10 @@ impl Ambient {
         if self.url != after.url {
             self.url = after.url.clone();
             self.lines.clear();
-            self.compared = false;
         }
         if let Some(lines) = differing(before, after) {
             self.lines.extend(lines);
-            self.compared = true;
         }
-    }
-
-    /// Whether two looks at the page at `url` with nothing done between them
-    /// were compared already.
-    pub fn knows(&self, url: &str) -> bool {
-        self.compared && self.url == url
     }
 
     /// Whether the line (frame place, index) is known to change on its own.
@@ -129,9 +120,12 @@ mod tests {
         let mut ambient = Ambient::default();
         let (a, b) = (look("u", "s", &[1, 10, 3]), look("u", "s", &[1, 11, 3]));
         assert!(!ambient.only_ambient(&a, &b), "nothing learned yet");
-        assert!(!ambient.knows("u"));
+        assert!(!ambient.ticks("u"));
+        // Two looks too close together to see a tick teach nothing.
+        ambient.learn(&a, &a.clone());
+        assert!(!ambient.ticks("u"));
         ambient.learn(&a, &b);
-        assert!(ambient.knows("u") && !ambient.knows("v"));
+        assert!(ambient.ticks("u") && !ambient.ticks("v"));
         // The clock ticks again: the same page.
         assert!(ambient.only_ambient(&b, &look("u", "s", &[1, 12, 3])));
         // Another line changed too, or a line was added, or an element: a change.
@@ -140,7 +134,7 @@ mod tests {
         assert!(!ambient.only_ambient(&b, &look("u", "t", &[1, 12, 3])));
         // Another page forgets what the last one taught.
         ambient.learn(&b, &look("v", "s", &[1, 2, 3]));
-        assert!(!ambient.knows("u"));
+        assert!(!ambient.ticks("u"));
         let (c, d) = (look("v", "s", &[1, 2, 3]), look("v", "s", &[1, 9, 3]));
         assert!(
             !ambient.only_ambient(&c, &d),

@@ -119,12 +119,22 @@ impl Workdir {
             Ok(out) => out.expect("run seamark"),
             Err(_) => {
                 crate::processes::kill(&[pid], "TERM");
-                let out = tokio::time::timeout(Duration::from_secs(60), &mut out)
+                let mut ended = "ended by SIGTERM";
+                if tokio::time::timeout(Duration::from_secs(60), &mut out)
                     .await
-                    .expect("seamark hung, and outlived SIGTERM by a minute")
+                    .is_err()
+                {
+                    // Stuck past the signal too: what it printed still shows
+                    // how far it got.
+                    ended = "outlived SIGTERM by a minute, killed";
+                    crate::processes::kill(&[pid], "KILL");
+                }
+                let out = tokio::time::timeout(Duration::from_secs(30), &mut out)
+                    .await
+                    .expect("seamark's output did not end after SIGKILL")
                     .expect("run seamark");
                 panic!(
-                    "seamark hung: still running after 180 s, ended by SIGTERM\nstdout:\n{}\nstderr:\n{}",
+                    "seamark hung: still running after 180 s, {ended}\nstdout:\n{}\nstderr:\n{}",
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 );

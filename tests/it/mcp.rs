@@ -460,7 +460,13 @@ async fn bad_calls_are_errors_and_the_server_keeps_serving() {
     wait_for_browsers_to_end(&mcp.dir.tmp(), Duration::from_secs(10));
     let lost = mcp.call("observe", json!({})).await;
     assert!(lost.is_error, "{}", lost.text);
-    assert!(lost.text.contains("the browser was lost"), "{}", lost.text);
+    // Said first or after the page's error, whichever noticed the loss
+    // first (a race CI lost once on the capital letter).
+    assert!(
+        lost.text.to_lowercase().contains("the browser was lost"),
+        "{}",
+        lost.text
+    );
     let again = mcp
         .call("open", json!({"url": server.url("form.html")}))
         .await;

@@ -85,9 +85,14 @@ pub(super) async fn launch(
     });
     match found {
         Ok(ws_url) => {
+            // Bytes, not lines: a line that is not UTF-8 ended the old
+            // loop, the pipe then filled, and Chromium blocked on its stderr.
+            let mut rest = lines.into_inner();
             tokio::spawn(async move {
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(target: "chromium", "{line}");
+                let mut line = Vec::new();
+                while matches!(rest.read_until(b'\n', &mut line).await, Ok(n) if n > 0) {
+                    tracing::debug!(target: "chromium", "{}", String::from_utf8_lossy(&line).trim_end());
+                    line.clear();
                 }
             });
             Ok(Launched { child, ws_url })

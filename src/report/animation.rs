@@ -312,35 +312,76 @@ fn lut_key(r: u8, g: u8, b: u8) -> usize {
 /// Nearest palette color of every 5-bit-per-channel color, built once.
 fn lut() -> &'static [u8] {
     static LUT: OnceLock<Vec<u8>> = OnceLock::new();
-    LUT.get_or_init(|| {
-        let palette = palette();
-        (0..1usize << 15)
-            .into_par_iter()
-            .map(|key| {
-                let center = |v: usize| ((v & 31) * 8 + 4) as i32;
-                let (r, g, b) = (center(key >> 10), center(key >> 5), center(key));
-                let mut best = (i32::MAX, 0u8);
-                for (i, c) in palette.iter().enumerate() {
-                    let (dr, dg, db) = (
-                        r - i32::from(c[0]),
-                        g - i32::from(c[1]),
-                        b - i32::from(c[2]),
-                    );
-                    // Weighted as the eye weighs them (green most).
-                    let d = 3 * dr * dr + 4 * dg * dg + 2 * db * db;
-                    if d < best.0 {
-                        best = (d, i as u8);
-                    }
+    LUT.get_or_init(build_lut)
+}
+
+/// The table, built on the calling thread alone. Never with rayon: frames
+/// are encoded on rayon's threads and each waits here for the table, so a
+/// build that needed those threads waited for threads that waited for it
+/// (two reports written at once in a batch hung the process for good).
+fn build_lut() -> Vec<u8> {
+    let palette = palette();
+    (0..1usize << 15)
+        .map(|key| {
+            let center = |v: usize| ((v & 31) * 8 + 4) as i32;
+            let (r, g, b) = (center(key >> 10), center(key >> 5), center(key));
+            let mut best = (i32::MAX, 0u8);
+            for (i, c) in palette.iter().enumerate() {
+                let (dr, dg, db) = (
+                    r - i32::from(c[0]),
+                    g - i32::from(c[1]),
+                    b - i32::from(c[2]),
+                );
+                // Weighted as the eye weighs them (green most).
+                let d = 3 * dr * dr + 4 * dg * dg + 2 * db * db;
+                if d < best.0 {
+                    best = (d, i as u8);
                 }
-                best.1
-            })
-            .collect()
-    })
+            }
+            best.1
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 43's batch hang: two runs that ended together wrote their
+    /// reports at once; one built the color table with rayon inside the
+    /// table's once-lock while rayon's threads, encoding the other's
+    /// frames, waited on that lock. The table is now built with every rayon
+    /// thread busy: a build that needed them could never end.
+    #[test]
+    fn two_reports_at_once_do_not_deadlock_on_the_color_table() {
+        let threads = rayon::current_num_threads();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (release_tx, release) = std::sync::mpsc::channel::<()>();
+        let release = std::sync::Arc::new(std::sync::Mutex::new(release));
+        for _ in 0..threads {
+            let (started_tx, release) = (started_tx.clone(), release.clone());
+            rayon::spawn(move || {
+                let _ = started_tx.send(());
+                let _ = release.lock().map(|r| r.recv());
+            });
+        }
+        for _ in 0..threads {
+            started
+                .recv_timeout(std::time::Duration::from_secs(60))
+                .expect("rayon's threads start");
+        }
+        let (built_tx, built) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = built_tx.send(build_lut());
+        });
+        let table = built.recv_timeout(std::time::Duration::from_secs(60));
+        for _ in 0..threads {
+            let _ = release_tx.send(());
+        }
+        let table = table.expect("the color table is built while rayon's threads are busy");
+        assert_eq!(table.len(), 1 << 15);
+        assert_eq!(table, lut());
+    }
 
     fn page(color: [u8; 3]) -> RgbImage {
         RgbImage::from_pixel(1280, 800, Rgb(color))

@@ -16,6 +16,7 @@ pub mod clock;
 pub mod demo;
 pub mod evidence;
 pub mod figures;
+pub mod files;
 pub mod journal;
 pub mod mark;
 pub mod mcp;

@@ -291,6 +291,9 @@ pub struct RunPolicy {
     /// Where downloads are kept.
     #[serde(default)]
     pub download_dir: Option<PathBuf>,
+    /// The folder UPLOAD takes files from (`--files`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<PathBuf>,
     /// Most characters one READ gives.
     pub read_chars: usize,
     /// The schema the answer follows.

@@ -17,6 +17,7 @@ use super::locate::{call_on_node, focused_node, node_from_call, reach, Reach};
 use super::watch::Events;
 use super::{input, settle, ActOptions};
 use crate::browser::Session;
+use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
 use crate::protocol::{Command, ScrollDirection};
 
@@ -113,7 +114,7 @@ pub(super) async fn perform(
             tokio::time::sleep(Duration::from_secs_f64(seconds.clamp(0.0, 60.0))).await;
             Ok(Acted::Confirmed(format!("waited {seconds} s")))
         }
-        Command::Upload { path, .. } => upload(page, el()?, path).await,
+        Command::Upload { names, .. } => upload(page, el()?, options.files.as_ref(), names).await,
         Command::Read { .. }
         | Command::Checkpoint { .. }
         | Command::BackToCheckpoint { .. }
@@ -723,37 +724,58 @@ pub(super) async fn back(page: &Page) -> Act {
     Ok(Acted::Unconfirmed(format!("went back to {}", entry.url)))
 }
 
-const IS_FILE_INPUT_JS: &str =
-    "function() { return this.tagName === 'INPUT' && (this.type || '').toLowerCase() === 'file'; }";
+/// `multiple` or `single` for a file input, else nothing.
+const FILE_INPUT_JS: &str = "function() { \
+    if (this.tagName !== 'INPUT' || (this.type || '').toLowerCase() !== 'file') return null; \
+    return this.multiple ? 'multiple' : 'single'; }";
 
-async fn upload(page: &Page, e: &Element, path: &str) -> Act {
+async fn upload(page: &Page, e: &Element, folder: Option<&UploadFolder>, names: &[String]) -> Act {
+    // Refused before the page is touched: without a folder nothing is
+    // attached, whatever the page asks.
+    let Some(folder) = folder else {
+        return Err(format!(
+            "nothing attached: UPLOAD takes files only from a folder the person chose, and none \
+             was given (seamark run --files DIR); {} was not read",
+            names.join(", ")
+        ));
+    };
+    let chosen = names
+        .iter()
+        .map(|n| folder.choose(n))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|why| format!("nothing attached: {why}"))?;
     // A label drawn for a hidden file input acts for it.
     let node = e.control_node_id.unwrap_or(e.backend_node_id);
-    match call_on_node(page, node, IS_FILE_INPUT_JS, Vec::new()).await {
-        Some(Value::Bool(true)) => {}
+    match call_on_node(page, node, FILE_INPUT_JS, Vec::new()).await {
+        Some(Value::String(kind)) if kind == "multiple" || chosen.len() == 1 => {}
+        Some(Value::String(kind)) if kind == "single" => {
+            return Err(format!(
+                "{} takes one file: UPLOAD one of {}",
+                describe(e),
+                names.join(", ")
+            ))
+        }
         Some(_) => return Err(format!("{} is not a file input", describe(e))),
         None => return Err(gone(e)),
     }
-    let file = std::path::Path::new(path.trim());
-    let abs = std::fs::canonicalize(file).map_err(|_| format!("there is no file at {path}"))?;
-    if !abs.is_file() {
-        return Err(format!("{path} is not a file"));
-    }
     page.execute(
         SetFileInputFilesParams::builder()
-            .files(vec![abs.to_string_lossy().into_owned()])
+            .files(
+                chosen
+                    .iter()
+                    .map(|c| c.path.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>(),
+            )
             .backend_node_id(BackendNodeId::new(node))
             .build()
             .map_err(|e| e.to_string())?,
     )
     .await
     .map_err(refused)?;
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let what: Vec<String> = chosen.iter().map(|c| c.describe()).collect();
     Ok(Acted::Confirmed(format!(
-        "attached {name} to {}",
+        "attached {} to {}",
+        what.join(", "),
         describe(e)
     )))
 }

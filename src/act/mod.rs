@@ -52,6 +52,9 @@ pub struct ActOptions {
     pub prompt_text: String,
     /// Where downloads are saved; `None` refuses them (they are still recorded).
     pub download_dir: Option<PathBuf>,
+    /// The only folder UPLOAD takes files from (`--files`); `None` refuses
+    /// every UPLOAD.
+    pub files: Option<crate::files::UploadFolder>,
     /// URL schemes `FETCH` may open.
     pub fetch_schemes: Vec<String>,
     /// How perception runs after each command.
@@ -80,6 +83,7 @@ impl Default for ActOptions {
             dialogs: DialogPolicy::default(),
             prompt_text: String::new(),
             download_dir: None,
+            files: None,
             fetch_schemes: DEFAULT_FETCH_SCHEMES
                 .iter()
                 .map(|s| s.to_string())

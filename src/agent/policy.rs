@@ -30,6 +30,7 @@ impl RunPolicy {
             secrets: act.secrets.names().iter().map(|n| n.to_string()).collect(),
             dismiss_dialogs: act.dialogs == DialogPolicy::Dismiss,
             download_dir: act.download_dir.clone(),
+            files: act.files.as_ref().map(|f| f.root().to_path_buf()),
             read_chars: act.read_chars,
             schema: act.answer_schema.as_ref().map(|s| s.schema().clone()),
             viewport: o.browser.viewport,
@@ -87,6 +88,16 @@ impl RunPolicy {
             DialogPolicy::Accept
         };
         o.act.download_dir = self.download_dir.clone();
+        // A folder given again (`resume --files`) wins over the recorded one.
+        if o.act.files.is_none() {
+            o.act.files = match &self.files {
+                Some(dir) => Some(
+                    crate::files::UploadFolder::new(dir)
+                        .map_err(|e| format!("the run's uploads folder: {e}"))?,
+                ),
+                None => None,
+            };
+        }
         o.act.read_chars = self.read_chars;
         o.act.answer_schema = match &self.schema {
             Some(s) => Some(Arc::new(

@@ -11,6 +11,7 @@ use clap::Args;
 use seamark::act::ActOptions;
 use seamark::agent::{Agent, AgentOptions, Resume};
 use seamark::brain;
+use seamark::files::UploadFolder;
 use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secret, Secrets, DEFAULT_WORDS};
 
 use super::run::{run_agent, ModelCallArgs, TerminalConfirmer};
@@ -44,6 +45,10 @@ pub struct ResumeArgs {
     /// NAME=VALUE, NAME=@FILE, NAME=env:VAR, NAME=totp:BASE32.
     #[arg(long, value_name = "NAME=SOURCE")]
     secret: Vec<String>,
+    /// The folder UPLOAD takes files from (else the run's own, if it had
+    /// one; see run --files).
+    #[arg(long, value_name = "DIR")]
+    files: Option<PathBuf>,
     #[command(flatten)]
     model_calls: ModelCallArgs,
     /// Print the result as one JSON object on stdout.
@@ -89,6 +94,12 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         act: ActOptions {
             secrets,
             confirm: ConfirmGuard::new(ConfirmPolicy::Ask, words, confirmer),
+            files: args
+                .files
+                .as_deref()
+                .map(UploadFolder::new)
+                .transpose()
+                .map_err(usage)?,
             ..ActOptions::default()
         },
         prices: args.model_calls.prices()?,

@@ -16,6 +16,7 @@ use seamark::agent::{
 use seamark::brain::{self, HttpPolicy, Prices};
 use seamark::browser::BrowserOptions;
 use seamark::check::Check;
+use seamark::files::UploadFolder;
 use seamark::safety::{
     ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
     DEFAULT_WORDS,
@@ -158,6 +159,11 @@ pub struct PolicyArgs {
     /// Save downloads here (else they are refused and recorded).
     #[arg(long, value_name = "DIR")]
     download_dir: Option<PathBuf>,
+    /// The only folder UPLOAD takes files from: the model names a file in it
+    /// (UPLOAD:9:cv.pdf) and is shown what is there. Without it every
+    /// UPLOAD is refused.
+    #[arg(long, value_name = "DIR")]
+    files: Option<PathBuf>,
     /// Only these hosts may be reached (repeatable): example.com, *.example.com.
     /// Every request of the browser is checked, not just navigations.
     #[arg(long, value_name = "PATTERN")]
@@ -215,6 +221,12 @@ impl PolicyArgs {
                 DialogPolicy::Accept
             },
             download_dir: self.download_dir.clone(),
+            files: self
+                .files
+                .as_deref()
+                .map(UploadFolder::new)
+                .transpose()
+                .map_err(UsageError)?,
             domains: DomainPolicy {
                 allow: self.allow_domain.clone(),
                 block: self.block_domain.clone(),

@@ -61,7 +61,7 @@ pub struct ObserveArgs {
 pub struct ActArgs {
     /// Commands in seamark's command language, one per line, with ids from
     /// the last observation: CLICK:3, TYPE:5:John Smith, SELECT:7:Blue,
-    /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:/path,
+    /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:cv.pdf (a file of --files),
     /// FETCH:url, CHECKPOINT:name, BACK:checkpoint. Type a secret as
     /// {{secret:NAME}}.
     pub commands: String,

@@ -139,12 +139,14 @@ pub enum Command {
         /// Seconds (0 to 60).
         seconds: f64,
     },
-    /// Attach the file at `path` to file input `id`.
+    /// Attach files to file input `id`: each named in the folder the
+    /// person gave for uploads (`UPLOAD:9:cv.pdf`; several, for an input
+    /// that takes them, between `|`: `UPLOAD:9:a.png|b.png`).
     Upload {
         /// Mark id.
         id: u32,
-        /// Local file path.
-        path: String,
+        /// The files' names in the uploads folder.
+        names: Vec<String>,
     },
     /// Read the page's content as Markdown, into the next step's page data.
     Read {
@@ -253,7 +255,7 @@ impl fmt::Display for Command {
                 write!(f, "BACK:checkpoint:{name}")
             }
             Command::Wait { seconds } => write!(f, "WAIT:{seconds}"),
-            Command::Upload { id, path } => write!(f, "UPLOAD:{id}:{path}"),
+            Command::Upload { id, names } => write!(f, "UPLOAD:{id}:{}", names.join("|")),
             Command::Read { of } => match of {
                 ReadTarget::Page => write!(f, "READ"),
                 ReadTarget::Element(id) => write!(f, "READ:{id}"),

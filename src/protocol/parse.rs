@@ -61,7 +61,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "BACK" => "BACK (one page back), BACK:checkpoint (to the last checkpoint) or BACK:checkpoint:<name>",
         "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
-        "UPLOAD" => "UPLOAD:<id>:<file path>, e.g. UPLOAD:9:/home/me/cv.pdf",
+        "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text) or READ:more",
         "ANSWER" => "ANSWER:<the information asked for>",
         "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
@@ -424,13 +424,17 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             Step { command, echo }
         }
         "UPLOAD" => {
-            let (id, echo, path) = id_then(args)?;
-            let path = unquote(path);
-            if path.is_empty() {
-                return Err("the file path is missing".into());
+            let (id, echo, names) = id_then(args)?;
+            let names: Vec<String> = unquote(names)
+                .split('|')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect();
+            if names.is_empty() {
+                return Err("the file's name is missing".into());
             }
             Step {
-                command: Command::Upload { id, path },
+                command: Command::Upload { id, names },
                 echo,
             }
         }
@@ -748,7 +752,8 @@ mod tests {
             "BACK:checkpoint",
             "BACK:checkpoint:search done",
             "WAIT:2.5",
-            "UPLOAD:9:/home/me/cv.pdf",
+            "UPLOAD:9:cv.pdf",
+            "UPLOAD:9:a.png|photos/b.png",
             "ANSWER:the price is $7",
             "COMPLETE:done",
             "STOP:a CAPTCHA",
@@ -840,12 +845,20 @@ mod tests {
         assert!(parse(&format!("CHECKPOINT:{}", "x".repeat(81))).is_err());
         assert_eq!(one("WAIT:2.5"), Command::Wait { seconds: 2.5 });
         assert_eq!(
-            one("UPLOAD:9:/home/me/cv.pdf"),
+            one("UPLOAD:9:cv.pdf"),
             Command::Upload {
                 id: 9,
-                path: "/home/me/cv.pdf".into()
+                names: vec!["cv.pdf".into()]
             }
         );
+        assert_eq!(
+            one("UPLOAD:9:\"a.png | b.png\""),
+            Command::Upload {
+                id: 9,
+                names: vec!["a.png".into(), "b.png".into()]
+            }
+        );
+        assert!(parse("UPLOAD:9:|").is_err());
         assert_eq!(
             one("ANSWER:The Pro plan costs $7 per user"),
             Command::Answer {

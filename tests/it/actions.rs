@@ -3,6 +3,7 @@
 //! dialogs, downloads, crashes, and bad input that never panics.
 
 use seamark::act::{ActOptions, DialogPolicy, Status::*};
+use seamark::files::UploadFolder;
 use serde_json::Value;
 
 use crate::support::{Fixture, ReportExt};
@@ -282,7 +283,13 @@ async fn typing_fires_key_listeners_replaces_content_and_keeps_unicode() {
 
 #[tokio::test]
 async fn press_hover_upload_back_and_wait_do_what_a_person_does() {
-    let mut a = Fixture::open("inputs.html").await.actor().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cv.txt"), "hello").unwrap();
+    let options = ActOptions {
+        files: Some(UploadFolder::new(dir.path()).unwrap()),
+        ..ActOptions::default()
+    };
+    let mut a = Fixture::open("inputs.html").await.actor_with(options).await;
     let query = a.id("Query");
     let report = a.run(&format!("TYPE:{query}:shoes\nPRESS:Enter")).await;
     report.statuses(&[Done, Done]).says(1, "navigated to");
@@ -307,13 +314,10 @@ async fn press_hover_upload_back_and_wait_do_what_a_person_does() {
     a.fx.goto("inputs.html").await;
     a.look().await;
     let file = a.id("Attachment");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("cv.txt");
-    std::fs::write(&path, "hello").unwrap();
-    a.run(&format!("UPLOAD:{file}:{}", path.display()))
+    a.run(&format!("UPLOAD:{file}:cv.txt"))
         .await
         .statuses(&[Done])
-        .says(0, "attached cv.txt");
+        .says(0, "attached cv.txt (5 B, sha256 2cf24dba5fb0)");
     assert_eq!(
         a.eval("document.getElementById('picked').textContent")
             .await,
@@ -490,7 +494,7 @@ async fn bad_commands_get_clear_outcomes_and_the_browser_stays_usable() {
     a.run("UPLOAD:1:/no/such/file.pdf")
         .await
         .statuses(&[Failed])
-        .says(0, "not a file input");
+        .says(0, "none was given");
     // An element removed between the look and the action.
     let country = a.id("Country");
     a.eval("document.getElementById('country').remove()").await;
@@ -511,12 +515,17 @@ async fn bad_commands_get_clear_outcomes_and_the_browser_stays_usable() {
 
 #[tokio::test]
 async fn an_upload_of_a_missing_file_says_so() {
-    let mut a = Fixture::open("inputs.html").await.actor().await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = ActOptions {
+        files: Some(UploadFolder::new(dir.path()).unwrap()),
+        ..ActOptions::default()
+    };
+    let mut a = Fixture::open("inputs.html").await.actor_with(options).await;
     let file = a.id("Attachment");
-    a.run(&format!("UPLOAD:{file}:/no/such/cv.pdf"))
+    a.run(&format!("UPLOAD:{file}:cv.pdf"))
         .await
         .statuses(&[Failed])
-        .says(0, "there is no file at /no/such/cv.pdf");
+        .says(0, "there is no file cv.pdf in the folder given for uploads");
     a.close().await;
 }
 

@@ -17,6 +17,7 @@ mod cli;
 mod corpus;
 mod demo;
 mod docs;
+mod files;
 mod golden;
 mod layers;
 mod mcp;

@@ -144,11 +144,14 @@ async fn serve(
     let head = String::from_utf8_lossy(&buf[..len]).to_string();
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     // A form posted: its body is logged too, as `POST /path body`.
-    let posted = if head.starts_with("POST ") {
+    let posted_bytes = if head.starts_with("POST ") {
         Some(read_body(&mut stream, &buf[..len]).await?)
     } else {
         None
     };
+    let posted = posted_bytes
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
     let form = posted.clone().unwrap_or_default();
     // The cookie a request came with, logged as `COOKIE /path value`.
     let cookie = head.lines().find_map(|l| {
@@ -184,6 +187,28 @@ async fn serve(
             // The request is taken, and never answered.
             tokio::time::sleep(Duration::from_secs(600)).await;
             return Ok(());
+        }
+        // A multipart form: each file part is logged as `FILE field name
+        // hex-of-its-bytes` (an empty name: no file), and the page lists them.
+        "/upload" => {
+            let files = multipart_files(&head, posted_bytes.as_deref().unwrap_or_default());
+            let mut items = String::new();
+            if let Ok(mut l) = log.lock() {
+                for (field, name, bytes) in &files {
+                    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                    l.push(format!("FILE {field} {name} {hex}"));
+                    items.push_str(&format!("<li>{field}: {name} ({} bytes)</li>", bytes.len()));
+                }
+            }
+            let page =
+                format!("<!doctype html><title>Received</title><h1>Received</h1><ul>{items}</ul>");
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                page.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(page.as_bytes()).await?;
+            return stream.flush().await;
         }
         "/download.txt" => {
             let body = b"quarterly report\n";
@@ -325,9 +350,9 @@ async fn serve(
 
 /// The body of a request whose head (and maybe the start of the body) is in
 /// `got`: exactly Content-Length bytes.
-async fn read_body(stream: &mut TcpStream, got: &[u8]) -> std::io::Result<String> {
+async fn read_body(stream: &mut TcpStream, got: &[u8]) -> std::io::Result<Vec<u8>> {
     let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Ok(String::new());
+        return Ok(Vec::new());
     };
     let head = String::from_utf8_lossy(&got[..end]).to_lowercase();
     let len: usize = head
@@ -344,7 +369,49 @@ async fn read_body(stream: &mut TcpStream, got: &[u8]) -> std::io::Result<String
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    Ok(String::from_utf8_lossy(&body).into_owned())
+    Ok(body)
+}
+
+/// The file parts of a `multipart/form-data` body: (field, file name, bytes).
+fn multipart_files(head: &str, body: &[u8]) -> Vec<(String, String, Vec<u8>)> {
+    let Some(boundary) = head
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("content-type:"))
+        .and_then(|l| l.split("boundary=").nth(1))
+        .map(|b| format!("--{}", b.trim().trim_matches('"')))
+    else {
+        return Vec::new();
+    };
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    };
+    let mut files = Vec::new();
+    let mut at = 0;
+    while let Some(start) = find(body, boundary.as_bytes(), at) {
+        let part_start = start + boundary.len() + 2;
+        let Some(next) = find(body, boundary.as_bytes(), part_start) else {
+            break;
+        };
+        let part = &body[part_start..next.saturating_sub(2).max(part_start)];
+        if let Some(split) = find(part, b"\r\n\r\n", 0) {
+            let headers = String::from_utf8_lossy(&part[..split]);
+            let value = |key: &str| {
+                headers
+                    .split(&format!("{key}=\""))
+                    .nth(1)
+                    .and_then(|v| v.split('"').next())
+                    .map(str::to_string)
+            };
+            if let (Some(field), Some(name)) = (value(" name"), value("filename")) {
+                files.push((field, name, part[split + 4..].to_vec()));
+            }
+        }
+        at = next;
+    }
+    files
 }
 
 fn safe_join(dir: PathBuf, rel: &str) -> Option<PathBuf> {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::act::BatchReport;
 use crate::brain::{self, Usage};
 use crate::browser::Viewport;
+use crate::files::DownloadedFile;
 use crate::safety::{self, ConfirmPolicy};
 
 /// Tokens and, when the price is known, cost.
@@ -97,6 +98,23 @@ pub struct RunResult {
     /// What the run did with skills.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<SkillReport>,
+    /// The files the run downloaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<DownloadedFile>,
+}
+
+/// The journal's record of a file a download saved (a kind readers older
+/// than it skip).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DownloadRecord {
+    /// Always `download`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The step whose commands started it.
+    pub step: usize,
+    /// The file.
+    #[serde(flatten)]
+    pub file: DownloadedFile,
 }
 
 /// What a run did with skills: the one it followed, how far, and the one it

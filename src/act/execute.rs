@@ -171,15 +171,8 @@ impl Executor {
                 ));
             }
         }
-        for d in self.downloads_since(session, before.downloads).await {
-            outcome.changes.push(match &d.path {
-                Some(p) => format!(
-                    "download of {} started, saving to {}",
-                    d.file_name,
-                    p.display()
-                ),
-                None => format!("download of {} refused (downloads are off)", d.file_name),
-            });
+        for d in self.finished_downloads(session, before.downloads).await {
+            outcome.changes.push(d.describe());
         }
         for b in self.blocked_since(before.blocked) {
             if !b.is_browser_background() {

@@ -37,6 +37,9 @@ pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, Checkpo
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
 
+/// The download size cap unless told otherwise, in MB.
+pub const DEFAULT_MAX_DOWNLOAD_MB: u64 = 100;
+
 /// How the executor behaves.
 #[derive(Debug, Clone)]
 pub struct ActOptions {
@@ -50,8 +53,13 @@ pub struct ActOptions {
     pub dialogs: DialogPolicy,
     /// What an accepted prompt dialog is given.
     pub prompt_text: String,
-    /// Where downloads are saved; `None` refuses them (they are still recorded).
+    /// Where downloads are saved; `None` refuses them (they are still
+    /// recorded). A run saves them in its directory's `downloads/` unless
+    /// told otherwise.
     pub download_dir: Option<PathBuf>,
+    /// Largest download kept, in bytes: one that passes it is stopped and
+    /// what came of it removed.
+    pub max_download_bytes: u64,
     /// The only folder UPLOAD takes files from (`--files`); `None` refuses
     /// every UPLOAD.
     pub files: Option<crate::files::UploadFolder>,
@@ -83,6 +91,7 @@ impl Default for ActOptions {
             dialogs: DialogPolicy::default(),
             prompt_text: String::new(),
             download_dir: None,
+            max_download_bytes: DEFAULT_MAX_DOWNLOAD_MB * 1_000_000,
             files: None,
             fetch_schemes: DEFAULT_FETCH_SCHEMES
                 .iter()
@@ -326,7 +335,13 @@ impl Executor {
             session,
             options.dialogs,
             &options.prompt_text,
-            options.download_dir.as_ref(),
+            options
+                .download_dir
+                .clone()
+                .map(|dir| watch::DownloadRules {
+                    dir,
+                    max_bytes: options.max_download_bytes,
+                }),
         )
         .await;
         let blocked = options.blocked.clone().unwrap_or_default();
@@ -476,6 +491,20 @@ impl Executor {
         mine
     }
 
+    /// The downloads after the first `n`, once each has ended (saved,
+    /// refused, stopped), or the load time has passed: the model is told
+    /// of a file that is there.
+    async fn finished_downloads(&self, session: &Session, n: usize) -> Vec<Download> {
+        let until = Instant::now() + self.options.navigation_timeout;
+        loop {
+            let mine = self.downloads_since(session, n).await;
+            if Instant::now() >= until || mine.iter().all(|d| d.state != "in progress") {
+                return mine;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Runs a `READ`: the outcome, and the part read.
     async fn read(
         &mut self,
@@ -484,6 +513,9 @@ impl Executor {
         of: &ReadTarget,
     ) -> (Outcome, Option<String>) {
         let max = self.options.read_chars;
+        if let ReadTarget::Download(name) = of {
+            return self.read_download(session, step, name, max).await;
+        }
         let (page, viewport) = (session.page(), session.viewport());
         // Asked first: telling the element's node may teach the table.
         let region = match of {
@@ -568,6 +600,73 @@ impl Executor {
         let text = part_text(&part);
         self.reader = Some(reader);
         (Outcome::new(step, Status::Done, message), Some(text))
+    }
+
+    /// Runs a `READ:download:NAME`: the text of a text file a download of
+    /// this session saved, at most `max` characters.
+    async fn read_download(
+        &self,
+        session: &Session,
+        step: &Step,
+        name: &str,
+        max: usize,
+    ) -> (Outcome, Option<String>) {
+        let saved: Vec<crate::files::DownloadedFile> = self
+            .downloads_since(session, 0)
+            .await
+            .into_iter()
+            .filter_map(|d| d.saved)
+            .collect();
+        let Some(file) = saved.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = saved.iter().map(|f| f.name.as_str()).collect();
+            let known = if names.is_empty() {
+                "nothing was downloaded".to_string()
+            } else {
+                format!("the files downloaded are: {}", names.join(", "))
+            };
+            return (
+                Outcome::new(
+                    step,
+                    Status::Failed,
+                    format!("no download is named {name}: {known}"),
+                ),
+                None,
+            );
+        };
+        if !file.is_text() {
+            return (
+                Outcome::new(
+                    step,
+                    Status::Failed,
+                    format!(
+                        "{} is not text ({}): its text cannot be read",
+                        file.name, file.mime
+                    ),
+                ),
+                None,
+            );
+        }
+        let bytes = match read_start(&file.path, max * 4) {
+            Ok(b) => b,
+            Err(e) => {
+                let why = format!("{} cannot be read: {e}", file.name);
+                return (Outcome::new(step, Status::Failed, why), None);
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let shown: String = text.chars().take(max).collect();
+        let whole = (shown.len() as u64) >= file.size;
+        let message = if whole {
+            format!("read {}: all of it", file.describe())
+        } else {
+            format!(
+                "read the first {} characters of {}",
+                shown.chars().count(),
+                file.describe()
+            )
+        };
+        let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
+        (Outcome::new(step, Status::Done, message), Some(reading))
     }
 
     /// Secret values out of everything the report says (a page may echo them).
@@ -1073,6 +1172,16 @@ pub fn names_match(echo: &str, name: &str) -> bool {
     };
     let (e, n) = (norm(echo), norm(name));
     e == n || (e.chars().count() >= 4 && n.starts_with(&e))
+}
+
+/// The first `n` bytes of a file (all of a smaller one).
+fn read_start(path: &std::path::Path, n: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(n as u64)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::cdp::browser_protocol::browser::{
-    DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
+    CancelDownloadParams, DownloadProgressState, EventDownloadProgress, EventDownloadWillBegin,
     SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
 };
 use chromiumoxide::cdp::browser_protocol::inspector::{
@@ -24,6 +24,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::Page;
 
 use crate::browser::{DialogAnswer, Session};
+use crate::files::downloads::{mime_of, safe_file_name, unique_path};
+use crate::files::{sha256_of, DownloadedFile};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
@@ -54,17 +56,37 @@ pub struct Dialog {
 pub struct Download {
     /// Where it came from.
     pub url: String,
-    /// The name the site suggested.
+    /// The name the site suggested (before sanitizing).
     pub file_name: String,
-    /// Where it was saved, when downloads are kept and it completed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<PathBuf>,
-    /// `in progress`, `completed` or `canceled`.
+    /// `in progress`, `completed`, `canceled`, `refused` (downloads off)
+    /// or `too large` (it passed the cap, and what came was removed).
     pub state: String,
+    /// The file it became, once completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<DownloadedFile>,
     /// The frame that started it: in a browser other runs share, it tells
     /// whose download it is.
     #[serde(skip)]
     pub(super) frame: String,
+}
+
+impl Download {
+    /// What the model is told of it: `downloaded report.csv (36 B, text/csv)`.
+    pub fn describe(&self) -> String {
+        match (&self.saved, self.state.as_str()) {
+            (Some(file), _) => format!("downloaded {}", file.describe()),
+            (None, "refused") => {
+                format!("download of {} refused (downloads are off)", self.file_name)
+            }
+            (None, "too large") => format!(
+                "download of {} stopped: it passed the download size cap (--max-download-mb), \
+                 and the part that came was removed",
+                self.file_name
+            ),
+            (None, "in progress") => format!("download of {} still in progress", self.file_name),
+            (None, state) => format!("download of {} {state}", self.file_name),
+        }
+    }
 }
 
 /// Shared record of events, filled by the watcher tasks.
@@ -134,14 +156,14 @@ impl Watch {
         session: &Session,
         dialogs: DialogPolicy,
         prompt_text: &str,
-        download_dir: Option<&PathBuf>,
+        downloads: Option<DownloadRules>,
     ) -> Watch {
         let events = Arc::new(Mutex::new(Events {
             browser_lost: session.lost_flag(),
             ..Events::default()
         }));
         session.answer_dialogs(answer(dialogs, prompt_text));
-        let browser_tasks = watch_downloads(session, download_dir, &events).await;
+        let browser_tasks = watch_downloads(session, downloads, &events).await;
         let mut watch = Watch {
             events,
             page_tasks: Vec::new(),
@@ -256,24 +278,45 @@ async fn watch_crash(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinHand
     }))
 }
 
-/// Downloads are allowed into `dir` when given, else denied; either way they
-/// are recorded and never wait for a person. The behavior is the session's
-/// context's when it has one; the events are the whole browser's, each with
-/// the frame it came from.
+/// Where downloads go and how large one may be.
+#[derive(Debug, Clone)]
+pub(super) struct DownloadRules {
+    pub dir: PathBuf,
+    pub max_bytes: u64,
+}
+
+/// Downloads are allowed into the rules' folder when given, else denied;
+/// either way they are recorded and never wait for a person. Chromium
+/// saves each under its GUID (`allowAndName`): the site's name is made safe
+/// and unique here once it completes, so no name the site chose can leave
+/// the folder or overwrite a file. The behavior is the session's context's
+/// when it has one; the events are the whole browser's, each with the frame
+/// it came from.
 async fn watch_downloads(
     session: &Session,
-    dir: Option<&PathBuf>,
+    rules: Option<DownloadRules>,
     events: &Arc<Mutex<Events>>,
 ) -> Vec<JoinHandle<()>> {
     let browser = session.browser();
+    // The browser takes an absolute folder, and the files named in results
+    // are found from anywhere.
+    let rules = rules.map(|mut r| {
+        if let Err(e) = std::fs::create_dir_all(&r.dir) {
+            tracing::warn!("downloads folder {} cannot be made: {e}", r.dir.display());
+        }
+        if let Ok(abs) = std::fs::canonicalize(&r.dir) {
+            r.dir = abs;
+        }
+        r
+    });
     let behavior = SetDownloadBehaviorParams {
-        behavior: if dir.is_some() {
-            SetDownloadBehaviorBehavior::Allow
+        behavior: if rules.is_some() {
+            SetDownloadBehaviorBehavior::AllowAndName
         } else {
             SetDownloadBehaviorBehavior::Deny
         },
         browser_context_id: session.context().cloned(),
-        download_path: dir.map(|d| d.to_string_lossy().into_owned()),
+        download_path: rules.as_ref().map(|r| r.dir.to_string_lossy().into_owned()),
         events_enabled: Some(true),
     };
     if let Err(e) = browser.execute(behavior).await {
@@ -282,7 +325,7 @@ async fn watch_downloads(
     let mut tasks = Vec::new();
     if let Ok(mut begin) = browser.event_listener::<EventDownloadWillBegin>().await {
         let events = events.clone();
-        let dir = dir.cloned();
+        let allowed = rules.is_some();
         tasks.push(tokio::spawn(async move {
             while let Some(d) = begin.next().await {
                 let mut ev = lock(&events);
@@ -291,38 +334,120 @@ async fn watch_downloads(
                 ev.downloads.push(Download {
                     url: d.url.clone(),
                     file_name: d.suggested_filename.clone(),
-                    path: dir.as_ref().map(|p| p.join(&d.suggested_filename)),
+                    saved: None,
                     frame: d.frame_id.inner().clone(),
-                    state: if dir.is_some() {
-                        "in progress".into()
-                    } else {
-                        "canceled".into()
-                    },
+                    state: if allowed { "in progress" } else { "refused" }.into(),
                 });
             }
         }));
     }
+    let Some(rules) = rules else {
+        return tasks;
+    };
     if let Ok(mut progress) = browser.event_listener::<EventDownloadProgress>().await {
         let events = events.clone();
+        let (host, context) = (session.weak_browser(), session.context().cloned());
         tasks.push(tokio::spawn(async move {
             while let Some(p) = progress.next().await {
-                let mut ev = lock(&events);
-                let Some(&i) = ev.guids.get(&p.guid) else {
-                    continue;
+                let (index, download) = {
+                    let ev = lock(&events);
+                    let Some(&i) = ev.guids.get(&p.guid) else {
+                        continue;
+                    };
+                    match ev.downloads.get(i) {
+                        Some(d) if d.state == "in progress" => (i, d.clone()),
+                        _ => continue,
+                    }
                 };
+                let partial = rules.dir.join(&p.guid);
                 let state = match p.state {
+                    DownloadProgressState::InProgress
+                        if p.received_bytes > rules.max_bytes as f64 =>
+                    {
+                        let cancel = CancelDownloadParams {
+                            guid: p.guid.clone(),
+                            browser_context_id: context.clone(),
+                        };
+                        if let Some(host) = host.upgrade() {
+                            if let Err(e) = host.browser().execute(cancel).await {
+                                tracing::debug!("download not cancelled: {e}");
+                            }
+                        }
+                        remove_partial(&partial);
+                        "too large"
+                    }
                     DownloadProgressState::InProgress => continue,
                     DownloadProgressState::Completed => "completed",
-                    DownloadProgressState::Canceled => "canceled",
+                    DownloadProgressState::Canceled => {
+                        remove_partial(&partial);
+                        "canceled"
+                    }
                 };
-                if let Some(d) = ev.downloads.get_mut(i) {
-                    d.state = state.to_string();
-                    if state == "canceled" {
-                        d.path = None;
+                let saved = if state == "completed" {
+                    let (dir, max) = (rules.dir.clone(), rules.max_bytes);
+                    tokio::task::spawn_blocking(move || keep(&dir, &partial, &download, max))
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()))
+                } else {
+                    Err(String::new())
+                };
+                let mut ev = lock(&events);
+                if let Some(d) = ev.downloads.get_mut(index) {
+                    match saved {
+                        Ok(file) => {
+                            d.saved = Some(file);
+                            d.state = state.into();
+                        }
+                        // One that came whole but larger than the cap is
+                        // removed as one that passed it on its way.
+                        Err(why) if why == TOO_LARGE => d.state = "too large".into(),
+                        Err(why) if state == "completed" => {
+                            d.state = format!("failed: {why}");
+                        }
+                        Err(_) => d.state = state.into(),
                     }
                 }
             }
         }));
     }
     tasks
+}
+
+/// What [`keep`] says of a whole file over the cap.
+const TOO_LARGE: &str = "too large";
+
+/// Gives a completed download its safe, unique name in `dir`, and says
+/// what it is.
+fn keep(
+    dir: &std::path::Path,
+    partial: &std::path::Path,
+    d: &Download,
+    max_bytes: u64,
+) -> Result<DownloadedFile, String> {
+    let size = std::fs::metadata(partial).map_err(|e| e.to_string())?.len();
+    if size > max_bytes {
+        remove_partial(partial);
+        return Err(TOO_LARGE.into());
+    }
+    let name = safe_file_name(&d.file_name);
+    let path = unique_path(dir, &name);
+    std::fs::rename(partial, &path).map_err(|e| e.to_string())?;
+    let sha256 = sha256_of(&path).map_err(|e| e.to_string())?;
+    Ok(DownloadedFile {
+        name: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(name),
+        mime: mime_of(&path.to_string_lossy()).into(),
+        path,
+        size,
+        sha256,
+        url: d.url.clone(),
+    })
+}
+
+/// Removes what a stopped download left (Chromium may name it `.crdownload`).
+fn remove_partial(partial: &std::path::Path) {
+    let _ = std::fs::remove_file(partial);
+    let _ = std::fs::remove_file(partial.with_extension("crdownload"));
 }

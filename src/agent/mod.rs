@@ -227,6 +227,9 @@ pub(crate) fn guard_needs_launch(browser: &BrowserOptions) -> Result<(), String>
     }
 }
 
+/// The folder of a run's directory that keeps its downloads.
+pub const DOWNLOADS: &str = "downloads";
+
 /// Why domain limits and `--cdp` do not go together.
 pub const GUARD_NEEDS_LAUNCH: &str = "domain limits need a browser seamark launches: an \
      attached browser's requests cannot be routed through the domain guard (drop --cdp)";
@@ -454,6 +457,8 @@ struct Run {
     refusals: usize,
     /// The checkpoints kept, as the prompt shows them: name, URL, step.
     checkpoints: Vec<(String, String, usize)>,
+    /// The files downloads saved.
+    downloads: Vec<crate::files::DownloadedFile>,
 }
 
 impl Run {
@@ -482,6 +487,7 @@ impl Run {
             skills: None,
             refusals: 0,
             checkpoints: Vec::new(),
+            downloads: Vec::new(),
         }
     }
 
@@ -506,6 +512,7 @@ impl Run {
         run.prompt_tokens = r.prompt_tokens.clone();
         run.before = r.first_step.saturating_sub(1);
         run.step = run.before;
+        run.downloads = r.downloads.clone();
         run
     }
 
@@ -574,6 +581,11 @@ impl Agent {
             (None, Some(dir)) => Journal::create(dir)?,
             (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
         };
+        // Downloads are results of the run: kept in its directory unless
+        // the person said where.
+        if self.options.act.download_dir.is_none() {
+            self.options.act.download_dir = Some(journal.dir().join(DOWNLOADS));
+        }
         let model = self.brain.name();
         let mut run = match self.resume.take() {
             None => {
@@ -770,6 +782,8 @@ impl Agent {
         ending: Ending,
         steps: usize,
     ) -> Result<RunResult, AgentError> {
+        // A run that downloaded nothing keeps no empty folder for it.
+        let _ = std::fs::remove_dir(journal.dir().join(DOWNLOADS));
         if let Some(skills) = run.skills.as_mut() {
             skills.learn(
                 ending.status,
@@ -798,6 +812,7 @@ impl Agent {
             prompt_tokens: run.prompt_tokens,
             report: None,
             skill: run.skills.map(|s| s.report),
+            downloads: run.downloads,
         };
         Ok(write_end(&mut journal, result, self.options.report)?)
     }

@@ -57,6 +57,8 @@ pub struct Resume {
     pub question: Option<String>,
     /// How it ended before, in words.
     pub after: String,
+    /// The files its downloads saved so far.
+    pub(crate) downloads: Vec<crate::files::DownloadedFile>,
 }
 
 impl Resume {
@@ -154,6 +156,7 @@ impl Resume {
             unknown,
             question,
             after,
+            downloads: log.downloads.iter().map(|d| d.file.clone()).collect(),
         })
     }
 

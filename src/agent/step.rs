@@ -227,7 +227,7 @@ impl Agent {
             );
         }
         notes.extend(look.view.secrets_note());
-        notes.extend(self.files_note(&look.obs));
+        notes.extend(view::files_note(&look.obs, self.options.act.files.as_ref()));
         let blocked = self.blocked_since(&mut run.blocked_told);
         let told: Vec<String> = blocked
             .iter()
@@ -250,28 +250,6 @@ impl Agent {
             notes.push(format!("IMPASSE: {}", imp.describe()));
         }
         Ok(StepNotes { notes, blocked })
-    }
-
-    /// On a page with a file input, what UPLOAD may attach: the files of
-    /// the folder the person gave, or that there is none.
-    fn files_note(&self, obs: &perceive::Observation) -> Option<String> {
-        let has_file_input = obs
-            .table
-            .elements
-            .iter()
-            .any(|e| e.input_type.as_deref() == Some("file"));
-        if !has_file_input {
-            return None;
-        }
-        Some(match &self.options.act.files {
-            Some(folder) => format!(
-                "files you may UPLOAD (by name, from the folder the person gave): {}",
-                folder.listing()
-            ),
-            None => "this page takes files, but the person gave no folder for uploads: UPLOAD \
-                     is refused (if the task needs a file, STOP and say so)"
-                .into(),
-        })
     }
 
     /// The step's record as the look and its notes make it, before the
@@ -441,6 +419,19 @@ impl Agent {
             run.answer = Some(a.clone());
         }
         run.readings = report.readings.clone();
+        for d in &report.downloads {
+            if let Some(file) = &d.saved {
+                stage
+                    .journal
+                    .write(&crate::records::DownloadRecord {
+                        kind: "download",
+                        step: record.step,
+                        file: file.clone(),
+                    })
+                    .map_err(|e| Ending::failed(e.to_string()))?;
+                run.downloads.push(file.clone());
+            }
+        }
         if report.data.is_some() {
             run.data = report.data.clone();
         }

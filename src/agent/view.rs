@@ -6,6 +6,7 @@
 
 use crate::act::Executor;
 use crate::brain::Image;
+use crate::files::UploadFolder;
 use crate::mark::{self, MarkStyle};
 use crate::perceive::{Observation, Rect};
 use crate::safety::Secrets;
@@ -88,6 +89,28 @@ impl ModelView {
             )
         })
     }
+}
+
+/// On a page with a file input, what UPLOAD may attach: the files of the
+/// folder the person gave, or that there is none.
+pub(crate) fn files_note(obs: &Observation, files: Option<&UploadFolder>) -> Option<String> {
+    let has_file_input = obs
+        .table
+        .elements
+        .iter()
+        .any(|e| e.input_type.as_deref() == Some("file"));
+    if !has_file_input {
+        return None;
+    }
+    Some(match files {
+        Some(folder) => format!(
+            "files you may UPLOAD (by name, from the folder the person gave): {}",
+            folder.listing()
+        ),
+        None => "this page takes files, but the person gave no folder for uploads: UPLOAD is \
+                 refused (if the task needs a file, STOP and say so)"
+            .into(),
+    })
 }
 
 /// The marked screenshot as PNG at full size, and as sent to a model.

@@ -61,6 +61,7 @@ mod tests {
             prompt_tokens: Vec::new(),
             report: None,
             skill: None,
+            downloads: Vec::new(),
         }
     }
 

@@ -645,6 +645,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
             prompt_tokens: Vec::new(),
             report: None,
             skill: None,
+            downloads: Vec::new(),
         };
         Some(record(unit, &rel, &result, FinalLook::default(), secrets))
     };
@@ -836,6 +837,7 @@ fn record(
         run_dir: rel.to_path_buf(),
         report,
         browser: seen.browser,
+        downloads: result.downloads.clone(),
         finished: utc_rfc3339(SystemTime::now()),
     };
     // The record given back is the one written: secrets redacted. One that

@@ -62,6 +62,9 @@ pub struct RunRecord {
     /// when it had a page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser: Option<String>,
+    /// The files the run downloaded (their paths in the batch directory).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<crate::files::DownloadedFile>,
     /// When it ended, RFC 3339 UTC.
     pub finished: String,
 }
@@ -180,6 +183,7 @@ mod tests {
             run_dir: "runs/b/1".into(),
             report: None,
             browser: None,
+            downloads: Vec::new(),
             finished: "2026-12-02T00:00:00Z".into(),
         };
         file.append(&serde_json::to_string(&record).unwrap())

@@ -367,6 +367,7 @@ mod tests {
             run_dir: format!("runs/{id}/{attempt}").into(),
             report: None,
             browser: None,
+            downloads: Vec::new(),
             finished: String::new(),
         }
     }

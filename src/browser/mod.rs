@@ -729,6 +729,14 @@ impl Session {
         &self.host.browser
     }
 
+    /// The browser, for a task that outlives a borrow of the session (a
+    /// download cancelled when it passes its cap). Weak: a strong hold would
+    /// keep [`Session::close`] from being the last one, and the browser
+    /// would be killed instead of closed (losing a profile's cookies).
+    pub fn weak_browser(&self) -> std::sync::Weak<SharedBrowser> {
+        Arc::downgrade(&self.host)
+    }
+
     /// Where the session's browser came from: the binary launched, or the
     /// DevTools URL attached to.
     pub fn origin(&self) -> &str {

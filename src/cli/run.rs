@@ -156,9 +156,15 @@ pub struct PolicyArgs {
     /// Answer confirm and prompt dialogs with Cancel instead of OK.
     #[arg(long)]
     dismiss_dialogs: bool,
-    /// Save downloads here (else they are refused and recorded).
+    /// Save downloads here (else in the run directory's downloads/; a
+    /// batch keeps each run's apart, an MCP session in its own).
     #[arg(long, value_name = "DIR")]
     download_dir: Option<PathBuf>,
+    /// Largest download kept, in MB: one that passes it is stopped, what
+    /// came of it removed, and the model told.
+    #[arg(long, value_name = "MB", default_value_t = seamark::act::DEFAULT_MAX_DOWNLOAD_MB,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_download_mb: u64,
     /// The only folder UPLOAD takes files from: the model names a file in it
     /// (UPLOAD:9:cv.pdf) and is shown what is there. Without it every
     /// UPLOAD is refused.
@@ -221,6 +227,7 @@ impl PolicyArgs {
                 DialogPolicy::Accept
             },
             download_dir: self.download_dir.clone(),
+            max_download_bytes: self.max_download_mb * 1_000_000,
             files: self
                 .files
                 .as_deref()
@@ -446,6 +453,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "prompt_tokens": r.prompt_tokens,
             "report": r.report,
             "skill": r.skill,
+            "downloads": r.downloads,
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -469,6 +477,9 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     )?;
     for d in &r.divergences {
         writeln!(out, "diverged: {d}")?;
+    }
+    for f in &r.downloads {
+        writeln!(out, "downloaded: {} ({})", f.path.display(), f.describe())?;
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
     if r.status == RunStatus::NeedsInput {

@@ -6,8 +6,10 @@
 //! Page text steers models, so a page can ask for `~/.ssh/id_rsa`: the
 //! folder is the boundary, checked after every symlink is resolved.
 
+pub mod downloads;
 pub mod uploads;
 
+pub use downloads::DownloadedFile;
 pub use uploads::{ChosenFile, UploadFolder};
 
 /// A size as people read it: `36 B`, `12.3 KB`, `4.0 MB`.

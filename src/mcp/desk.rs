@@ -124,6 +124,8 @@ pub struct Desk {
     local_storage: BTreeMap<String, Vec<Item>>,
     /// The session's end was written.
     finished: bool,
+    /// The files downloads saved.
+    downloads: Vec<crate::files::DownloadedFile>,
 }
 
 impl Desk {
@@ -146,6 +148,9 @@ impl Desk {
             Some(dir) => Journal::create(dir)?,
             None => Journal::create_in(&options.runs_root, "mcp session")?,
         };
+        if options.act.download_dir.is_none() {
+            options.act.download_dir = Some(journal.dir().join(agent::DOWNLOADS));
+        }
         journal.redact(options.act.secrets.clone());
         journal.write(&StartRecord {
             kind: "start",
@@ -170,6 +175,7 @@ impl Desk {
             peer,
             local_storage: BTreeMap::new(),
             finished: false,
+            downloads: Vec::new(),
         })
     }
 
@@ -330,6 +336,10 @@ impl Desk {
         exec.set_screenshot(Some(self.journal.dir().join(&screenshot)));
         let mut notes = obs.notes.clone();
         notes.extend(view.secrets_note());
+        notes.extend(agent::view::files_note(
+            obs,
+            self.options.act.files.as_ref(),
+        ));
         let text = page_text(obs, &view, &notes);
         self.shown = Some(Shown {
             url: obs.url.clone(),
@@ -667,6 +677,17 @@ impl Desk {
         if let Err(e) = self.journal.write(&record) {
             tracing::warn!("the session's journal could not be written: {e}");
         }
+        for file in report.downloads.iter().filter_map(|d| d.saved.clone()) {
+            let record = crate::records::DownloadRecord {
+                kind: "download",
+                step: self.steps,
+                file: file.clone(),
+            };
+            if let Err(e) = self.journal.write(&record) {
+                tracing::warn!("the session's journal could not be written: {e}");
+            }
+            self.downloads.push(file);
+        }
         for checkpoint in &report.checkpoints {
             let checkpoint = crate::act::CheckpointRecord {
                 step: self.steps,
@@ -707,6 +728,8 @@ impl Desk {
         if std::mem::replace(&mut self.finished, true) {
             return self.dir();
         }
+        // A session that downloaded nothing keeps no empty folder for it.
+        let _ = std::fs::remove_dir(self.dir().join(agent::DOWNLOADS));
         let result = RunResult {
             success: true,
             status: RunStatus::Done,
@@ -723,6 +746,7 @@ impl Desk {
             prompt_tokens: Vec::new(),
             report: None,
             skill: None,
+            downloads: self.downloads.clone(),
         };
         if let Some(s) = self.session.take() {
             self.save_state(&s).await;
@@ -755,6 +779,17 @@ fn batch_text(report: &BatchReport) -> String {
     let mut text = report.feedback();
     for a in &report.answers {
         text.push_str(&format!("\nanswer recorded: {a}"));
+    }
+    // The client reads the file where it is: it runs on this machine.
+    for f in report.downloads.iter().filter_map(|d| d.saved.as_ref()) {
+        text.push_str(&format!(
+            "\ndownloaded file: {} ({} bytes, {}, sha256 {}) from {}",
+            f.path.display(),
+            f.size,
+            f.mime,
+            f.sha256,
+            f.url
+        ));
     }
     text
 }

@@ -59,6 +59,8 @@ pub enum ReadTarget {
     Text(String),
     /// `READ:more`: the next part of the last reading.
     More,
+    /// `READ:download:NAME`: the text of a file a download saved.
+    Download(String),
 }
 
 /// One command of the model's answer.
@@ -261,6 +263,7 @@ impl fmt::Display for Command {
                 ReadTarget::Element(id) => write!(f, "READ:{id}"),
                 ReadTarget::Text(text) => write!(f, "READ:\"{text}\""),
                 ReadTarget::More => write!(f, "READ:more"),
+                ReadTarget::Download(name) => write!(f, "READ:download:{name}"),
             },
             Command::Answer { text } => write!(f, "ANSWER:{text}"),
             Command::Ask { question } => write!(f, "ASK:{question}"),

@@ -62,7 +62,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
-        "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text) or READ:more",
+        "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
         "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
         "COMPLETE" => "COMPLETE:<what was done>",
@@ -489,6 +489,15 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 ReadTarget::Page
             } else if t.eq_ignore_ascii_case("more") {
                 ReadTarget::More
+            } else if let Some(name) = t
+                .get(..9)
+                .filter(|p| p.eq_ignore_ascii_case("download:"))
+                .map(|_| unquote(&t[9..]))
+            {
+                if name.trim().is_empty() {
+                    return Err("the downloaded file's name is missing".into());
+                }
+                ReadTarget::Download(name.trim().to_string())
             } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#') {
                 let (id, echo) = id_and_echo(t)?;
                 return Ok(Step {

@@ -61,6 +61,9 @@ struct Page {
     diverged: Vec<usize>,
     replay: bool,
     skills: Vec<String>,
+    /// The files downloads saved: a link (for one in the run directory)
+    /// and what it is.
+    downloads: Vec<(Option<String>, String)>,
     /// The checks' verdict at the last COMPLETE: its step, whether every
     /// check held, and in words.
     verdict: Option<(usize, bool, String)>,
@@ -220,6 +223,16 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         diverged,
         replay: log.is_replay(),
         skills: log.skills.iter().map(|r| r.detail.clone()).collect(),
+        downloads: log
+            .downloads
+            .iter()
+            .map(|d| {
+                (
+                    link_in(&log.dir, &d.file.path),
+                    format!("{} from {}", d.file.describe(), d.file.url),
+                )
+            })
+            .collect(),
         verdict: verdict(log),
         animation,
         steps,
@@ -426,12 +439,9 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         report
             .downloads
             .iter()
-            .map(|d| match &d.path {
-                Some(p) => format!("{} from {} → {}", d.file_name, d.url, p.display()),
-                None => format!(
-                    "{} from {} (refused: downloads are off)",
-                    d.file_name, d.url
-                ),
+            .map(|d| match &d.saved {
+                Some(f) => format!("{} from {}", f.describe(), f.url),
+                None => format!("{} from {}: {}", d.file_name, d.url, d.state),
             })
             .collect(),
     );
@@ -541,4 +551,26 @@ fn csp() -> String {
         hash(STYLE),
         hash(SCRIPT)
     )
+}
+
+/// A relative link to `path` when it is a file of the run directory `dir`
+/// (a journal is data: no link leads out of its directory).
+fn link_in(dir: &std::path::Path, path: &std::path::Path) -> Option<String> {
+    use std::path::Component;
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let rel = path.strip_prefix(&dir).ok()?;
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(n) => Some(
+                percent_encoding::utf8_percent_encode(
+                    &n.to_string_lossy(),
+                    percent_encoding::NON_ALPHANUMERIC,
+                )
+                .to_string(),
+            ),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    (!parts.is_empty()).then(|| parts.join("/"))
 }

@@ -86,6 +86,8 @@ pub struct RunLog {
     pub checks: Vec<crate::check::CheckRecord>,
     /// The checkpoints kept and gone back to.
     pub checkpoints: Vec<crate::act::CheckpointRecord>,
+    /// The files downloads saved.
+    pub downloads: Vec<crate::records::DownloadRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -116,6 +118,7 @@ impl RunLog {
             skills: Vec::new(),
             checks: Vec::new(),
             checkpoints: Vec::new(),
+            downloads: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -171,7 +174,12 @@ impl RunLog {
             "skill" => self
                 .skills
                 .push(serde_json::from_value(value).map_err(parse_err)?),
-            other => return Err(format!("an unknown record kind {other:?}")),
+            "download" => self
+                .downloads
+                .push(serde_json::from_value(value).map_err(parse_err)?),
+            "" => return Err("a record with no kind".into()),
+            // A kind a newer seamark writes: what this one knows still reads.
+            _ => {}
         }
         Ok(())
     }

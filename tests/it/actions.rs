@@ -378,7 +378,7 @@ async fn a_download_is_recorded_and_nothing_hangs() {
     let report = a.run(&format!("CLICK:{get}")).await;
     report
         .statuses(&[Done])
-        .says(0, "download of report.txt started");
+        .says(0, "downloaded report.txt (17 B, text/plain)");
     assert_eq!(report.downloads.len(), 1);
     assert!(report.downloads[0].url.ends_with("/download.txt"));
     // The page is still there and usable.

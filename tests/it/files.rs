@@ -227,3 +227,98 @@ async fn a_file_from_the_folder_reaches_the_server_with_its_exact_bytes() {
         "{skill}"
     );
 }
+
+#[tokio::test]
+async fn a_download_is_a_result_of_the_run_named_everywhere_and_read_by_the_model() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| format!("CLICK:{}", r.id_of("Get the report"))),
+        say("READ:download:report.csv"),
+        reply(|r| format!("CLICK:{}", r.id_of("Odd name"))),
+        reply(|r| format!("CLICK:{}", r.id_of("Hidden name"))),
+        reply(|r| format!("CLICK:{}", r.id_of("Big file"))),
+        say("COMPLETE:downloaded the reports"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("downloads.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Get the reports",
+            "--url",
+            &url,
+            "--max-download-mb",
+            "1",
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let prompts = model.received();
+    let csv = crate::server::REPORT_CSV;
+    // The model is told what it got, and reads its text.
+    let told = feedback(&prompts[1]);
+    assert!(
+        told.contains(&format!(
+            "downloaded report.csv ({} B, text/csv)",
+            csv.len()
+        )),
+        "{told}"
+    );
+    assert!(
+        prompts[2].text().contains("north,36"),
+        "{}",
+        prompts[2].text()
+    );
+    // A name out of the folder and a hidden one are made safe; one over
+    // the cap is stopped, removed and told.
+    let told = feedback(&prompts[5]);
+    assert!(told.contains("passed the download size cap"), "{told}");
+    let dir = run.path("rec/downloads");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // Chromium suggests `_.._x` for `../../x`: either way, no way out.
+    let odd = names
+        .iter()
+        .find(|n| n.ends_with('x'))
+        .cloned()
+        .unwrap_or_default();
+    assert!(!odd.contains('/') && !odd.starts_with('.'), "{odd}");
+    assert_eq!(names, [odd.as_str(), "bashrc", "report.csv"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("report.csv")).unwrap(),
+        csv
+    );
+    assert!(!run.path("x").exists() && !run.path("rec/x").exists());
+    // Named in the result, the journal and the report.
+    let result = run.result();
+    let listed: Vec<&str> = result["downloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["report.csv", odd.as_str(), "bashrc"]);
+    let first = &result["downloads"][0];
+    assert_eq!(first["size"], csv.len());
+    assert_eq!(first["mime"], "text/csv");
+    assert!(first["url"]
+        .as_str()
+        .unwrap()
+        .ends_with("/attachment?name=report.csv"));
+    assert_eq!(first["sha256"].as_str().unwrap().len(), 64);
+    let journal = std::fs::read_to_string(run.path("rec/journal.jsonl")).unwrap();
+    assert_eq!(
+        journal.matches("\"kind\":\"download\"").count(),
+        3,
+        "{journal}"
+    );
+    let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
+    assert!(
+        report.contains("href=\"downloads/report%2Ecsv\""),
+        "the report links the file"
+    );
+}

@@ -739,3 +739,81 @@ async fn sigterm_ends_the_stdio_server_with_its_report_and_no_browser_left() {
     );
     // No browser is left: the test directory checks that when dropped.
 }
+
+#[tokio::test]
+async fn an_mcp_client_uploads_from_the_files_folder_and_is_told_where_its_downloads_are() {
+    let server = Server::start(None).await;
+    let files = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(files.path().join("cv.txt"), "my CV").expect("write");
+    let folder = files.path().to_string_lossy();
+    let mcp = Mcp::stdio(&["--files", &folder, "--confirm", "allow"]).await;
+    let page = mcp
+        .call("open", json!({ "url": server.url("upload.html") }))
+        .await;
+    assert!(
+        page.text.contains("files you may UPLOAD") && page.text.contains("cv.txt (5 B)"),
+        "{}",
+        page.text
+    );
+    let cv = id_in(&page.text, "Your CV");
+    let refused = mcp
+        .call(
+            "act",
+            json!({ "commands": format!("UPLOAD:{cv}:/etc/passwd") }),
+        )
+        .await;
+    assert!(
+        refused.is_error && refused.text.contains("nothing attached"),
+        "{}",
+        refused.text
+    );
+    let attached = mcp
+        .call("act", json!({ "commands": format!("UPLOAD:{cv}:cv.txt") }))
+        .await;
+    assert!(
+        attached.text.contains("attached cv.txt (5 B"),
+        "{}",
+        attached.text
+    );
+    let sent = mcp
+        .call(
+            "act",
+            json!({ "commands": format!("CLICK:{}", id_in(&attached.text, "Send")) }),
+        )
+        .await;
+    assert!(sent.text.contains("Title: Received"), "{}", sent.text);
+    let posted = server.log.lock().expect("log").clone();
+    let hex: String = b"my CV".iter().map(|b| format!("{b:02x}")).collect();
+    assert!(
+        posted.contains(&format!("FILE doc cv.txt {hex}")),
+        "{posted:?}"
+    );
+
+    let page = mcp
+        .call("open", json!({ "url": server.url("downloads.html") }))
+        .await;
+    let got = mcp
+        .call(
+            "act",
+            json!({ "commands": format!("CLICK:{}", id_in(&page.text, "Get the report")) }),
+        )
+        .await;
+    let path = got
+        .text
+        .lines()
+        .find_map(|l| l.strip_prefix("downloaded file: "))
+        .and_then(|l| l.split(" (").next())
+        .unwrap_or_else(|| panic!("no download named: {}", got.text))
+        .to_string();
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("the file is where the answer says"),
+        crate::server::REPORT_CSV
+    );
+    let dir = mcp.close().await;
+    assert!(
+        std::path::Path::new(&path).starts_with(
+            std::fs::canonicalize(dir.path().join("rec/downloads")).expect("rec/downloads")
+        ),
+        "{path}"
+    );
+}

@@ -24,6 +24,9 @@ impl Drop for Server {
     }
 }
 
+/// What `/attachment` sends when no size is asked.
+pub const REPORT_CSV: &str = "region,total\nnorth,36\nsouth,41\n";
+
 /// The password of `ada` at `/login`.
 pub const SESSION_PASSWORD: &str = "correct-horse-42";
 /// The session cookie `/login` gives ada.
@@ -208,6 +211,27 @@ async fn serve(
             );
             stream.write_all(head.as_bytes()).await?;
             stream.write_all(page.as_bytes()).await?;
+            return stream.flush().await;
+        }
+        // A download: `?name=` is the name the site suggests, `&size=N` makes
+        // it N bytes of `a`; else it is the CSV [`REPORT_CSV`].
+        "/attachment" => {
+            let query = |key: &str| {
+                path.split_once('?')
+                    .and_then(|(_, q)| q.split('&').find_map(|kv| kv.strip_prefix(key)))
+                    .map(str::to_string)
+            };
+            let name = query("name=").unwrap_or_else(|| "file".into());
+            let body = match query("size=").and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) => vec![b'a'; n],
+                None => REPORT_CSV.as_bytes().to_vec(),
+            };
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"{name}\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(&body).await?;
             return stream.flush().await;
         }
         "/download.txt" => {

@@ -116,6 +116,7 @@ pub(super) async fn perform(
         }
         Command::Upload { names, .. } => upload(page, el()?, options.files.as_ref(), names).await,
         Command::Read { .. }
+        | Command::Tab { .. }
         | Command::Checkpoint { .. }
         | Command::BackToCheckpoint { .. }
         | Command::Answer { .. }

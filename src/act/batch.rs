@@ -107,6 +107,12 @@ impl Executor {
                 let stop = stop_after(&outcome);
                 (outcome, stop)
             }
+            Command::Tab { to } => {
+                let outcome = self.tab(session, step, to).await;
+                report.progress |= outcome.page_changed;
+                let stop = stop_after(&outcome);
+                (outcome, stop)
+            }
             Command::Read { of } => {
                 let (outcome, text) = self.read(session, step, of).await;
                 report.readings.extend(text);

@@ -16,6 +16,7 @@ mod execute;
 mod input;
 mod locate;
 mod settle;
+mod tabs;
 mod urls;
 mod watch;
 
@@ -34,6 +35,7 @@ use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets
 
 pub use batch::MAX_COMMANDS;
 pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, CheckpointRecord};
+pub use tabs::{tabs_note, TabInfo};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
 
@@ -309,6 +311,9 @@ pub struct Executor {
     ambient: perceive::Ambient,
     /// Tabs left behind when an action opened a new one, newest last.
     previous_pages: Vec<chromiumoxide::Page>,
+    /// The session's tabs (their target ids) in the order they opened: a
+    /// tab's number in the list.
+    tab_order: Vec<String>,
     /// Requests refused by the domain policy (the guard's and the executor's own).
     blocked: Arc<Mutex<Vec<Blocked>>>,
     /// Decisions on held actions, for the batch report.
@@ -356,6 +361,7 @@ impl Executor {
             acted: false,
             ambient: perceive::Ambient::default(),
             previous_pages: Vec::new(),
+            tab_order: vec![session.page().target_id().inner().clone()],
             blocked,
             decisions: Vec::new(),
             typed: HashSet::new(),

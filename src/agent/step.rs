@@ -94,7 +94,11 @@ impl Agent {
             journal,
         };
         let look = self.look(step, &mut stage).await?;
-        let notes = self.notes(run, &look)?;
+        let tabs = match stage.exec.tabs(stage.session).await {
+            Ok(tabs) => crate::act::tabs_note(&tabs),
+            Err(_) => None,
+        };
+        let notes = self.notes(run, &look, tabs)?;
         let (obs, mut record, reading) = self.record(step, &mut stage, run, look, notes);
         let planned = match self
             .plan(&mut record, run, stage.journal, &obs, reading.as_deref())
@@ -208,11 +212,12 @@ impl Agent {
     }
 
     /// What the model is told beside the page: the look's notes, a CAPTCHA
-    /// solved by the person, the secrets it may type, requests the domain
+    /// solved by the person, the secrets it may type, the files it may
+    /// upload, the tabs open, requests the domain
     /// policy blocked, and the impasse, counted over the steps that made no
     /// progress against it (a model that closes a popup over a sign-in form
     /// and fills it is not stuck); one that lasts ends the run.
-    fn notes(&self, run: &mut Run, look: &Look) -> Result<StepNotes, Ending> {
+    fn notes(&self, run: &mut Run, look: &Look, tabs: Option<String>) -> Result<StepNotes, Ending> {
         run.impasse = match (run.impasse.take(), look.impasse.clone()) {
             (Some((old, n)), Some(new)) if old == new => {
                 Some((new, if run.progressed { n } else { n + 1 }))
@@ -228,6 +233,7 @@ impl Agent {
         }
         notes.extend(look.view.secrets_note());
         notes.extend(view::files_note(&look.obs, self.options.act.files.as_ref()));
+        notes.extend(tabs);
         let blocked = self.blocked_since(&mut run.blocked_told);
         let told: Vec<String> = blocked
             .iter()

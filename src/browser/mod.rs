@@ -683,6 +683,17 @@ impl Session {
     pub async fn start(options: &BrowserOptions) -> Result<Self, BrowserError> {
         let host = SharedBrowser::start(options).await?;
         let page = host.browser.new_page("about:blank").await?;
+        // The blank tab a launched browser starts with is no tab of the
+        // run's: the model's list of tabs would show it.
+        if host.launched() {
+            let pages = host.browser.pages().await.unwrap_or_default();
+            for other in pages
+                .into_iter()
+                .filter(|p| p.target_id() != page.target_id())
+            {
+                let _ = tokio::time::timeout(Duration::from_secs(2), other.close()).await;
+            }
+        }
         Self::open(host, None, page, options).await
     }
 

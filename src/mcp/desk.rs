@@ -564,54 +564,43 @@ impl Desk {
         }
     }
 
-    /// `tabs`: the open tabs, and with `select` a switch to one.
-    pub async fn tabs(&mut self, select: Option<usize>) -> ToolOutput {
+    /// `tabs`: the open tabs; with `select` a switch to one, with `close`
+    /// the tab shown closed (back to the one before it). A switch or a
+    /// close observes the tab shown then.
+    pub async fn tabs(&mut self, select: Option<usize>, close: bool) -> ToolOutput {
         if let Err(why) = self.alive() {
             return ToolOutput::error(why);
         }
-        let Some(session) = self.session.as_mut() else {
+        let (Some(session), Some(exec)) = (self.session.as_mut(), self.exec.as_mut()) else {
             return ToolOutput::error("no browser yet: call open with a URL first");
         };
-        let pages = match session.tabs().await {
-            Ok(p) => p,
-            Err(e) => {
-                return self
-                    .lose_browser(&format!("the tabs could not be listed: {e}"))
-                    .await
+        let changed = match (select, close) {
+            (Some(_), true) => {
+                return ToolOutput::error("give select or close, not both: nothing was done")
             }
+            (Some(n), false) => Some(exec.switch_tab(session, n).await),
+            (None, true) => Some(exec.close_tab(session).await),
+            (None, false) => None,
         };
-        let current = session.page().target_id().clone();
-        if let Some(n) = select {
-            let Some(page) = n.checked_sub(1).and_then(|i| pages.get(i)).cloned() else {
-                return ToolOutput::error(format!(
-                    "there is no tab {n}: the tabs are numbered 1 to {}",
-                    pages.len()
-                ));
-            };
-            if let Err(e) = session.switch_to(page).await {
-                return ToolOutput::error(format!("could not switch to tab {n}: {e}"));
+        match changed {
+            Some(Ok(message)) => {
+                let mut out = self.observe(false).await;
+                out.text = format!("{message}\n\n{}", out.text);
+                out
             }
-            let exec = Executor::new(session, self.options.act.clone()).await;
-            self.exec = Some(exec);
-            let mut out = self.observe(false).await;
-            out.text = format!("switched to tab {n}\n\n{}", out.text);
-            return out;
-        }
-        let mut lines = Vec::new();
-        for (i, p) in pages.iter().enumerate() {
-            let url = p.url().await.ok().flatten().unwrap_or_default();
-            let title = p.get_title().await.ok().flatten().unwrap_or_default();
-            let mark = if *p.target_id() == current {
-                " (current)"
-            } else {
-                ""
-            };
-            lines.push(format!("{}. {title} · {url}{mark}", i + 1));
-        }
-        ToolOutput {
-            text: self.options.act.secrets.redact(&lines.join("\n")),
-            image: None,
-            is_error: false,
+            Some(Err(why)) => ToolOutput::error(why),
+            None => match exec.tabs(session).await {
+                Ok(tabs) => ToolOutput {
+                    text: self
+                        .options
+                        .act
+                        .secrets
+                        .redact(&tabs.iter().map(|t| t.line()).collect::<Vec<_>>().join("\n")),
+                    image: None,
+                    is_error: false,
+                },
+                Err(why) => self.lose_browser(&why).await,
+            },
         }
     }
 

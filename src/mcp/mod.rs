@@ -131,6 +131,9 @@ pub struct TabsArgs {
     /// Switch to the tab with this number (as listed, from 1).
     #[serde(default)]
     pub select: Option<usize>,
+    /// Close the tab shown, and show the one before it.
+    #[serde(default)]
+    pub close: bool,
 }
 
 /// The MCP server: the tools over one [`Desk`]. Each call takes the desk in
@@ -292,12 +295,13 @@ impl SeamarkMcp {
     }
 
     #[tool(
-        description = "List the browser's open tabs (number, title, URL, which is current); \
-                       {\"select\": N} switches to tab N and observes it (text only)."
+        description = "List the browser's open tabs (number, title, URL, which is shown); \
+                       {\"select\": N} shows tab N and {\"close\": true} closes the tab shown \
+                       (back to the one before it); either observes the tab then (text only)."
     )]
     async fn tabs(&self, Parameters(args): Parameters<TabsArgs>) -> CallToolResult {
         let mut desk = self.desk.lock().await;
-        bounded(LOOK_BOUND, desk.tabs(args.select)).await
+        bounded(LOOK_BOUND, desk.tabs(args.select, args.close)).await
     }
 }
 

@@ -63,6 +63,16 @@ pub enum ReadTarget {
     Download(String),
 }
 
+/// Where `TAB` goes.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TabTarget {
+    /// `TAB:2`: the tab with this number in the list of tabs (from 1).
+    Number(usize),
+    /// `TAB:close`: close the tab shown, back to the one before it.
+    Close,
+}
+
 /// One command of the model's answer.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "command", rename_all = "lowercase")]
@@ -149,6 +159,11 @@ pub enum Command {
         id: u32,
         /// The files' names in the uploads folder.
         names: Vec<String>,
+    },
+    /// Show another of the session's tabs, or close the one shown.
+    Tab {
+        /// Which.
+        to: TabTarget,
     },
     /// Read the page's content as Markdown, into the next step's page data.
     Read {
@@ -264,6 +279,10 @@ impl fmt::Display for Command {
                 ReadTarget::Text(text) => write!(f, "READ:\"{text}\""),
                 ReadTarget::More => write!(f, "READ:more"),
                 ReadTarget::Download(name) => write!(f, "READ:download:{name}"),
+            },
+            Command::Tab { to } => match to {
+                TabTarget::Number(n) => write!(f, "TAB:{n}"),
+                TabTarget::Close => write!(f, "TAB:close"),
             },
             Command::Answer { text } => write!(f, "ANSWER:{text}"),
             Command::Ask { question } => write!(f, "ASK:{question}"),

@@ -1,6 +1,6 @@
 //! The forgiving parser of the model's answers.
 
-use super::{Command, KeyCombo, ReadTarget, ScrollDirection, Step};
+use super::{Command, KeyCombo, ReadTarget, ScrollDirection, Step, TabTarget};
 
 /// Why an answer could not be read. The message is written for the model: it
 /// names the offending text and the expected form.
@@ -40,6 +40,7 @@ const KEYWORDS: &[&str] = &[
     "CHECKPOINT",
     "WAIT",
     "UPLOAD",
+    "TAB",
     "READ",
     "ANSWER",
     "ASK",
@@ -62,6 +63,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
+        "TAB" => "TAB:<number> (show that tab of the list of tabs) or TAB:close (close this tab)",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
         "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
@@ -69,7 +71,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              CHECKPOINT, WAIT, UPLOAD, READ, ANSWER, ASK, COMPLETE, STOP"
+              CHECKPOINT, WAIT, UPLOAD, TAB, READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -477,6 +479,22 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             plain(Command::Fetch { url })
         }
         "BACK" => plain(back(args)?),
+        "TAB" => {
+            let t = args.trim().trim_end_matches('.').trim();
+            let to = if t.eq_ignore_ascii_case("close") {
+                TabTarget::Close
+            } else {
+                match t.trim_start_matches('#').parse::<usize>() {
+                    Ok(n) if n >= 1 => TabTarget::Number(n),
+                    _ => {
+                        return Err(format!(
+                            "{t:?} is no tab: give its number (from 1) or close"
+                        ))
+                    }
+                }
+            };
+            plain(Command::Tab { to })
+        }
         "CHECKPOINT" => plain(Command::Checkpoint {
             name: checkpoint_name(args)?,
         }),

@@ -322,3 +322,62 @@ async fn a_download_is_a_result_of_the_run_named_everywhere_and_read_by_the_mode
         "the report links the file"
     );
 }
+
+#[tokio::test]
+async fn two_tabs_are_listed_tab_1_brings_the_first_back_and_tab_close_closes_the_second() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| format!("CLICK:{}", r.id_of("Open results in a new tab"))),
+        say("TAB:1"),
+        say("TAB:2"),
+        say("TAB:close"),
+        say("COMPLETE:looked at both tabs"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("tabs.html");
+    let run = run_with_model(&model, &["--task", "Compare the tabs", "--url", &url]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let prompts = model.received();
+    let tabs_line = |r: &Received| {
+        r.text()
+            .lines()
+            .find(|l| l.starts_with("Notes:") && l.contains("open tabs"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    // One tab: no list. Two: both, numbered in the order they opened.
+    assert_eq!(tabs_line(&prompts[0]), "");
+    let two = tabs_line(&prompts[1]);
+    assert!(
+        two.contains("1. \"Tabs\" · ") && two.contains("2. ") && two.contains("from=tab (shown)"),
+        "{two}"
+    );
+    // TAB:1 shows the first again.
+    assert!(
+        prompts[2].url().ends_with("/tabs.html"),
+        "{}",
+        prompts[2].url()
+    );
+    assert!(tabs_line(&prompts[2]).contains("tabs.html (shown)"));
+    assert!(
+        feedback(&prompts[2]).contains("switched to tab 1"),
+        "{}",
+        feedback(&prompts[2])
+    );
+    // TAB:2 then TAB:close: the second is gone, the first is shown.
+    assert!(
+        prompts[3].url().contains("from=tab"),
+        "{}",
+        prompts[3].url()
+    );
+    let closed = feedback(&prompts[4]);
+    assert!(
+        closed.contains("closed the tab of") && closed.contains("tab 1 is shown"),
+        "{closed}"
+    );
+    assert!(prompts[4].url().ends_with("/tabs.html"));
+    assert_eq!(tabs_line(&prompts[4]), "", "one tab is left");
+    // The report shows each switch.
+    let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
+    assert!(report.contains("switched to tab 1") && report.contains("closed the tab of"));
+}

@@ -817,3 +817,41 @@ async fn an_mcp_client_uploads_from_the_files_folder_and_is_told_where_its_downl
         "{path}"
     );
 }
+
+#[tokio::test]
+async fn tabs_lists_switches_and_closes_the_tabs_a_site_opened() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    let page = mcp
+        .call("open", json!({ "url": server.url("tabs.html") }))
+        .await;
+    let open = id_in(&page.text, "Open results in a new tab");
+    mcp.call("act", json!({ "commands": format!("CLICK:{open}") }))
+        .await;
+    let listed = mcp.call("tabs", json!({})).await;
+    assert!(
+        listed.text.contains("1. \"Tabs\"") && listed.text.contains("from=tab (shown)"),
+        "{}",
+        listed.text
+    );
+    let first = mcp.call("tabs", json!({ "select": 1 })).await;
+    assert!(
+        first.text.starts_with("switched to tab 1")
+            && first.text.contains("URL: ")
+            && first.text.contains("/tabs.html"),
+        "{}",
+        first.text
+    );
+    mcp.call("tabs", json!({ "select": 2 })).await;
+    let closed = mcp.call("tabs", json!({ "close": true })).await;
+    assert!(closed.text.contains("tab 1 is shown"), "{}", closed.text);
+    let left = mcp.call("tabs", json!({})).await;
+    assert_eq!(left.text.lines().count(), 1, "{}", left.text);
+    let only = mcp.call("tabs", json!({ "close": true })).await;
+    assert!(
+        only.is_error && only.text.contains("the only tab"),
+        "{}",
+        only.text
+    );
+    mcp.close().await;
+}

@@ -322,95 +322,116 @@ async fn watch_downloads(
     if let Err(e) = browser.execute(behavior).await {
         tracing::debug!("download behavior not set: {e}");
     }
-    let mut tasks = Vec::new();
-    if let Ok(mut begin) = browser.event_listener::<EventDownloadWillBegin>().await {
-        let events = events.clone();
-        let allowed = rules.is_some();
-        tasks.push(tokio::spawn(async move {
-            while let Some(d) = begin.next().await {
-                let mut ev = lock(&events);
-                let index = ev.downloads.len();
-                ev.guids.insert(d.guid.clone(), index);
-                ev.downloads.push(Download {
-                    url: d.url.clone(),
-                    file_name: d.suggested_filename.clone(),
-                    saved: None,
-                    frame: d.frame_id.inner().clone(),
-                    state: if allowed { "in progress" } else { "refused" }.into(),
-                });
-            }
-        }));
-    }
-    let Some(rules) = rules else {
-        return tasks;
+    let Ok(mut begin) = browser.event_listener::<EventDownloadWillBegin>().await else {
+        return Vec::new();
     };
-    if let Ok(mut progress) = browser.event_listener::<EventDownloadProgress>().await {
-        let events = events.clone();
-        let (host, context) = (session.weak_browser(), session.context().cloned());
-        tasks.push(tokio::spawn(async move {
-            while let Some(p) = progress.next().await {
-                let (index, download) = {
-                    let ev = lock(&events);
-                    let Some(&i) = ev.guids.get(&p.guid) else {
-                        continue;
-                    };
-                    match ev.downloads.get(i) {
-                        Some(d) if d.state == "in progress" => (i, d.clone()),
-                        _ => continue,
-                    }
-                };
-                let partial = rules.dir.join(&p.guid);
-                let state = match p.state {
-                    DownloadProgressState::InProgress
-                        if p.received_bytes > rules.max_bytes as f64 =>
-                    {
-                        let cancel = CancelDownloadParams {
-                            guid: p.guid.clone(),
-                            browser_context_id: context.clone(),
-                        };
-                        if let Some(host) = host.upgrade() {
-                            if let Err(e) = host.browser().execute(cancel).await {
-                                tracing::debug!("download not cancelled: {e}");
-                            }
-                        }
-                        remove_partial(&partial);
-                        "too large"
-                    }
-                    DownloadProgressState::InProgress => continue,
-                    DownloadProgressState::Completed => "completed",
-                    DownloadProgressState::Canceled => {
-                        remove_partial(&partial);
-                        "canceled"
-                    }
-                };
-                let saved = if state == "completed" {
-                    let (dir, max) = (rules.dir.clone(), rules.max_bytes);
-                    tokio::task::spawn_blocking(move || keep(&dir, &partial, &download, max))
-                        .await
-                        .unwrap_or_else(|e| Err(e.to_string()))
-                } else {
-                    Err(String::new())
-                };
-                let mut ev = lock(&events);
-                if let Some(d) = ev.downloads.get_mut(index) {
-                    match saved {
-                        Ok(file) => {
-                            d.saved = Some(file);
-                            d.state = state.into();
-                        }
-                        // One that came whole but larger than the cap is
-                        // removed as one that passed it on its way.
-                        Err(why) if why == TOO_LARGE => d.state = "too large".into(),
-                        Err(why) if state == "completed" => {
-                            d.state = format!("failed: {why}");
-                        }
-                        Err(_) => d.state = state.into(),
+    let mut progress = match rules {
+        Some(_) => browser.event_listener::<EventDownloadProgress>().await.ok(),
+        None => None,
+    };
+    let events = events.clone();
+    let (host, context) = (session.weak_browser(), session.context().cloned());
+    // One task for both streams, a download's beginning first: a small
+    // file's end, heard before its beginning by a task of its own, was
+    // never matched, and the file kept Chromium's name (a GUID).
+    vec![tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                Some(d) = begin.next() => {
+                    let mut ev = lock(&events);
+                    let index = ev.downloads.len();
+                    ev.guids.insert(d.guid.clone(), index);
+                    ev.downloads.push(Download {
+                        url: d.url.clone(),
+                        file_name: d.suggested_filename.clone(),
+                        saved: None,
+                        frame: d.frame_id.inner().clone(),
+                        state: if rules.is_some() { "in progress" } else { "refused" }.into(),
+                    });
+                }
+                Some(p) = next_or_never(&mut progress) => {
+                    if let Some(rules) = &rules {
+                        on_progress(&p, rules, &events, &host, context.as_ref()).await;
                     }
                 }
+                else => break,
             }
-        }));
+        }
+    })]
+}
+
+/// The next event of a stream there may not be; never, when there is none.
+async fn next_or_never<S: futures::Stream + Unpin>(stream: &mut Option<S>) -> Option<S::Item> {
+    match stream {
+        Some(s) => s.next().await,
+        None => std::future::pending().await,
     }
-    tasks
+}
+
+/// A download went on: one that passed the cap is stopped and what came
+/// removed; one that completed is kept under its safe name.
+async fn on_progress(
+    p: &EventDownloadProgress,
+    rules: &DownloadRules,
+    events: &Mutex<Events>,
+    host: &std::sync::Weak<crate::browser::SharedBrowser>,
+    context: Option<&chromiumoxide::cdp::browser_protocol::browser::BrowserContextId>,
+) {
+    let (index, download) = {
+        let ev = lock(events);
+        let Some(&i) = ev.guids.get(&p.guid) else {
+            return;
+        };
+        match ev.downloads.get(i) {
+            Some(d) if d.state == "in progress" => (i, d.clone()),
+            _ => return,
+        }
+    };
+    let partial = rules.dir.join(&p.guid);
+    let state = match p.state {
+        DownloadProgressState::InProgress if p.received_bytes > rules.max_bytes as f64 => {
+            let cancel = CancelDownloadParams {
+                guid: p.guid.clone(),
+                browser_context_id: context.cloned(),
+            };
+            if let Some(host) = host.upgrade() {
+                if let Err(e) = host.browser().execute(cancel).await {
+                    tracing::debug!("download not cancelled: {e}");
+                }
+            }
+            remove_partial(&partial);
+            "too large"
+        }
+        DownloadProgressState::InProgress => return,
+        DownloadProgressState::Completed => "completed",
+        DownloadProgressState::Canceled => {
+            remove_partial(&partial);
+            "canceled"
+        }
+    };
+    let saved = if state == "completed" {
+        let (dir, max) = (rules.dir.clone(), rules.max_bytes);
+        tokio::task::spawn_blocking(move || keep(&dir, &partial, &download, max))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+    } else {
+        Err(String::new())
+    };
+    let mut ev = lock(events);
+    if let Some(d) = ev.downloads.get_mut(index) {
+        d.state = match saved {
+            Ok(file) => {
+                d.saved = Some(file);
+                state.into()
+            }
+            // One that came whole but larger than the cap is removed as one
+            // that passed it on its way.
+            Err(why) if why == TOO_LARGE => "too large".into(),
+            Err(why) if state == "completed" => format!("failed: {why}"),
+            Err(_) => state.into(),
+        };
+    }
 }
 
 /// What [`keep`] says of a whole file over the cap.

@@ -19,7 +19,7 @@ use super::{input, settle, ActOptions};
 use crate::browser::Session;
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
-use crate::protocol::{Command, ScrollDirection};
+use crate::protocol::{Command, ScrollDirection, Spot};
 
 /// What an action did, before the page is looked at again.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +67,7 @@ pub(super) async fn perform(
     options: &ActOptions,
     command: &Command,
     target: Option<&Element>,
+    drop_on: Option<&Element>,
 ) -> Act {
     let page = session.page();
     let view = Rect {
@@ -90,6 +91,36 @@ pub(super) async fn perform(
             Ok(Acted::Unconfirmed(format!(
                 "the pointer is over {}",
                 describe(e)
+            )))
+        }
+        Command::ClickAt { at } | Command::HoverAt { at } => {
+            let p = super::points::to_css(*at, session.viewport())?;
+            let on = target
+                .map(|e| format!(" on {}", describe(e)))
+                .unwrap_or_default();
+            let place = format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y);
+            if matches!(command, Command::ClickAt { .. }) {
+                input::click(page, p).await.map_err(refused)?;
+                Ok(Acted::Unconfirmed(format!("clicked at {place}")))
+            } else {
+                input::hover(page, p).await.map_err(refused)?;
+                Ok(Acted::Unconfirmed(format!("the pointer is at {place}")))
+            }
+        }
+        Command::Drag { from, to } => {
+            let start = match from {
+                Spot::Id(_) => point_for(page, el()?, view).await?,
+                Spot::At(at) => super::points::to_css(*at, session.viewport())?,
+            };
+            let end = match (to, drop_on) {
+                (Spot::At(at), _) => super::points::to_css(*at, session.viewport())?,
+                (Spot::Id(_), Some(e)) => centre_in_view(e)?,
+                (Spot::Id(id), None) => return Err(format!("there is no element {id} to drop on")),
+            };
+            input::drag(page, start, end).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "dragged from {from} (CSS {:.0},{:.0}) to {to} (CSS {:.0},{:.0})",
+                start.x, start.y, end.x, end.y
             )))
         }
         Command::Type { text, .. } => fill(page, el()?, view, text).await,
@@ -124,6 +155,17 @@ pub(super) async fn perform(
         | Command::Complete { .. }
         | Command::Stop { .. } => Ok(Acted::Confirmed("nothing to do on the page".into())),
     }
+}
+
+/// The middle of the part of `e` in view, where a drag drops on it.
+fn centre_in_view(e: &Element) -> Result<Point, String> {
+    let r = e
+        .visible
+        .ok_or_else(|| format!("{} is not in view: scroll to it first", describe(e)))?;
+    Ok(Point {
+        x: r.x + r.w / 2.0,
+        y: r.y + r.h / 2.0,
+    })
 }
 
 /// What makes a click or an Enter destructive: whether it submits a form,
@@ -162,7 +204,7 @@ pub(super) async fn danger(
     target: Option<&Element>,
 ) -> Option<Danger> {
     let value = match (command, target) {
-        (Command::Click { .. }, Some(e)) => {
+        (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => {
             call_on_node(page, e.backend_node_id, DANGER_JS, vec![json!(false)]).await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {
@@ -191,7 +233,7 @@ pub(super) async fn form_of(
     target: Option<&Element>,
 ) -> Option<i64> {
     let node = match (command, target) {
-        (Command::Click { .. }, Some(e)) => e.backend_node_id,
+        (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => e.backend_node_id,
         (Command::Press { .. }, _) => focused_node(page).await?,
         _ => return None,
     };

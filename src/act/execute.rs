@@ -10,7 +10,7 @@ use super::batch::Heard;
 use super::{actions, article, effects, gone, tab_ids, Executor, Outcome, Status};
 use crate::browser::Session;
 use crate::perceive::{self, Element};
-use crate::protocol::{Command, Step};
+use crate::protocol::{Command, Spot, Step};
 
 /// Longest a command's look waits for lines of a ticking page to tick again
 /// (each look is taken at the page's next change, not on a clock: a loaded
@@ -22,6 +22,8 @@ const TICK_WATCH: Duration = Duration::from_millis(1500);
 struct Prepared {
     command: Command,
     target: Option<Element>,
+    /// The element a DRAG drops on, when it names one.
+    drop_on: Option<Element>,
     base_signature: String,
 }
 
@@ -96,13 +98,33 @@ impl Executor {
         // "The page changed" means: this command changed it, compared with the
         // latest look (within a batch, the page the batch was planned for).
         let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
-        let target = match step.command.target() {
-            Some(id) => Some(
+        let target = match (step.command.target(), &step.command) {
+            (Some(id), _) => Some(
                 self.element(session.page(), id, step)
                     .await
                     .map_err(|why| fail(Status::Failed, why))?,
             ),
-            None => None,
+            // A point is guarded as the element it falls on.
+            (None, Command::ClickAt { at } | Command::HoverAt { at }) => {
+                let p = super::points::to_css(*at, session.viewport())
+                    .map_err(|why| fail(Status::Failed, why))?;
+                match super::points::element_at(&seen.table.elements, p).map(|e| e.id) {
+                    // Asked as for its id: that tells its node.
+                    Some(id) => self.element(session.page(), id, step).await.ok(),
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        let drop_on = match &step.command {
+            Command::Drag {
+                to: Spot::Id(id), ..
+            } => Some(
+                self.element(session.page(), *id, step)
+                    .await
+                    .map_err(|why| fail(Status::Failed, why))?,
+            ),
+            _ => None,
         };
         let command = self
             .guard(session, step, target.as_ref())
@@ -111,6 +133,7 @@ impl Executor {
         Ok(Prepared {
             command,
             target,
+            drop_on,
             base_signature,
         })
     }
@@ -125,7 +148,10 @@ impl Executor {
         prepared: &Prepared,
     ) -> (Outcome, bool) {
         let Prepared {
-            command, target, ..
+            command,
+            target,
+            drop_on,
+            ..
         } = prepared;
         self.acted = true;
         let acted = tokio::select! {
@@ -135,6 +161,7 @@ impl Executor {
                 &self.options,
                 command,
                 target.as_ref(),
+                drop_on.as_ref(),
             ) => r,
             why = gone(&self.watch.events) => Err(why.to_string()),
         };

@@ -38,6 +38,37 @@ pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
     Ok(())
 }
 
+/// Moves a drag makes between its press and its release.
+const DRAG_STEPS: u32 = 12;
+
+/// A drag as a hand makes it: press at `from`, move to `to` in steps (a
+/// frame apart, so the page's handlers see each), release there.
+pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpError> {
+    let held = |kind, p| {
+        let mut e = mouse(kind, p);
+        e.button = Some(MouseButton::Left);
+        e.buttons = Some(1);
+        e.click_count = Some(1);
+        e
+    };
+    hover(page, from).await?;
+    page.execute(held(DispatchMouseEventType::MousePressed, from))
+        .await?;
+    for i in 1..=DRAG_STEPS {
+        let f = f64::from(i) / f64::from(DRAG_STEPS);
+        let p = Point {
+            x: from.x + (to.x - from.x) * f,
+            y: from.y + (to.y - from.y) * f,
+        };
+        page.execute(held(DispatchMouseEventType::MouseMoved, p))
+            .await?;
+        tokio::time::sleep(std::time::Duration::from_millis(16)).await;
+    }
+    page.execute(held(DispatchMouseEventType::MouseReleased, to))
+        .await?;
+    Ok(())
+}
+
 /// One key as the keyboard would send it.
 #[derive(Debug, Clone, PartialEq)]
 struct KeyDef {

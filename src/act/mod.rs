@@ -15,6 +15,7 @@ mod effects;
 mod execute;
 mod input;
 mod locate;
+mod points;
 mod settle;
 mod tabs;
 mod urls;
@@ -739,7 +740,7 @@ impl Executor {
                     url: resolved.to_string(),
                 })
             }
-            Command::Click { .. } | Command::Press { .. } => {
+            Command::Click { .. } | Command::ClickAt { .. } | Command::Press { .. } => {
                 self.confirm(session, step, target).await?;
                 Ok(step.command.clone())
             }

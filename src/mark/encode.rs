@@ -101,14 +101,21 @@ pub fn encode(img: &RgbImage, encoding: Encoding) -> Result<Vec<u8>, EncodeError
 /// Shrinks the image so that its long edge is at most `long_edge` (never enlarges).
 pub fn downscale(img: &RgbImage, long_edge: u32) -> Option<RgbImage> {
     let (w, h) = img.dimensions();
+    let (nw, nh) = sent_size(w, h, long_edge);
+    ((nw, nh) != (w, h)).then(|| shrink(img, nw, nh))
+}
+
+/// The size an image of `w`×`h` is sent at: shrunk so its long edge is at
+/// most `long_edge` (0: never shrunk). Points the model gives are in it.
+pub fn sent_size(w: u32, h: u32, long_edge: u32) -> (u32, u32) {
     let long = w.max(h);
     if long_edge == 0 || long <= long_edge {
-        return None;
+        return (w, h);
     }
     let f = f64::from(long_edge) / f64::from(long);
     let nw = ((f64::from(w) * f).round() as u32).max(1);
     let nh = ((f64::from(h) * f).round() as u32).max(1);
-    Some(shrink(img, nw, nh))
+    (nw, nh)
 }
 
 /// The image shrunk to `w`×`h` by area averaging (each output pixel the

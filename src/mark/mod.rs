@@ -20,7 +20,8 @@ use imageproc::drawing::draw_line_segment_mut;
 use crate::perceive::{Element, ElementState};
 
 pub use encode::{
-    data_url, downscale, encode, for_model, shrink, EncodeError, Encoding, DEFAULT_LONG_EDGE,
+    data_url, downscale, encode, for_model, sent_size, shrink, EncodeError, Encoding,
+    DEFAULT_LONG_EDGE,
 };
 pub use glyphs::{DigitAtlas, FONT_BYTES};
 pub use layout::{

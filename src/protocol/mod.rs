@@ -63,6 +63,41 @@ pub enum ReadTarget {
     Download(String),
 }
 
+/// A point of the marked screenshot the model was sent, in that image's
+/// pixels: `@412,230`. For what no mark covers (a canvas, a map, a chart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ImagePoint {
+    /// Pixels from the image's left edge.
+    pub x: u32,
+    /// Pixels from the image's top edge.
+    pub y: u32,
+}
+
+impl std::fmt::Display for ImagePoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "@{},{}", self.x, self.y)
+    }
+}
+
+/// An end of a `DRAG`: an element's mark, or a point of the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Spot {
+    /// The element with this mark id.
+    Id(u32),
+    /// This point of the image the model was sent.
+    At(ImagePoint),
+}
+
+impl std::fmt::Display for Spot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Spot::Id(id) => write!(f, "{id}"),
+            Spot::At(at) => write!(f, "{at}"),
+        }
+    }
+}
+
 /// Where `TAB` goes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -160,6 +195,23 @@ pub enum Command {
         /// The files' names in the uploads folder.
         names: Vec<String>,
     },
+    /// Click a point of the image the model was sent.
+    ClickAt {
+        /// The point.
+        at: ImagePoint,
+    },
+    /// Move the pointer over a point of the image the model was sent.
+    HoverAt {
+        /// The point.
+        at: ImagePoint,
+    },
+    /// Press on `from`, move to `to` in steps, release there.
+    Drag {
+        /// Where the drag starts.
+        from: Spot,
+        /// Where it drops.
+        to: Spot,
+    },
     /// Show another of the session's tabs, or close the one shown.
     Tab {
         /// Which.
@@ -204,6 +256,9 @@ impl Command {
             | Command::Deselect { id, .. }
             | Command::Hover { id }
             | Command::Upload { id, .. } => Some(*id),
+            Command::Drag {
+                from: Spot::Id(id), ..
+            } => Some(*id),
             Command::Scroll { id, .. } => *id,
             Command::Read {
                 of: ReadTarget::Element(id),
@@ -280,6 +335,9 @@ impl fmt::Display for Command {
                 ReadTarget::More => write!(f, "READ:more"),
                 ReadTarget::Download(name) => write!(f, "READ:download:{name}"),
             },
+            Command::ClickAt { at } => write!(f, "CLICK:{at}"),
+            Command::Drag { from, to } => write!(f, "DRAG:{from}:{to}"),
+            Command::HoverAt { at } => write!(f, "HOVER:{at}"),
             Command::Tab { to } => match to {
                 TabTarget::Number(n) => write!(f, "TAB:{n}"),
                 TabTarget::Close => write!(f, "TAB:close"),

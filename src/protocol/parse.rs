@@ -1,6 +1,6 @@
 //! The forgiving parser of the model's answers.
 
-use super::{Command, KeyCombo, ReadTarget, ScrollDirection, Step, TabTarget};
+use super::{Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget};
 
 /// Why an answer could not be read. The message is written for the model: it
 /// names the offending text and the expected form.
@@ -41,6 +41,7 @@ const KEYWORDS: &[&str] = &[
     "WAIT",
     "UPLOAD",
     "TAB",
+    "DRAG",
     "READ",
     "ANSWER",
     "ASK",
@@ -50,12 +51,12 @@ const KEYWORDS: &[&str] = &[
 
 fn expected_form(keyword: &str) -> &'static str {
     match keyword {
-        "CLICK" => "CLICK:<id>, e.g. CLICK:3 or CLICK:3 \"Submit\"",
+        "CLICK" => "CLICK:<id>, e.g. CLICK:3 or CLICK:3 \"Submit\"; or a point of the image, CLICK:@412,230",
         "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith",
         "CLEAR" => "CLEAR:<id>, e.g. CLEAR:5",
         "SELECT" => "SELECT:<id>:<option>, e.g. SELECT:7:France",
         "DESELECT" => "DESELECT:<id>:<option> (a list that takes several), e.g. DESELECT:7:France",
-        "HOVER" => "HOVER:<id>, e.g. HOVER:4",
+        "HOVER" => "HOVER:<id>, e.g. HOVER:4, or HOVER:@412,230",
         "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area",
         "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
         "FETCH" => "FETCH:<url>, e.g. FETCH:https://example.com/pricing",
@@ -63,6 +64,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
+        "DRAG" => "DRAG:<from>:<to>, each an id or a point of the image, e.g. DRAG:4:9 or DRAG:@120,300:@640,310",
         "TAB" => "TAB:<number> (show that tab of the list of tabs) or TAB:close (close this tab)",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
@@ -71,7 +73,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              CHECKPOINT, WAIT, UPLOAD, TAB, READ, ANSWER, ASK, COMPLETE, STOP"
+              CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -337,6 +339,40 @@ fn seconds(text: &str) -> Result<f64, String> {
 }
 
 /// Splits `<id>:<rest>` (the id may carry an echo).
+/// An end of a DRAG: `12` or `@412,230`.
+fn spot(text: &str) -> Result<Spot, String> {
+    let t = text.trim();
+    if t.starts_with('@') {
+        return image_point(t).map(Spot::At);
+    }
+    t.trim_start_matches(['[', '#'])
+        .trim_end_matches(']')
+        .parse::<u32>()
+        .map(Spot::Id)
+        .map_err(|_| format!("{t:?} is neither an id nor a point (@x,y)"))
+}
+
+/// `@412,230`: a point of the image the model was sent.
+fn image_point(text: &str) -> Result<ImagePoint, String> {
+    let t = text.trim().trim_end_matches('.').trim();
+    let bad = || format!("{t:?} is no point: write @x,y in the image's pixels, e.g. @412,230");
+    let (x, y) = t
+        .strip_prefix('@')
+        .and_then(|xy| xy.split_once(','))
+        .ok_or_else(bad)?;
+    let number = |v: &str| {
+        v.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && *n >= 0.0 && *n < 100_000.0)
+            .map(|n| n.round() as u32)
+    };
+    match (number(x), number(y)) {
+        (Some(x), Some(y)) => Ok(ImagePoint { x, y }),
+        _ => Err(bad()),
+    }
+}
+
 fn id_then(args: &str) -> Result<(u32, Option<String>, &str), String> {
     // The id part ends at the first ':' outside quotes.
     let mut in_quotes = false;
@@ -393,6 +429,14 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
         echo: None,
     };
     let step = match keyword {
+        "CLICK" | "HOVER" if args.trim_start().starts_with('@') => {
+            let at = image_point(args)?;
+            plain(if keyword == "CLICK" {
+                Command::ClickAt { at }
+            } else {
+                Command::HoverAt { at }
+            })
+        }
         "CLICK" | "CLEAR" | "HOVER" => {
             let (id, echo) = id_and_echo(args)?;
             let command = match keyword {
@@ -479,6 +523,16 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             plain(Command::Fetch { url })
         }
         "BACK" => plain(back(args)?),
+        "DRAG" => {
+            let t = args.trim().trim_end_matches('.').trim();
+            let (from, to) = t
+                .split_once(':')
+                .ok_or("DRAG needs where it starts and where it drops: DRAG:<from>:<to>")?;
+            plain(Command::Drag {
+                from: spot(from)?,
+                to: spot(to)?,
+            })
+        }
         "TAB" => {
             let t = args.trim().trim_end_matches('.').trim();
             let to = if t.eq_ignore_ascii_case("close") {

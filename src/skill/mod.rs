@@ -155,6 +155,11 @@ pub fn model_only(command: &Command) -> Option<&'static str> {
         Command::Read { .. } => Some("READ"),
         Command::Answer { .. } => Some("ANSWER"),
         Command::Ask { .. } => Some("ASK"),
+        // A bare point is the page's layout of that day: never replayed.
+        Command::ClickAt { .. } => Some("CLICK at a point"),
+        Command::HoverAt { .. } => Some("HOVER at a point"),
+        // Its drop is a second target a skill does not find again yet.
+        Command::Drag { .. } => Some("DRAG"),
         _ => None,
     }
 }

@@ -23,6 +23,7 @@ mod layers;
 mod mcp;
 mod miniwob;
 mod perception;
+mod points;
 mod read;
 mod report;
 mod rules;

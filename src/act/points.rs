@@ -1,0 +1,74 @@
+//! Points of the image the model was sent (`CLICK:@412,230`), for what no
+//! mark covers: mapped to the viewport's CSS pixels through the shrink the
+//! image had, refused outside the image.
+
+use crate::browser::Viewport;
+use crate::mark;
+use crate::perceive::{Element, ElementState, Point};
+use crate::protocol::ImagePoint;
+
+/// The CSS point of the viewport that pixel `at` of the sent image shows
+/// (its centre), or why there is none.
+pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, String> {
+    let (w, h) = (viewport.width, viewport.height);
+    let (sw, sh) = mark::sent_size(w, h, mark::DEFAULT_LONG_EDGE);
+    if at.x >= sw || at.y >= sh {
+        return Err(format!(
+            "{at} is outside the image you were sent ({sw}×{sh}, from @0,0 to @{},{}): \
+             nothing was done",
+            sw.saturating_sub(1),
+            sh.saturating_sub(1)
+        ));
+    }
+    let (fx, fy) = (f64::from(w) / f64::from(sw), f64::from(h) / f64::from(sh));
+    Ok(Point {
+        x: ((f64::from(at.x) + 0.5) * fx).min(f64::from(w) - 0.5),
+        y: ((f64::from(at.y) + 0.5) * fy).min(f64::from(h) - 0.5),
+    })
+}
+
+/// The element of the table a CSS point falls on, if any: the smallest
+/// one shown there. A click at a point is guarded as a click on it (a
+/// point on a "Delete" button waits for a person as its id would).
+pub fn element_at(elements: &[Element], p: Point) -> Option<&Element> {
+    elements
+        .iter()
+        .filter(|e| !matches!(e.state, ElementState::Offscreen { .. }))
+        .filter_map(|e| {
+            let r = e.visible.unwrap_or(e.bbox);
+            let inside = p.x >= r.x && p.x < r.x + r.w && p.y >= r.y && p.y < r.y + r.h;
+            inside.then_some((e, r.w * r.h))
+        })
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(e, _)| e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_of_a_shrunk_image_lands_where_it_shows() {
+        let big = Viewport {
+            width: 1920,
+            height: 1080,
+        };
+        // 1920×1080 is sent at 1568×882: a pixel is 1.224 CSS px.
+        let p = to_css(ImagePoint { x: 784, y: 441 }, big).unwrap();
+        assert!(
+            (p.x - 960.6).abs() < 0.5 && (p.y - 540.6).abs() < 0.5,
+            "{p:?}"
+        );
+        let why = to_css(ImagePoint { x: 1568, y: 10 }, big).unwrap_err();
+        assert!(
+            why.contains("outside the image you were sent (1568×882"),
+            "{why}"
+        );
+        let small = Viewport {
+            width: 1280,
+            height: 800,
+        };
+        let p = to_css(ImagePoint { x: 412, y: 230 }, small).unwrap();
+        assert_eq!((p.x, p.y), (412.5, 230.5));
+    }
+}

@@ -1,0 +1,198 @@
+//! Beyond the marks: a point of the image the model was sent
+//! (`CLICK:@x,y`) lands where the image shows it, whatever the shrink, and
+//! a point outside the image clicks nothing.
+
+use base64::Engine;
+
+use crate::cli::run_with_model;
+use crate::model_server::{reply, say, ModelServer, Received};
+use crate::server::Server;
+
+/// The centre of the lime pixels of the image the model was sent, in that
+/// image's pixels: what a model sees of the dot.
+fn lime_dot(r: &Received) -> (u32, u32) {
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(r.images().last().expect("an image was sent"))
+        .expect("base64");
+    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
+    let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
+    for (x, y, p) in img.enumerate_pixels() {
+        if p[0] < 40 && p[1] > 215 && p[2] < 40 {
+            sx += u64::from(x);
+            sy += u64::from(y);
+            n += 1;
+        }
+    }
+    assert!(
+        n > 0,
+        "no lime dot in the {}×{} image",
+        img.width(),
+        img.height()
+    );
+    ((sx / n) as u32, (sy / n) as u32)
+}
+
+/// The `x,y` the page told the server with `?key=`.
+fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
+    server
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.split_once(&format!("/log?{key}=")))
+        .filter_map(|(_, xy)| xy.split_once(','))
+        .filter_map(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
+    for viewport in ["1280x800", "1920x1080"] {
+        let server = Server::start(None).await;
+        let script = vec![
+            reply(|r| {
+                let (x, y) = lime_dot(r);
+                format!("CLICK:@{x},{y}")
+            }),
+            say("COMPLETE:clicked the dot"),
+        ];
+        let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+        let url = server.url("canvas.html");
+        let run = run_with_model(
+            &model,
+            &[
+                "--task",
+                "Click the green dot",
+                "--url",
+                &url,
+                "--viewport",
+                viewport,
+            ],
+        )
+        .await;
+        assert_eq!(run.code(), Some(0), "{viewport}: {}", run.stderr());
+        let dot = told(&server, "dot")[0];
+        let clicks = told(&server, "click");
+        assert_eq!(clicks.len(), 1, "{viewport}: {clicks:?}");
+        let (dx, dy) = (clicks[0].0 - dot.0, clicks[0].1 - dot.1);
+        assert!(
+            dx.abs() <= 2.0 && dy.abs() <= 2.0,
+            "{viewport}: the click landed at {:?}, the dot is at {dot:?}",
+            clicks[0]
+        );
+        let said = model.received()[1].text();
+        assert!(said.contains("clicked at @"), "{said}");
+    }
+}
+
+#[tokio::test]
+async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
+    let server = Server::start(None).await;
+    let script = vec![say("CLICK:@1568,10"), say("STOP:missed")];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("canvas.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Click the dot",
+            "--url",
+            &url,
+            "--viewport",
+            "1920x1080",
+        ],
+    )
+    .await;
+    assert_eq!(run.result()["success"], false, "{}", run.stderr());
+    let said = model.received()[1].text();
+    assert!(
+        said.contains("is outside the image you were sent (1568×882"),
+        "{said}"
+    );
+    assert!(told(&server, "click").is_empty());
+}
+
+/// The centre of the pixels of the image the model was sent that are
+/// near `rgb`.
+fn centre_of(r: &Received, rgb: [u8; 3]) -> (u32, u32) {
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(r.images().last().expect("an image was sent"))
+        .expect("base64");
+    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
+    let near = |p: &image::Rgb<u8>| (0..3).all(|i| p[i].abs_diff(rgb[i]) < 30);
+    let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
+    for (x, y, p) in img.enumerate_pixels() {
+        if near(p) {
+            sx += u64::from(x);
+            sy += u64::from(y);
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no {rgb:?} in the image");
+    ((sx / n) as u32, (sy / n) as u32)
+}
+
+#[tokio::test]
+async fn a_shape_on_a_canvas_is_dragged_into_its_zone_and_a_slider_is_dragged() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| {
+            let ((sx, sy), (zx, zy)) = (centre_of(r, [0, 0, 255]), centre_of(r, [0, 255, 0]));
+            format!("DRAG:@{sx},{sy}:@{zx},{zy}")
+        }),
+        // The slider's thumb, by its mark, to a point past its right end
+        // on its row (as the image shows the slider at 60 to 460, row 700).
+        reply(|r| format!("DRAG:{}:@470,708", r.id_of("Volume"))),
+        say("COMPLETE:dragged"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("drag.html");
+    let run = run_with_model(
+        &model,
+        &["--task", "Drag the square into the zone", "--url", &url],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let log = server.log.lock().unwrap().clone();
+    assert!(
+        log.iter().any(|l| l.ends_with("/log?dropped=in")),
+        "{log:?}"
+    );
+    let slider: Vec<u32> = log
+        .iter()
+        .filter_map(|l| {
+            l.split_once("/log?slider=")
+                .and_then(|(_, v)| v.parse().ok())
+        })
+        .collect();
+    assert!(slider.last().is_some_and(|v| *v >= 95), "{slider:?}");
+}
+
+/// A point is guarded as the element it falls on: a click at the middle
+/// of "Delete account" is put to the confirmation guard as `CLICK:id` is
+/// (the fixture's policy allows, and the guard's decision is recorded).
+#[tokio::test]
+async fn a_click_at_a_point_on_a_destructive_button_goes_through_the_guard_as_its_id_would() {
+    use crate::support::{Fixture, ReportExt};
+    use seamark::act::Status;
+    let mut a = Fixture::open("delete.html").await.actor().await;
+    let obs = a.look().await;
+    let delete = obs
+        .table
+        .elements
+        .iter()
+        .find(|e| e.name == "Delete account")
+        .expect("the button");
+    let r = delete.visible.unwrap_or(delete.bbox);
+    // At 1280×800 the image is sent as it is: a pixel is a CSS pixel.
+    let (x, y) = ((r.x + r.w / 2.0) as u32, (r.y + r.h / 2.0) as u32);
+    let report = a.run(&format!("CLICK:@{x},{y}")).await;
+    // The fixture's policy allows: the guard's decision is recorded.
+    report.statuses(&[Status::Done]);
+    assert_eq!(report.confirmations.len(), 1, "{report:?}");
+    let held = &report.confirmations[0].hold;
+    assert_eq!(held.command, format!("CLICK:@{x},{y}"));
+    assert_eq!(held.element, "button \"Delete account\"");
+    assert!(held.why.contains("delete"), "{}", held.why);
+    a.close().await;
+}

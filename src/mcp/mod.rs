@@ -62,8 +62,9 @@ pub struct ActArgs {
     /// Commands in seamark's command language, one per line, with ids from
     /// the last observation: CLICK:3, TYPE:5:John Smith, SELECT:7:Blue,
     /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:cv.pdf (a file of --files),
-    /// FETCH:url, CHECKPOINT:name, BACK:checkpoint. Type a secret as
-    /// {{secret:NAME}}.
+    /// FETCH:url, CHECKPOINT:name, BACK:checkpoint, TAB:2, TAB:close; for what has no
+    /// mark (a canvas, a map), a point of the last image: CLICK:@412,230,
+    /// HOVER:@x,y, DRAG:4:@600,310. Type a secret as {{secret:NAME}}.
     pub commands: String,
     /// Include the marked screenshot of the page afterwards (default false).
     #[serde(default)]

@@ -2,11 +2,13 @@
 //! up with the text they produce, so the page's listeners fire as for a person.
 
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
-    MouseButton,
+    DispatchDragEventParams, DispatchDragEventType, DispatchKeyEventParams, DispatchKeyEventType,
+    DispatchMouseEventParams, DispatchMouseEventType, DragData, EventDragIntercepted, MouseButton,
+    SetInterceptDragsParams,
 };
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
+use futures::{FutureExt, StreamExt};
 
 use crate::perceive::Point;
 use crate::protocol::KeyCombo;
@@ -42,7 +44,10 @@ pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
 const DRAG_STEPS: u32 = 12;
 
 /// A drag as a hand makes it: press at `from`, move to `to` in steps (a
-/// frame apart, so the page's handlers see each), release there.
+/// frame apart, so the page's handlers see each), release there. When the
+/// press starts an HTML5 drag (a `draggable` element, a file-drop list),
+/// the browser hands the drag over and its drag events are sent instead,
+/// so the page gets `dragenter`, `dragover` and `drop` where a hand drops.
 pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpError> {
     let held = |kind, p| {
         let mut e = mouse(kind, p);
@@ -51,20 +56,53 @@ pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpE
         e.click_count = Some(1);
         e
     };
+    let mut handed = match page.execute(SetInterceptDragsParams::new(true)).await {
+        Ok(_) => page.event_listener::<EventDragIntercepted>().await.ok(),
+        Err(_) => None,
+    };
     hover(page, from).await?;
     page.execute(held(DispatchMouseEventType::MousePressed, from))
         .await?;
+    let mut html5: Option<DragData> = None;
     for i in 1..=DRAG_STEPS {
         let f = f64::from(i) / f64::from(DRAG_STEPS);
         let p = Point {
             x: from.x + (to.x - from.x) * f,
             y: from.y + (to.y - from.y) * f,
         };
-        page.execute(held(DispatchMouseEventType::MouseMoved, p))
-            .await?;
+        match &html5 {
+            Some(data) => drag_event(page, DispatchDragEventType::DragOver, p, data).await?,
+            None => {
+                page.execute(held(DispatchMouseEventType::MouseMoved, p))
+                    .await?;
+            }
+        }
         tokio::time::sleep(std::time::Duration::from_millis(16)).await;
+        if html5.is_none() {
+            if let Some(Some(event)) = handed.as_mut().and_then(|s| s.next().now_or_never()) {
+                let data = event.data.clone();
+                drag_event(page, DispatchDragEventType::DragEnter, p, &data).await?;
+                html5 = Some(data);
+            }
+        }
+    }
+    if let Some(data) = &html5 {
+        drag_event(page, DispatchDragEventType::Drop, to, data).await?;
     }
     page.execute(held(DispatchMouseEventType::MouseReleased, to))
+        .await?;
+    let _ = page.execute(SetInterceptDragsParams::new(false)).await;
+    Ok(())
+}
+
+/// One event of an HTML5 drag the browser handed over.
+async fn drag_event(
+    page: &Page,
+    kind: DispatchDragEventType,
+    p: Point,
+    data: &DragData,
+) -> Result<(), CdpError> {
+    page.execute(DispatchDragEventParams::new(kind, p.x, p.y, data.clone()))
         .await?;
     Ok(())
 }

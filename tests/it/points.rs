@@ -196,3 +196,24 @@ async fn a_click_at_a_point_on_a_destructive_button_goes_through_the_guard_as_it
     assert!(held.why.contains("delete"), "{}", held.why);
     a.close().await;
 }
+
+#[tokio::test]
+async fn a_draggable_list_is_reordered_by_dragging_one_item_onto_another() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| format!("DRAG:{}:{}", r.id_of("Cherries"), r.id_of("Apples"))),
+        say("COMPLETE:cherries first"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("reorder.html");
+    let run = run_with_model(&model, &["--task", "Put cherries first", "--url", &url]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let prompt = model.received()[0].text();
+    assert!(prompt.contains("draggable \"Cherries\""), "{prompt}");
+    let log = server.log.lock().unwrap().clone();
+    assert!(
+        log.iter()
+            .any(|l| l.ends_with("/log?order=Cherries,Apples,Bananas")),
+        "{log:?}"
+    );
+}

@@ -68,7 +68,7 @@
   const describe = (e) => {
     const orig = e.orig;
     delete e.orig;
-    const role = roleOf(orig) || 'clickable';
+    const role = roleOf(orig) || (orig.getAttribute('draggable') === 'true' ? 'draggable' : 'clickable');
     const tag = orig.tagName.toLowerCase();
     e.tag = tag; e.role = role; e.name = cut(nameOf(orig, role), MAX_NAME);
     if (!e.name) {

@@ -24,6 +24,8 @@
     const ti = el.getAttribute('tabindex');
     if (ti !== null && parseInt(ti, 10) >= 0) return 1;
     if (el.hasAttribute('onclick') || el.hasAttribute('onmousedown') || el.hasAttribute('onpointerdown')) return 1;
+    // An item a person drags (a sortable list's row): DRAG takes its id.
+    if (el.getAttribute('draggable') === 'true') return 1;
     return 0;
   };
   const hasListener = (el) => {

@@ -1,6 +1,8 @@
 //! Latency from a command to the settled page, as the executor runs it: the
 //! input events, the wait for the page to be quiet, and the look afterwards.
-//! `click` toggles a checkbox (grid.html); `type` replaces a text field's
+//! `click` toggles a checkbox (grid.html), and `click at a point` does so
+//! at the middle of its box (`CLICK:@x,y`, at 1280×800 a pixel of the image
+//! is a CSS pixel); `type` replaces a text field's
 //! content with ten characters (inputs.html); the same beside a ticker that
 //! rewrites two lines every 100 ms (ticker.html), and into a search box that
 //! asks the server 150 ms after the last key (debounce.html). Each runs with the default quiet
@@ -21,9 +23,10 @@ use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive;
 use seamark::protocol::parse;
 
-/// (page, element name, command template with `{id}`, benchmark name).
+/// (page, element name, command template with `{id}` or `{at}`, benchmark name).
 const CASES: &[(&str, &str, &str, &str)] = &[
     ("grid.html", "Option 1", "CLICK:{id}", "click"),
+    ("grid.html", "Option 1", "CLICK:{at}", "click at a point"),
     ("inputs.html", "Query", "TYPE:{id}:0123456789", "type"),
     (
         "ticker.html",
@@ -49,7 +52,16 @@ fn bench(c: &mut Criterion) {
         (session, main)
     });
     for (page, name, template, bench_name) in CASES {
-        let mut group = c.benchmark_group(format!("actions/{}", page.trim_end_matches(".html")));
+        // The point's group is the page's own too, measured in the same run.
+        let suffix = if template.contains("{at}") {
+            " (point)"
+        } else {
+            ""
+        };
+        let mut group = c.benchmark_group(format!(
+            "actions/{}{suffix}",
+            page.trim_end_matches(".html")
+        ));
         group
             .sample_size(10)
             .warm_up_time(Duration::from_millis(500))
@@ -74,14 +86,18 @@ fn bench(c: &mut Criterion) {
             let (mut exec, steps) = rt.block_on(async {
                 let mut exec = Executor::new(&session, options).await;
                 let obs = exec.observe(&session).await.expect("observe");
-                let id = obs
+                let e = obs
                     .table
                     .elements
                     .iter()
                     .find(|e| e.name == *name)
-                    .map(|e| e.id)
                     .expect("the element is on the page");
-                let steps = parse(&template.replace("{id}", &id.to_string())).expect("command");
+                let r = e.visible.unwrap_or(e.bbox);
+                let at = format!("@{},{}", (r.x + r.w / 2.0) as u32, (r.y + r.h / 2.0) as u32);
+                let command = template
+                    .replace("{id}", &e.id.to_string())
+                    .replace("{at}", &at);
+                let steps = parse(&command).expect("command");
                 (exec, steps)
             });
             group.bench_function(format!("{bench_name} quiet {quiet_ms} ms"), |b| {

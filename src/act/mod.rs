@@ -992,6 +992,17 @@ impl Executor {
         .await
     }
 
+    /// Watches the page the session shows now (after a switch of tabs).
+    async fn watch_shown_page(&mut self, session: &Session) {
+        self.watch
+            .follow(
+                session.page(),
+                self.options.dialogs,
+                &self.options.prompt_text,
+            )
+            .await;
+    }
+
     /// Follows a tab the action opened; the old one is kept to come back to.
     async fn follow_tabs(&mut self, session: &mut Session, before: &[String]) -> Option<String> {
         let pages = session.tabs().await.ok()?;
@@ -1008,13 +1019,7 @@ impl Executor {
         let old = session.page().clone();
         session.switch_to(fresh).await.ok()?;
         self.previous_pages.push(old);
-        self.watch
-            .follow(
-                session.page(),
-                self.options.dialogs,
-                &self.options.prompt_text,
-            )
-            .await;
+        self.watch_shown_page(session).await;
         self.settle(session, self.options.navigation_timeout).await;
         let url = actions::page_url(session.page()).await;
         Some(format!("a new tab opened at {url}; working in it now"))
@@ -1055,13 +1060,7 @@ impl Executor {
         } else {
             message.push_str("; no page could be opened again");
         }
-        self.watch
-            .follow(
-                session.page(),
-                self.options.dialogs,
-                &self.options.prompt_text,
-            )
-            .await;
+        self.watch_shown_page(session).await;
         self.last = None;
         Some(message)
     }

@@ -167,13 +167,7 @@ impl Executor {
             .switch_to(page)
             .await
             .map_err(|e| format!("the tab could not be shown: {e}"))?;
-        self.watch
-            .follow(
-                session.page(),
-                self.options.dialogs,
-                &self.options.prompt_text,
-            )
-            .await;
+        self.watch_shown_page(session).await;
         self.stale = Some("another tab is shown".into());
         self.last = None;
         self.settle(session, self.options.settle_timeout).await;

@@ -230,6 +230,20 @@ pub(crate) fn guard_needs_launch(browser: &BrowserOptions) -> Result<(), String>
 /// The folder of a run's directory that keeps its downloads.
 pub const DOWNLOADS: &str = "downloads";
 
+/// Downloads are results of a run (or an MCP session): kept in its
+/// directory `dir` unless the person said where.
+pub(crate) fn keep_downloads_in(act: &mut ActOptions, dir: &std::path::Path) {
+    if act.download_dir.is_none() {
+        act.download_dir = Some(dir.join(DOWNLOADS));
+    }
+}
+
+/// At the end of a run in `dir`: one that downloaded nothing keeps no
+/// empty folder for it.
+pub(crate) fn drop_empty_downloads(dir: &std::path::Path) {
+    let _ = std::fs::remove_dir(dir.join(DOWNLOADS));
+}
+
 /// Why domain limits and `--cdp` do not go together.
 pub const GUARD_NEEDS_LAUNCH: &str = "domain limits need a browser seamark launches: an \
      attached browser's requests cannot be routed through the domain guard (drop --cdp)";
@@ -581,11 +595,7 @@ impl Agent {
             (None, Some(dir)) => Journal::create(dir)?,
             (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
         };
-        // Downloads are results of the run: kept in its directory unless
-        // the person said where.
-        if self.options.act.download_dir.is_none() {
-            self.options.act.download_dir = Some(journal.dir().join(DOWNLOADS));
-        }
+        keep_downloads_in(&mut self.options.act, journal.dir());
         let model = self.brain.name();
         let mut run = match self.resume.take() {
             None => {
@@ -782,8 +792,7 @@ impl Agent {
         ending: Ending,
         steps: usize,
     ) -> Result<RunResult, AgentError> {
-        // A run that downloaded nothing keeps no empty folder for it.
-        let _ = std::fs::remove_dir(journal.dir().join(DOWNLOADS));
+        drop_empty_downloads(journal.dir());
         if let Some(skills) = run.skills.as_mut() {
             skills.learn(
                 ending.status,

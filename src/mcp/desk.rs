@@ -148,9 +148,7 @@ impl Desk {
             Some(dir) => Journal::create(dir)?,
             None => Journal::create_in(&options.runs_root, "mcp session")?,
         };
-        if options.act.download_dir.is_none() {
-            options.act.download_dir = Some(journal.dir().join(agent::DOWNLOADS));
-        }
+        agent::keep_downloads_in(&mut options.act, journal.dir());
         journal.redact(options.act.secrets.clone());
         journal.write(&StartRecord {
             kind: "start",
@@ -717,8 +715,7 @@ impl Desk {
         if std::mem::replace(&mut self.finished, true) {
             return self.dir();
         }
-        // A session that downloaded nothing keeps no empty folder for it.
-        let _ = std::fs::remove_dir(self.dir().join(agent::DOWNLOADS));
+        agent::drop_empty_downloads(&self.dir());
         let result = RunResult {
             success: true,
             status: RunStatus::Done,

@@ -8,10 +8,12 @@ use crate::perceive::{Element, ElementState, Point};
 use crate::protocol::ImagePoint;
 
 /// The CSS point of the viewport that pixel `at` of the sent image shows
-/// (its centre), or why there is none.
+/// (its centre), or why there is none. The image is the screenshot in
+/// device pixels (`viewport.scale` per CSS pixel), shrunk to the long edge
+/// models take.
 pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, String> {
-    let (w, h) = (viewport.width, viewport.height);
-    let (sw, sh) = mark::sent_size(w, h, mark::DEFAULT_LONG_EDGE);
+    let (dw, dh) = viewport.device_size();
+    let (sw, sh) = mark::sent_size(dw, dh, mark::DEFAULT_LONG_EDGE);
     if at.x >= sw || at.y >= sh {
         return Err(format!(
             "{at} is outside the image you were sent ({sw}×{sh}, from @0,0 to @{},{}): \
@@ -20,10 +22,11 @@ pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, String> {
             sh.saturating_sub(1)
         ));
     }
-    let (fx, fy) = (f64::from(w) / f64::from(sw), f64::from(h) / f64::from(sh));
+    let (w, h) = (f64::from(viewport.width), f64::from(viewport.height));
+    let (fx, fy) = (w / f64::from(sw), h / f64::from(sh));
     Ok(Point {
-        x: ((f64::from(at.x) + 0.5) * fx).min(f64::from(w) - 0.5),
-        y: ((f64::from(at.y) + 0.5) * fy).min(f64::from(h) - 0.5),
+        x: ((f64::from(at.x) + 0.5) * fx).min(w - 0.5),
+        y: ((f64::from(at.y) + 0.5) * fy).min(h - 0.5),
     })
 }
 
@@ -52,6 +55,7 @@ mod tests {
         let big = Viewport {
             width: 1920,
             height: 1080,
+            ..Viewport::default()
         };
         // 1920×1080 is sent at 1568×882: a pixel is 1.224 CSS px.
         let p = to_css(ImagePoint { x: 784, y: 441 }, big).unwrap();
@@ -67,8 +71,26 @@ mod tests {
         let small = Viewport {
             width: 1280,
             height: 800,
+            ..Viewport::default()
         };
         let p = to_css(ImagePoint { x: 412, y: 230 }, small).unwrap();
         assert_eq!((p.x, p.y), (412.5, 230.5));
+    }
+
+    #[test]
+    fn a_point_at_device_scale_two_lands_where_it_shows() {
+        // 1280×800 at scale 2 is a 2560×1600 screenshot, sent at 1568×980:
+        // a pixel of the image is 0.816 CSS px.
+        let dense = Viewport {
+            scale: "2".parse().unwrap(),
+            ..Viewport::default()
+        };
+        let p = to_css(ImagePoint { x: 784, y: 490 }, dense).unwrap();
+        assert!(
+            (p.x - 640.4).abs() < 0.5 && (p.y - 400.4).abs() < 0.5,
+            "{p:?}"
+        );
+        let why = to_css(ImagePoint { x: 10, y: 980 }, dense).unwrap_err();
+        assert!(why.contains("(1568×980"), "{why}");
     }
 }

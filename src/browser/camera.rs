@@ -25,7 +25,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::Page;
 use futures::StreamExt;
 
-use super::BrowserError;
+use super::{BrowserError, Viewport};
 
 /// The screenshot seamark takes: the viewport, PNG with fast compression.
 fn screenshot_params() -> CaptureScreenshotParams {
@@ -65,24 +65,48 @@ pub(crate) struct Camera {
 }
 
 impl Camera {
-    /// Connects to page target `target` of the browser at `browser_ws`.
-    pub async fn open(browser_ws: &str, target: &str) -> Result<Self, String> {
+    /// Connects to page target `target` of the browser at `browser_ws`, and
+    /// gives it the session's viewport: overrides of device metrics belong
+    /// to the connection that set them, and without it a screenshot at a
+    /// device scale of 2 would come out at 1.
+    pub async fn open(browser_ws: &str, target: &str, viewport: Viewport) -> Result<Self, String> {
         let endpoint = page_endpoint(browser_ws, target)?;
         let (socket, _) = async_tungstenite::tokio::connect_async(endpoint.as_str())
             .await
             .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
-        Ok(Self { socket, next_id: 0 })
+        let mut camera = Self { socket, next_id: 0 };
+        let metrics =
+            serde_json::to_value(viewport.metrics_override()).map_err(|e| e.to_string())?;
+        camera
+            .call("Emulation.setDeviceMetricsOverride", metrics)
+            .await?;
+        Ok(camera)
     }
 
-    /// Takes a screenshot. The connection answers nothing but its own commands,
-    /// one at a time; anything else on it is skipped.
+    /// Takes a screenshot.
     pub async fn shoot(&mut self) -> Result<Vec<u8>, String> {
+        let params = serde_json::to_value(screenshot_params()).map_err(|e| e.to_string())?;
+        let result = self.call("Page.captureScreenshot", params).await?;
+        let data = result
+            .get("data")
+            .and_then(|d| d.as_str())
+            .ok_or_else(|| format!("answer without an image: {}", clip(&result.to_string())))?;
+        decode(data)
+    }
+
+    /// Sends one command and waits for its result. The connection answers
+    /// nothing but its own commands, one at a time; anything else on it is
+    /// skipped.
+    async fn call(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, String> {
         self.next_id += 1;
         let id = self.next_id;
-        let params = serde_json::to_value(screenshot_params()).map_err(|e| e.to_string())?;
         let command = serde_json::json!({
             "id": id,
-            "method": "Page.captureScreenshot",
+            "method": method,
             "params": params,
         });
         self.socket
@@ -95,19 +119,15 @@ impl Camera {
                 Message::Close(_) => break,
                 _ => continue,
             };
-            let reply: serde_json::Value = serde_json::from_str(&text)
+            let mut reply: serde_json::Value = serde_json::from_str(&text)
                 .map_err(|e| format!("unreadable answer ({e}): {}", clip(&text)))?;
             if reply.get("id").and_then(|v| v.as_u64()) != Some(id) {
                 continue;
             }
             if let Some(error) = reply.get("error") {
-                return Err(format!("the browser refused: {error}"));
+                return Err(format!("the browser refused {method}: {error}"));
             }
-            let data = reply
-                .pointer("/result/data")
-                .and_then(|d| d.as_str())
-                .ok_or_else(|| format!("answer without an image: {}", clip(&text)))?;
-            return decode(data);
+            return Ok(reply["result"].take());
         }
         Err("the page closed the connection".into())
     }

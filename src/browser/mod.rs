@@ -34,7 +34,7 @@ pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
 pub use launch::NET_LOG_ENV;
 pub use pool::Pool;
-pub use viewport::Viewport;
+pub use viewport::{DeviceScale, Viewport};
 
 /// Errors of the browser layer.
 #[derive(Debug, thiserror::Error)]
@@ -111,7 +111,7 @@ pub struct BrowserOptions {
     pub cdp: Option<String>,
     /// Show the browser window.
     pub headful: bool,
-    /// Viewport size in CSS pixels, at device scale factor 1.
+    /// Viewport size in CSS pixels, and its device scale factor.
     pub viewport: Viewport,
     /// Upper bound for one protocol command.
     pub command_timeout: Duration,
@@ -730,7 +730,7 @@ impl Session {
         &self.page
     }
 
-    /// The viewport in CSS pixels.
+    /// The viewport in CSS pixels, and its device scale factor.
     pub fn viewport(&self) -> Viewport {
         self.viewport
     }
@@ -836,7 +836,7 @@ impl Session {
             // A connection on the browser's own host opens in a millisecond.
             let opened = within(
                 self.command_timeout.min(Duration::from_secs(5)),
-                camera::Camera::open(self.browser().websocket_address(), &target),
+                camera::Camera::open(self.browser().websocket_address(), &target, self.viewport),
             )
             .await;
             slot.camera = opened

@@ -1,17 +1,23 @@
-//! The viewport: its size, parsing `WxH`, and the CDP override that applies it.
+//! The viewport: its size, its device scale factor, parsing `WxH` and `N`,
+//! and the CDP override that applies them.
 
 use std::fmt;
 use std::str::FromStr;
 
 use chromiumoxide::cdp::browser_protocol::emulation::SetDeviceMetricsOverrideParams;
 
-/// Viewport size in CSS pixels, at device scale factor 1.
+/// Viewport size in CSS pixels, and the device pixels per CSS pixel its
+/// screenshots are taken at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Viewport {
     /// Width in CSS pixels.
     pub width: u32,
     /// Height in CSS pixels.
     pub height: u32,
+    /// Device scale factor (`--scale`): 2 takes screenshots of twice the
+    /// width and height, as on a high-density screen.
+    #[serde(default)]
+    pub scale: DeviceScale,
 }
 
 impl Default for Viewport {
@@ -19,7 +25,74 @@ impl Default for Viewport {
         Self {
             width: 1280,
             height: 800,
+            scale: DeviceScale::default(),
         }
+    }
+}
+
+/// Device pixels per CSS pixel, from 0.5 to 4 (1 by default).
+#[derive(Debug, Clone, Copy, PartialOrd, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub struct DeviceScale(f64);
+
+impl DeviceScale {
+    /// The factor.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl Default for DeviceScale {
+    fn default() -> Self {
+        Self(1.0)
+    }
+}
+
+// Only finite values in range are ever built, so equality is total.
+impl PartialEq for DeviceScale {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for DeviceScale {}
+
+impl TryFrom<f64> for DeviceScale {
+    type Error = String;
+
+    fn try_from(n: f64) -> Result<Self, Self::Error> {
+        if (0.5..=4.0).contains(&n) {
+            Ok(Self(n))
+        } else {
+            Err(format!(
+                "device scale {n} out of range: it must be from 0.5 to 4 (2 for a high-density screen)"
+            ))
+        }
+    }
+}
+
+impl From<DeviceScale> for f64 {
+    fn from(s: DeviceScale) -> f64 {
+        s.0
+    }
+}
+
+impl FromStr for DeviceScale {
+    type Err = String;
+
+    /// Parses `2`, `1.5`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let n: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("malformed device scale {s:?}: expected a number, e.g. 2"))?;
+        Self::try_from(n)
+    }
+}
+
+impl fmt::Display for DeviceScale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
     }
 }
 
@@ -40,7 +113,11 @@ impl FromStr for Viewport {
                 "viewport {width}x{height} out of range: each side must be 100 to {MAX_SIDE} pixels"
             ));
         }
-        Ok(Self { width, height })
+        Ok(Self {
+            width,
+            height,
+            scale: DeviceScale::default(),
+        })
     }
 }
 
@@ -51,11 +128,20 @@ impl fmt::Display for Viewport {
 }
 
 impl Viewport {
+    /// The size of its screenshots in device pixels.
+    pub fn device_size(self) -> (u32, u32) {
+        let s = self.scale.get();
+        (
+            (f64::from(self.width) * s).round() as u32,
+            (f64::from(self.height) * s).round() as u32,
+        )
+    }
+
     pub(crate) fn to_cdp(self) -> chromiumoxide::handler::viewport::Viewport {
         chromiumoxide::handler::viewport::Viewport {
             width: self.width,
             height: self.height,
-            device_scale_factor: Some(1.0),
+            device_scale_factor: Some(self.scale.get()),
             emulating_mobile: false,
             is_landscape: false,
             has_touch: false,
@@ -63,7 +149,12 @@ impl Viewport {
     }
 
     pub(crate) fn metrics_override(self) -> SetDeviceMetricsOverrideParams {
-        SetDeviceMetricsOverrideParams::new(self.width as i64, self.height as i64, 1.0, false)
+        SetDeviceMetricsOverrideParams::new(
+            self.width as i64,
+            self.height as i64,
+            self.scale.get(),
+            false,
+        )
     }
 }
 
@@ -77,7 +168,8 @@ mod tests {
             "1920x1080".parse::<Viewport>(),
             Ok(Viewport {
                 width: 1920,
-                height: 1080
+                height: 1080,
+                scale: DeviceScale::default(),
             })
         );
         assert_eq!("800×600".parse::<Viewport>().map(|v| v.width), Ok(800));
@@ -91,5 +183,19 @@ mod tests {
         }
         let err = "10x10".parse::<Viewport>().unwrap_err();
         assert!(err.contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn a_device_scale_is_a_number_in_range() {
+        assert_eq!("2".parse::<DeviceScale>().map(DeviceScale::get), Ok(2.0));
+        assert_eq!("1.5".parse::<DeviceScale>().map(DeviceScale::get), Ok(1.5));
+        for bad in ["", "two", "0", "8", "NaN", "inf"] {
+            assert!(bad.parse::<DeviceScale>().is_err(), "{bad}");
+        }
+        let vp = Viewport {
+            scale: DeviceScale(2.0),
+            ..Viewport::default()
+        };
+        assert_eq!(vp.device_size(), (2560, 1600));
     }
 }

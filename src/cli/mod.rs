@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use seamark::browser::{BrowserOptions, Viewport};
+use seamark::browser::{BrowserOptions, DeviceScale, Viewport};
 
 /// seamark: a Set-of-Mark web agent driving a real Chromium.
 #[derive(Debug, Parser)]
@@ -139,6 +139,11 @@ pub struct BrowserArgs {
     /// Viewport size in CSS pixels.
     #[arg(long, value_name = "WxH", default_value = "1280x800")]
     viewport: Viewport,
+    /// Device scale factor, 0.5 to 4: at 2 the page renders and screenshots
+    /// as on a high-density screen (twice the pixels). Marks and `@x,y`
+    /// points stay right at any scale.
+    #[arg(long, value_name = "N", default_value = "1")]
+    scale: DeviceScale,
 }
 
 impl BrowserArgs {
@@ -176,7 +181,10 @@ impl BrowserArgs {
         BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
-            viewport: self.viewport,
+            viewport: Viewport {
+                scale: self.scale,
+                ..self.viewport
+            },
             ..BrowserOptions::default()
         }
     }

@@ -127,7 +127,8 @@ pub const HIDDEN: Rgb<u8> = Rgb([48, 48, 48]);
 /// Draws an observation's marks on its screenshot: what `seamark mark` writes
 /// and what the agent sends (before any downscale). The `hide` boxes (CSS
 /// pixels: password fields, fields holding a secret) are painted over first,
-/// so their content shows in no image.
+/// so their content shows in no image. The screenshot is taken in device
+/// pixels, so at a device scale of 2 the boxes are drawn twice as large.
 pub fn mark_observation(
     obs: &crate::perceive::Observation,
     style: &MarkStyle,
@@ -135,11 +136,13 @@ pub fn mark_observation(
 ) -> Result<RgbImage, MarkError> {
     let mut shot = decode(&obs.screenshot_png)?;
     let (w, h) = shot.dimensions();
+    // The screenshot is in device pixels: `scale` of them per CSS pixel.
+    let scale = obs.viewport.scale.get();
     for r in hide {
-        let x0 = r.x.floor().clamp(0.0, f64::from(w)) as u32;
-        let y0 = r.y.floor().clamp(0.0, f64::from(h)) as u32;
-        let x1 = (r.x + r.w).ceil().clamp(0.0, f64::from(w)) as u32;
-        let y1 = (r.y + r.h).ceil().clamp(0.0, f64::from(h)) as u32;
+        let x0 = (r.x * scale).floor().clamp(0.0, f64::from(w)) as u32;
+        let y0 = (r.y * scale).floor().clamp(0.0, f64::from(h)) as u32;
+        let x1 = ((r.x + r.w) * scale).ceil().clamp(0.0, f64::from(w)) as u32;
+        let y1 = ((r.y + r.h) * scale).ceil().clamp(0.0, f64::from(h)) as u32;
         for y in y0..y1 {
             for x in x0..x1 {
                 shot.put_pixel(x, y, HIDDEN);
@@ -148,7 +151,7 @@ pub fn mark_observation(
     }
     let marks = marks_for(
         &obs.table.elements,
-        1.0,
+        scale,
         style.debug,
         shot.width(),
         shot.height(),

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use image::RgbImage;
+use seamark::browser::Viewport;
 use seamark::mark::{self, IRect, MarkBox, MarkKind, MarkStyle};
 use seamark::perceive::{Element, ElementState, Rect};
 
@@ -19,7 +20,7 @@ use crate::support::Fixture;
 enum Source {
     /// A page served by the test server, perceived in a real browser.
     Page(&'static str),
-    /// Generated here: a plain background and a table.
+    /// Generated here: a plain background (1280×800 CSS pixels) and a table.
     Synthetic(fn() -> (RgbImage, Vec<Element>)),
 }
 
@@ -27,6 +28,8 @@ struct Case {
     name: &'static str,
     source: Source,
     debug: bool,
+    /// Device pixels per CSS pixel of the screenshot (`--scale`).
+    scale: f64,
 }
 
 const CASES: &[Case] = &[
@@ -34,36 +37,57 @@ const CASES: &[Case] = &[
         name: "form",
         source: Source::Page("form.html"),
         debug: false,
+        scale: 1.0,
     },
     Case {
         name: "checkbox_grid",
         source: Source::Page("checkboxes.html"),
         debug: false,
+        scale: 1.0,
     },
     Case {
         name: "crowded_1000",
         source: Source::Synthetic(crowded),
         debug: false,
+        scale: 1.0,
     },
     Case {
         name: "edges",
         source: Source::Synthetic(edges),
         debug: false,
+        scale: 1.0,
     },
     Case {
         name: "tiny_and_full",
         source: Source::Synthetic(tiny_and_full),
         debug: false,
+        scale: 1.0,
     },
     Case {
         name: "debug_states",
         source: Source::Page("states.html"),
         debug: true,
+        scale: 1.0,
     },
     Case {
         name: "corpus_wikipedia",
         source: Source::Page("corpus/06-en-wikipedia-org/index.html"),
         debug: false,
+        scale: 1.0,
+    },
+    // At device scale 2 the screenshot has twice the pixels each way and the
+    // table stays in CSS pixels: the boxes must still frame their elements.
+    Case {
+        name: "form_scale2",
+        source: Source::Page("form.html"),
+        debug: false,
+        scale: 2.0,
+    },
+    Case {
+        name: "edges_scale2",
+        source: Source::Synthetic(edges),
+        debug: false,
+        scale: 2.0,
     },
 ];
 
@@ -163,8 +187,12 @@ fn tiny_and_full() -> (RgbImage, Vec<Element>) {
     (background(1280, 800), elements)
 }
 
-async fn capture_page(page: &str, dir: &Path) {
-    let fx = Fixture::open(page).await;
+async fn capture_page(page: &str, scale: f64, dir: &Path) {
+    let viewport = Viewport {
+        scale: scale.try_into().unwrap(),
+        ..Viewport::default()
+    };
+    let fx = Fixture::open_with(page, viewport).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let seen = fx.perceive().await;
     std::fs::write(dir.join("screenshot.png"), &seen.obs.screenshot_png).unwrap();
@@ -199,9 +227,19 @@ async fn inputs(case: &Case) -> (RgbImage, Vec<Element>) {
         );
         std::fs::create_dir_all(&dir).unwrap();
         match case.source {
-            Source::Page(page) => capture_page(page, &dir).await,
+            Source::Page(page) => capture_page(page, case.scale, &dir).await,
             Source::Synthetic(make) => {
                 let (img, elements) = make();
+                let (w, h) = (
+                    img.width() as f64 * case.scale,
+                    img.height() as f64 * case.scale,
+                );
+                let img = image::imageops::resize(
+                    &img,
+                    w as u32,
+                    h as u32,
+                    image::imageops::FilterType::Nearest,
+                );
                 write_inputs(&dir, &img, &elements);
             }
         }
@@ -220,8 +258,8 @@ fn style(debug: bool) -> MarkStyle {
     }
 }
 
-fn marks_of(img: &RgbImage, elements: &[Element], debug: bool) -> Vec<MarkBox> {
-    mark::marks_for(elements, 1.0, debug, img.width(), img.height())
+fn marks_of(img: &RgbImage, elements: &[Element], case: &Case, debug: bool) -> Vec<MarkBox> {
+    mark::marks_for(elements, case.scale, debug, img.width(), img.height())
 }
 
 /// Red where the images differ, a faded copy of the expected image elsewhere.
@@ -241,7 +279,7 @@ async fn every_golden_case_renders_to_the_pixel() {
     let mut failures = Vec::new();
     for case in CASES {
         let (img, elements) = inputs(case).await;
-        let marks = marks_of(&img, &elements, case.debug);
+        let marks = marks_of(&img, &elements, case, case.debug);
         let actual = mark::render(img, &marks, &style(case.debug));
         let dir = golden_dir(case.name);
         let expected_path = dir.join("expected.png");
@@ -378,7 +416,7 @@ fn clipped(r: &IRect, w: u32, h: u32) -> IRect {
 async fn labels_never_overlap_stay_on_the_image_and_stay_legible_on_golden_inputs() {
     for case in CASES {
         let (img, elements) = inputs(case).await;
-        let marks = marks_of(&img, &elements, false);
+        let marks = marks_of(&img, &elements, case, false);
         let q = quality(&marks, img.width(), img.height(), &style(false));
         println!(
             "{}: {} marks, {} small, {} small covered, large covered (median, p90, max) {:?}",
@@ -518,8 +556,8 @@ fn neighbors_on_either_side_of_the_cut_get_different_colors() {
 async fn the_model_image_marks_interactable_elements_only_and_debug_marks_the_rest() {
     let case = CASES.iter().find(|c| c.name == "debug_states").unwrap();
     let (img, elements) = inputs(case).await;
-    let model = marks_of(&img, &elements, false);
-    let debug = marks_of(&img, &elements, true);
+    let model = marks_of(&img, &elements, case, false);
+    let debug = marks_of(&img, &elements, case, true);
     assert!(model.iter().all(|m| m.kind == MarkKind::Interactable));
     for kind in [MarkKind::Occluded, MarkKind::Disabled, MarkKind::Offscreen] {
         assert!(

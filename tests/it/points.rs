@@ -8,30 +8,6 @@ use crate::cli::run_with_model;
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
 
-/// The centre of the lime pixels of the image the model was sent, in that
-/// image's pixels: what a model sees of the dot.
-fn lime_dot(r: &Received) -> (u32, u32) {
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(r.images().last().expect("an image was sent"))
-        .expect("base64");
-    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
-    let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
-    for (x, y, p) in img.enumerate_pixels() {
-        if p[0] < 40 && p[1] > 215 && p[2] < 40 {
-            sx += u64::from(x);
-            sy += u64::from(y);
-            n += 1;
-        }
-    }
-    assert!(
-        n > 0,
-        "no lime dot in the {}×{} image",
-        img.width(),
-        img.height()
-    );
-    ((sx / n) as u32, (sy / n) as u32)
-}
-
 /// The `x,y` the page told the server with `?key=`.
 fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
     server
@@ -47,11 +23,12 @@ fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
 
 #[tokio::test]
 async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
-    for viewport in ["1280x800", "1920x1080"] {
+    // The last one renders at device scale 2: a 2560×1600 screenshot, shrunk.
+    for (viewport, scale) in [("1280x800", "1"), ("1920x1080", "1"), ("1280x800", "2")] {
         let server = Server::start(None).await;
         let script = vec![
             reply(|r| {
-                let (x, y) = lime_dot(r);
+                let (x, y) = centre_of(r, [0, 255, 0]);
                 format!("CLICK:@{x},{y}")
             }),
             say("COMPLETE:clicked the dot"),
@@ -67,6 +44,8 @@ async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
                 &url,
                 "--viewport",
                 viewport,
+                "--scale",
+                scale,
             ],
         )
         .await;
@@ -77,7 +56,7 @@ async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
         let (dx, dy) = (clicks[0].0 - dot.0, clicks[0].1 - dot.1);
         assert!(
             dx.abs() <= 2.0 && dy.abs() <= 2.0,
-            "{viewport}: the click landed at {:?}, the dot is at {dot:?}",
+            "{viewport} at scale {scale}: the click landed at {:?}, the dot is at {dot:?}",
             clicks[0]
         );
         let said = model.received()[1].text();

@@ -93,18 +93,42 @@ pub(super) async fn perform(
                 describe(e)
             )))
         }
-        Command::ClickAt { at } | Command::HoverAt { at } => {
+        Command::ClickAt { at }
+        | Command::HoverAt { at }
+        | Command::ScrollAt { at, .. }
+        | Command::TypeAt { at, .. } => {
             let p = super::points::to_css(*at, session.viewport())?;
             let on = target
                 .map(|e| format!(" on {}", describe(e)))
                 .unwrap_or_default();
             let place = format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y);
-            if matches!(command, Command::ClickAt { .. }) {
-                input::click(page, p).await.map_err(refused)?;
-                Ok(Acted::Unconfirmed(format!("clicked at {place}")))
-            } else {
-                input::hover(page, p).await.map_err(refused)?;
-                Ok(Acted::Unconfirmed(format!("the pointer is at {place}")))
+            match command {
+                Command::HoverAt { .. } => {
+                    input::hover(page, p).await.map_err(refused)?;
+                    Ok(Acted::Unconfirmed(format!("the pointer is at {place}")))
+                }
+                Command::ScrollAt { direction, .. } => {
+                    // As far as SCROLL moves the page: most of a screen.
+                    let (sx, sy) = signs(*direction);
+                    let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
+                    input::wheel(page, p, dx, dy).await.map_err(refused)?;
+                    Ok(Acted::Unconfirmed(format!(
+                        "turned the wheel {} at {place}",
+                        direction_word(*direction).0
+                    )))
+                }
+                Command::TypeAt { text, .. } => {
+                    input::click(page, p).await.map_err(refused)?;
+                    input::type_text(page, text).await.map_err(refused)?;
+                    Ok(Acted::Unconfirmed(format!(
+                        "clicked at {place} and typed {} characters",
+                        text.chars().count()
+                    )))
+                }
+                _ => {
+                    input::click(page, p).await.map_err(refused)?;
+                    Ok(Acted::Unconfirmed(format!("clicked at {place}")))
+                }
             }
         }
         Command::Drag { from, to } => {
@@ -204,7 +228,7 @@ pub(super) async fn danger(
     target: Option<&Element>,
 ) -> Option<Danger> {
     let value = match (command, target) {
-        (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => {
+        (Command::Click { .. } | Command::ClickAt { .. } | Command::TypeAt { .. }, Some(e)) => {
             call_on_node(page, e.backend_node_id, DANGER_JS, vec![json!(false)]).await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {

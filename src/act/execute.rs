@@ -98,15 +98,15 @@ impl Executor {
         // "The page changed" means: this command changed it, compared with the
         // latest look (within a batch, the page the batch was planned for).
         let base_signature = self.last.as_ref().unwrap_or(seen).signature.clone();
-        let target = match (step.command.target(), &step.command) {
+        let target = match (step.command.target(), step.command.point()) {
             (Some(id), _) => Some(
                 self.element(session.page(), id, step)
                     .await
                     .map_err(|why| fail(Status::Failed, why))?,
             ),
             // A point is guarded as the element it falls on.
-            (None, Command::ClickAt { at } | Command::HoverAt { at }) => {
-                let p = super::points::to_css(*at, session.viewport())
+            (None, Some(at)) => {
+                let p = super::points::to_css(at, session.viewport())
                     .map_err(|why| fail(Status::Failed, why))?;
                 match super::points::element_at(&seen.table.elements, p).map(|e| e.id) {
                     // Asked as for its id: that tells its node.

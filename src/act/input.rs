@@ -40,6 +40,17 @@ pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
     Ok(())
 }
 
+/// Turns the wheel at `p` by `dx`, `dy` CSS pixels (the pointer moves there
+/// first, as a hand's would).
+pub(super) async fn wheel(page: &Page, p: Point, dx: f64, dy: f64) -> Result<(), CdpError> {
+    hover(page, p).await?;
+    let mut e = mouse(DispatchMouseEventType::MouseWheel, p);
+    e.delta_x = Some(dx);
+    e.delta_y = Some(dy);
+    page.execute(e).await?;
+    Ok(())
+}
+
 /// Moves a drag makes between its press and its release.
 const DRAG_STEPS: u32 = 12;
 

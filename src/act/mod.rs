@@ -729,6 +729,14 @@ impl Executor {
                     text: filled,
                 })
             }
+            // Seamark knows where a secret may go by the field's id and page;
+            // a bare point names no field.
+            Command::TypeAt { text, .. } if Secrets::has_placeholder(text) => Err((
+                Status::Refused,
+                "a secret is typed only into a field by its id (TYPE:id:{{secret:NAME}}), \
+                 never at a point"
+                    .into(),
+            )),
             Command::Fetch { url } => {
                 let current = actions::page_url(session.page()).await;
                 let resolved = fetch_target(url, &current, &self.options.fetch_schemes)
@@ -740,7 +748,10 @@ impl Executor {
                     url: resolved.to_string(),
                 })
             }
-            Command::Click { .. } | Command::ClickAt { .. } | Command::Press { .. } => {
+            Command::Click { .. }
+            | Command::ClickAt { .. }
+            | Command::TypeAt { .. }
+            | Command::Press { .. } => {
                 self.confirm(session, step, target).await?;
                 Ok(step.command.clone())
             }

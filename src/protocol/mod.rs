@@ -205,6 +205,22 @@ pub enum Command {
         /// The point.
         at: ImagePoint,
     },
+    /// Turn the mouse wheel at a point of the image the model was sent:
+    /// what is under it scrolls (a map or a chart may zoom instead).
+    ScrollAt {
+        /// The point.
+        at: ImagePoint,
+        /// Which way.
+        direction: ScrollDirection,
+    },
+    /// Click a point of the image the model was sent, then type there (a
+    /// field drawn on a canvas, an editor with no mark).
+    TypeAt {
+        /// The point.
+        at: ImagePoint,
+        /// The text.
+        text: String,
+    },
     /// Press on `from`, move to `to` in steps, release there.
     Drag {
         /// Where the drag starts.
@@ -263,6 +279,18 @@ impl Command {
             Command::Read {
                 of: ReadTarget::Element(id),
             } => Some(*id),
+            _ => None,
+        }
+    }
+
+    /// The point of the image the command acts at, if it takes one (a
+    /// DRAG's ends are its own).
+    pub fn point(&self) -> Option<ImagePoint> {
+        match self {
+            Command::ClickAt { at }
+            | Command::HoverAt { at }
+            | Command::ScrollAt { at, .. }
+            | Command::TypeAt { at, .. } => Some(*at),
             _ => None,
         }
     }
@@ -338,6 +366,8 @@ impl fmt::Display for Command {
             Command::ClickAt { at } => write!(f, "CLICK:{at}"),
             Command::Drag { from, to } => write!(f, "DRAG:{from}:{to}"),
             Command::HoverAt { at } => write!(f, "HOVER:{at}"),
+            Command::ScrollAt { at, direction } => write!(f, "SCROLL:{at}:{}", dir(direction)),
+            Command::TypeAt { at, text } => write!(f, "TYPE:{at}:{text}"),
             Command::Tab { to } => match to {
                 TabTarget::Number(n) => write!(f, "TAB:{n}"),
                 TabTarget::Close => write!(f, "TAB:close"),

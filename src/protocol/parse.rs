@@ -52,12 +52,12 @@ const KEYWORDS: &[&str] = &[
 fn expected_form(keyword: &str) -> &'static str {
     match keyword {
         "CLICK" => "CLICK:<id>, e.g. CLICK:3 or CLICK:3 \"Submit\"; or a point of the image, CLICK:@412,230",
-        "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith",
+        "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith; or at a point, TYPE:@412,230:text",
         "CLEAR" => "CLEAR:<id>, e.g. CLEAR:5",
         "SELECT" => "SELECT:<id>:<option>, e.g. SELECT:7:France",
         "DESELECT" => "DESELECT:<id>:<option> (a list that takes several), e.g. DESELECT:7:France",
         "HOVER" => "HOVER:<id>, e.g. HOVER:4, or HOVER:@412,230",
-        "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area",
+        "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area, or SCROLL:@412,230:down at a point",
         "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
         "FETCH" => "FETCH:<url>, e.g. FETCH:https://example.com/pricing",
         "BACK" => "BACK (one page back), BACK:checkpoint (to the last checkpoint) or BACK:checkpoint:<name>",
@@ -445,6 +445,33 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 _ => Command::Hover { id },
             };
             Step { command, echo }
+        }
+        "TYPE" | "SCROLL" if args.trim_start().starts_with('@') => {
+            // `@x,y` holds no colon: the point ends at the first one.
+            let (at, rest) = args.split_once(':').ok_or_else(|| {
+                if keyword == "TYPE" {
+                    "TYPE at a point needs the text: TYPE:@x,y:text".to_string()
+                } else {
+                    "SCROLL at a point needs a direction: SCROLL:@x,y:down".to_string()
+                }
+            })?;
+            let at = image_point(at)?;
+            plain(if keyword == "TYPE" {
+                Command::TypeAt {
+                    at,
+                    text: unquote(rest),
+                }
+            } else {
+                Command::ScrollAt {
+                    at,
+                    direction: direction(rest).ok_or_else(|| {
+                        format!(
+                            "{:?} is not a direction (up, down, left, right)",
+                            rest.trim()
+                        )
+                    })?,
+                }
+            })
         }
         "TYPE" => {
             let (id, echo, text) = id_then(args)?;
@@ -1056,6 +1083,48 @@ mod tests {
         assert_eq!(parse("I think we are done here."), Err(ParseError::Empty));
         assert_eq!(parse("Click on the Submit button"), Err(ParseError::Empty));
         assert_eq!(parse(""), Err(ParseError::Empty));
+    }
+
+    #[test]
+    fn every_point_form_parses_and_prints_back() {
+        let at = ImagePoint { x: 412, y: 230 };
+        for (text, command) in [
+            ("CLICK:@412,230", Command::ClickAt { at }),
+            ("HOVER:@412,230", Command::HoverAt { at }),
+            (
+                "SCROLL:@412,230:down",
+                Command::ScrollAt {
+                    at,
+                    direction: ScrollDirection::Down,
+                },
+            ),
+            (
+                "TYPE:@412,230:Paris: 2 nights",
+                Command::TypeAt {
+                    at,
+                    text: "Paris: 2 nights".into(),
+                },
+            ),
+            (
+                "DRAG:@412,230:7",
+                Command::Drag {
+                    from: Spot::At(at),
+                    to: Spot::Id(7),
+                },
+            ),
+        ] {
+            let steps = parse(text).unwrap();
+            assert_eq!(steps[0].command, command, "{text}");
+            assert_eq!(command.to_string(), text);
+        }
+        for bad in [
+            "SCROLL:@412,230",
+            "SCROLL:@412,230:sideways",
+            "TYPE:@412",
+            "CLICK:@a,b",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 
     /// A fixed pseudo-random sequence, so a failure reproduces.

@@ -158,6 +158,8 @@ pub fn model_only(command: &Command) -> Option<&'static str> {
         // A bare point is the page's layout of that day: never replayed.
         Command::ClickAt { .. } => Some("CLICK at a point"),
         Command::HoverAt { .. } => Some("HOVER at a point"),
+        Command::ScrollAt { .. } => Some("SCROLL at a point"),
+        Command::TypeAt { .. } => Some("TYPE at a point"),
         // Its drop is a second target a skill does not find again yet.
         Command::Drag { .. } => Some("DRAG"),
         _ => None,

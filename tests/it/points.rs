@@ -64,6 +64,61 @@ async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
     }
 }
 
+/// SCROLL at a point turns the wheel over what the image shows there (a
+/// map zooms), TYPE at a point clicks there and types.
+#[tokio::test]
+async fn the_wheel_turns_and_keys_are_typed_at_a_point_of_the_image() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| {
+            let (x, y) = centre_of(r, [0, 255, 0]);
+            format!("SCROLL:@{x},{y}:down")
+        }),
+        reply(|r| {
+            let (x, y) = centre_of(r, [0, 255, 0]);
+            format!("TYPE:@{x},{y}:Oslo")
+        }),
+        say("COMPLETE:zoomed and typed"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("canvas.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Zoom in at the dot, type Oslo there",
+            "--url",
+            &url,
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let dot = told(&server, "dot")[0];
+    let log = server.log.lock().unwrap().clone();
+    let wheel: Vec<&str> = log
+        .iter()
+        .filter_map(|l| l.split_once("/log?wheel=").map(|(_, v)| v))
+        .collect();
+    assert_eq!(wheel.len(), 1, "{log:?}");
+    let (x, rest) = wheel[0].split_once(',').unwrap();
+    let (y, dy) = rest.split_once("&dy=").unwrap();
+    let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+    assert!(
+        (x - dot.0).abs() <= 2.0 && (y - dot.1).abs() <= 2.0,
+        "{wheel:?} vs {dot:?}"
+    );
+    assert_eq!(dy, "1", "the wheel turned down");
+    let clicks = told(&server, "click");
+    assert_eq!(clicks.len(), 1, "TYPE at a point clicks once: {clicks:?}");
+    let keys: String = log
+        .iter()
+        .filter_map(|l| l.split_once("/log?key=").map(|(_, k)| k))
+        .collect();
+    assert_eq!(keys, "Oslo");
+    let said = model.received()[1].text();
+    assert!(said.contains("turned the wheel down at @"), "{said}");
+}
+
 #[tokio::test]
 async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
     let server = Server::start(None).await;

@@ -108,6 +108,7 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
             elements: "[1] link \"Pricing\"\n[2] button \"Sign in\"\n".repeat(40),
             notes: Vec::new(),
             screenshot,
+            close_look: None,
             prompt_chars: 6000,
             prompt_tokens: Default::default(),
             images: 2,

@@ -99,7 +99,15 @@ impl Journal {
 
     /// Saves a step's image and returns its file name.
     pub fn save_image(&self, step: usize, ext: &str, bytes: &[u8]) -> Result<String, JournalError> {
-        let name = format!("step-{step:03}.{ext}");
+        self.save_file(format!("step-{step:03}.{ext}"), bytes)
+    }
+
+    /// Saves the close look (`ZOOM`) a step showed; returns its file name.
+    pub fn save_close_look(&self, step: usize, bytes: &[u8]) -> Result<String, JournalError> {
+        self.save_file(format!("step-{step:03}-zoom.png"), bytes)
+    }
+
+    fn save_file(&self, name: String, bytes: &[u8]) -> Result<String, JournalError> {
         let path = self.dir.join(&name);
         std::fs::write(&path, bytes).map_err(|source| JournalError::Write { path, source })?;
         Ok(name)

@@ -215,6 +215,10 @@ pub struct StepRecord {
     pub notes: Vec<String>,
     /// The marked screenshot's file in the run directory.
     pub screenshot: String,
+    /// The close look (`ZOOM`) the model was shown beside it, if any: its
+    /// file in the run directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_look: Option<String>,
     /// Characters of prompt text sent.
     pub prompt_chars: usize,
     /// The prompt in tokens, counted before it was sent (see

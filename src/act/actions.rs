@@ -171,6 +171,7 @@ pub(super) async fn perform(
         }
         Command::Upload { names, .. } => upload(page, el()?, options.files.as_ref(), names).await,
         Command::Read { .. }
+        | Command::Zoom { .. }
         | Command::Tab { .. }
         | Command::Checkpoint { .. }
         | Command::BackToCheckpoint { .. }

@@ -113,6 +113,12 @@ impl Executor {
                 let stop = stop_after(&outcome);
                 (outcome, stop)
             }
+            Command::Zoom { region } => {
+                let (outcome, zoom) = self.zoom(session.viewport(), step, region);
+                report.zoom = zoom.or(report.zoom);
+                let stop = (outcome.status == Status::Failed).then(|| failed_stop(&outcome));
+                (outcome, stop)
+            }
             Command::Read { of } => {
                 let (outcome, text) = self.read(session, step, of).await;
                 report.readings.extend(text);

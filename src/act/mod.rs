@@ -20,6 +20,7 @@ mod settle;
 mod tabs;
 mod urls;
 mod watch;
+mod zoom;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, Checkpo
 pub use tabs::{tabs_note, TabInfo};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};
+pub use zoom::{magnification_words, ZoomRequest};
 
 /// The download size cap unless told otherwise, in MB.
 pub const DEFAULT_MAX_DOWNLOAD_MB: u64 = 100;
@@ -240,6 +242,9 @@ pub struct BatchReport {
     /// model's next step: page text, to show only as page data.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readings: Vec<String>,
+    /// The region the last `ZOOM` asked to see closer, for the next look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zoom: Option<ZoomRequest>,
     /// The answer as data: the JSON value of the last `ANSWER` that followed
     /// the schema (with a schema only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

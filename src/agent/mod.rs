@@ -455,6 +455,10 @@ struct Run {
     blocked_told: usize,
     /// What the last step's READ commands gave, for the next prompt.
     readings: Vec<String>,
+    /// The region the last step's ZOOM asked to see closer.
+    zoom: Option<crate::act::ZoomRequest>,
+    /// This step's close look, sent beside its screenshot only.
+    close_look: Option<Image>,
     /// The last answer that followed the schema.
     data: Option<serde_json::Value>,
     /// Each step's prompt in tokens.
@@ -493,6 +497,8 @@ impl Run {
             impasse: None,
             blocked_told: 0,
             readings: Vec::new(),
+            zoom: None,
+            close_look: None,
             data: None,
             prompt_tokens: Vec::new(),
             step: 0,

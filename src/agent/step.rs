@@ -61,6 +61,14 @@ struct StepNotes {
     blocked: Vec<safety::Blocked>,
 }
 
+/// A close look taken for this step: what the model is told of it, its
+/// file in the run directory, the image sent.
+struct CloseLook {
+    note: String,
+    file: Option<String>,
+    image: Option<brain::Image>,
+}
+
 /// A step's commands, and whether they came from a skill.
 struct Planned {
     steps: Vec<protocol::Step>,
@@ -98,8 +106,21 @@ impl Agent {
             Ok(tabs) => crate::act::tabs_note(&tabs),
             Err(_) => None,
         };
-        let notes = self.notes(run, &look, tabs)?;
+        let mut notes = self.notes(run, &look, tabs)?;
+        let close_look = match run.zoom.take() {
+            Some(zoom) => {
+                Some(close_look(step, &mut stage, &look.obs, zoom, &self.options.act.secrets).await)
+            }
+            None => None,
+        };
+        if let Some(look) = &close_look {
+            notes.notes.push(look.note.clone());
+        }
         let (obs, mut record, reading) = self.record(step, &mut stage, run, look, notes);
+        if let Some(look) = close_look {
+            record.close_look = look.file;
+            run.close_look = look.image;
+        }
         let planned = match self
             .plan(&mut record, run, stage.journal, &obs, reading.as_deref())
             .await?
@@ -304,6 +325,7 @@ impl Agent {
             elements,
             notes,
             screenshot,
+            close_look: None,
             prompt_chars: 0,
             prompt_tokens: brain::PromptTokens::default(),
             images: 0,
@@ -425,6 +447,7 @@ impl Agent {
             run.answer = Some(a.clone());
         }
         run.readings = report.readings.clone();
+        run.zoom = report.zoom;
         for d in &report.downloads {
             if let Some(file) = &d.saved {
                 stage
@@ -618,7 +641,7 @@ impl Agent {
             system: run.system.clone(),
             // Secrets the model itself wrote back (it never saw them) stay out too.
             text: self.options.act.secrets.redact(&text),
-            images: run.images.iter().cloned().collect(),
+            images: with_close_look(&run.images, run.close_look.take()),
             step,
             signature: obs.signature.clone(),
         };
@@ -843,6 +866,46 @@ pub(super) fn history_line(step: usize, url: &str, report: &BatchReport) -> Stri
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The close look the last step's ZOOM asked for, captured now that the
+/// page was looked at again (so it shows what the screenshot shows), kept
+/// in the run directory. A capture that fails is told to the model instead.
+async fn close_look(
+    step: usize,
+    stage: &mut Stage<'_>,
+    obs: &perceive::Observation,
+    zoom: crate::act::ZoomRequest,
+    secrets: &crate::safety::Secrets,
+) -> CloseLook {
+    match view::close_look(stage.session, stage.exec, secrets, obs, zoom).await {
+        Ok(look) => CloseLook {
+            note: look.note(
+                "the image before the last is",
+                "the screenshot (the last image)",
+            ),
+            file: stage.journal.save_close_look(step, &look.full_png).ok(),
+            image: Some(look.sent),
+        },
+        Err(why) => CloseLook {
+            note: format!("the close look you asked for could not be taken: {why}"),
+            file: None,
+            image: None,
+        },
+    }
+}
+
+/// The images of a prompt: the screenshots kept, the current one last,
+/// and this step's close look just before it.
+fn with_close_look(
+    kept: &std::collections::VecDeque<brain::Image>,
+    look: Option<brain::Image>,
+) -> Vec<brain::Image> {
+    let mut images: Vec<brain::Image> = kept.iter().cloned().collect();
+    if let Some(look) = look {
+        images.insert(images.len().saturating_sub(1), look);
+    }
+    images
 }
 
 #[cfg(test)]

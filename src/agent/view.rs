@@ -4,8 +4,9 @@
 //! secret fields painted over, and the note naming the secrets it may type.
 //! The agent loop and the MCP server show pages through these alike.
 
-use crate::act::Executor;
+use crate::act::{Executor, ZoomRequest};
 use crate::brain::Image;
+use crate::browser::{Region, Session};
 use crate::files::UploadFolder;
 use crate::mark::{self, MarkStyle};
 use crate::perceive::{Observation, Rect};
@@ -48,21 +49,9 @@ pub(crate) fn model_view(
     list_cap: usize,
 ) -> Result<ModelView, String> {
     let privacy = privacy(exec, secrets, scrub);
-    let secret_nodes = privacy.secret_nodes;
     let elements = prompt::model_list(obs, list_cap, &privacy);
     let title = privacy.text(&obs.title);
-    // Password fields and fields holding a secret show in no image.
-    let hide: Vec<Rect> = obs
-        .table
-        .elements
-        .iter()
-        .filter(|e| {
-            e.input_type.as_deref() == Some("password")
-                || secret_nodes.contains(&e.backend_node_id)
-                || e.value.as_deref().is_some_and(|v| secrets.reveals(v))
-        })
-        .filter_map(|e| e.visible.or(Some(e.bbox)))
-        .collect();
+    let hide = hidden(obs, exec, secrets);
     let (full_png, sent) = marked(obs, &hide)?;
     let usable_secrets = secrets
         .allowed_on(&crate::act::host_of(&obs.url))
@@ -73,6 +62,86 @@ pub(crate) fn model_view(
         elements,
         title,
         usable_secrets,
+        full_png,
+        sent,
+    })
+}
+
+/// The boxes no image shows (CSS pixels): password fields and fields
+/// holding a secret.
+fn hidden(obs: &Observation, exec: &Executor, secrets: &Secrets) -> Vec<Rect> {
+    let (_, secret_nodes) = exec.typed_nodes();
+    obs.table
+        .elements
+        .iter()
+        .filter(|e| {
+            e.input_type.as_deref() == Some("password")
+                || secret_nodes.contains(&e.backend_node_id)
+                || e.value.as_deref().is_some_and(|v| secrets.reveals(v))
+        })
+        .filter_map(|e| e.visible.or(Some(e.bbox)))
+        .collect()
+}
+
+/// A close look (`ZOOM`) as the model gets it.
+pub(crate) struct CloseLookView {
+    /// The region of the viewport, in CSS pixels.
+    pub region: Rect,
+    /// The viewport it was taken in.
+    pub viewport: crate::browser::Viewport,
+    /// Marked, at full size, as the run directory keeps it.
+    pub full_png: Vec<u8>,
+    /// Marked, as sent.
+    pub sent: Image,
+}
+
+impl CloseLookView {
+    /// What the model is told of it: `which` names the close look among the
+    /// images, `screenshot` the screenshot.
+    pub fn note(&self, which: &str, screenshot: &str) -> String {
+        let r = self.region;
+        format!(
+            "CLOSE LOOK: {which} CSS {:.0},{:.0} {:.0}×{:.0} of {screenshot}, {}, with the same \
+             marks. Points (@x,y) always refer to the screenshot, never to the close look",
+            r.x,
+            r.y,
+            r.w,
+            r.h,
+            crate::act::magnification_words(r, self.viewport)
+        )
+    }
+}
+
+/// Takes the close look a `ZOOM` asked for: the region captured again at
+/// the scale that fills the image size (the browser renders it anew), the
+/// observation's marks drawn on it, what no image shows painted over.
+pub(crate) async fn close_look(
+    session: &Session,
+    exec: &Executor,
+    secrets: &Secrets,
+    obs: &Observation,
+    zoom: ZoomRequest,
+) -> Result<CloseLookView, String> {
+    let r = zoom.region;
+    let px_per_css = mark::close_look_scale(r.w, r.h, mark::DEFAULT_LONG_EDGE);
+    let region = Region {
+        x: r.x,
+        y: r.y,
+        w: r.w,
+        h: r.h,
+    };
+    let viewport = session.viewport();
+    let png = crate::browser::close_look(session.page(), region, px_per_css, viewport.scale.get())
+        .await
+        .map_err(|e| e.to_string())?;
+    let style = MarkStyle::default();
+    let hide = hidden(obs, exec, secrets);
+    let image = mark::mark_close_look(&png, &obs.table.elements, r, px_per_css, &hide, &style)
+        .map_err(|e| format!("the close look could not be marked: {e}"))?;
+    let (full_png, sent) = encoded(&image, &style)?;
+    Ok(CloseLookView {
+        region: r,
+        viewport,
         full_png,
         sent,
     })
@@ -118,8 +187,13 @@ fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), String> 
     let style = MarkStyle::default();
     let image = mark::mark_observation(obs, &style, hide)
         .map_err(|e| format!("the screenshot could not be marked: {e}"))?;
+    encoded(&image, &style)
+}
+
+/// A marked image as PNG at full size, and as sent to a model.
+fn encoded(image: &image::RgbImage, style: &MarkStyle) -> Result<(Vec<u8>, Image), String> {
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
-    let (png, base64) = mark::for_model(&image, long_edge)
+    let (png, base64) = mark::for_model(image, long_edge)
         .map_err(|e| format!("the marked image could not be encoded: {e}"))?;
     Ok((
         png,

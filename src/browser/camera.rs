@@ -14,13 +14,17 @@
 //! The camera is that connection: a plain websocket to the page target's own
 //! DevTools endpoint, which enables no domain and so receives no events. It
 //! sends nothing but screenshots.
+//!
+//! A close look (`ZOOM`) is a clipped capture rendered at a scale of its
+//! own, over the page's own connection: rare, and it must not disturb the
+//! camera's metrics.
 
 use async_tungstenite::tokio::ConnectStream;
 use async_tungstenite::tungstenite::Message;
 use async_tungstenite::WebSocketStream;
 use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams,
+    CaptureScreenshotFormat, CaptureScreenshotParams, GetLayoutMetricsParams, Viewport as ClipArea,
 };
 use chromiumoxide::Page;
 use futures::StreamExt;
@@ -46,6 +50,48 @@ fn decode(data: &str) -> Result<Vec<u8>, String> {
 /// the bare `Page.captureScreenshot`.
 pub async fn screenshot(page: &Page) -> Result<Vec<u8>, BrowserError> {
     let reply = page.execute(screenshot_params()).await?;
+    decode(reply.result.data.as_ref()).map_err(BrowserError::Screenshot)
+}
+
+/// A region of the viewport in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Region {
+    /// Left edge, from the viewport's.
+    pub x: f64,
+    /// Top edge, from the viewport's.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+/// A PNG of `region` of the viewport rendered at `px_per_css` image pixels
+/// per CSS pixel: the browser draws it again at that scale (text and
+/// vectors stay sharp), it is not an enlarged copy of the screenshot.
+pub async fn close_look(
+    page: &Page,
+    region: Region,
+    px_per_css: f64,
+    device_scale: f64,
+) -> Result<Vec<u8>, BrowserError> {
+    // The clip is in document coordinates: the viewport's scroll is added.
+    let metrics = page.execute(GetLayoutMetricsParams::default()).await?;
+    let layout = &metrics.result.css_layout_viewport;
+    let clip = ClipArea {
+        x: region.x + layout.page_x as f64,
+        y: region.y + layout.page_y as f64,
+        width: region.w,
+        height: region.h,
+        // The capture comes out at `scale` times the device's pixels.
+        scale: px_per_css / device_scale,
+    };
+    let params = CaptureScreenshotParams::builder()
+        .format(CaptureScreenshotFormat::Png)
+        .optimize_for_speed(true)
+        .clip(clip)
+        .build();
+    let reply = page.execute(params).await?;
     decode(reply.result.data.as_ref()).map_err(BrowserError::Screenshot)
 }
 

@@ -28,7 +28,7 @@ use chromiumoxide::Page;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
-pub use camera::screenshot;
+pub use camera::{close_look, screenshot, Region};
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};

@@ -10,6 +10,7 @@ mod glyphs;
 mod layout;
 mod palette;
 mod sample;
+mod zoom;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -29,6 +30,7 @@ pub use layout::{
 };
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
+pub use zoom::{close_look_scale, mark_close_look, MAX_MAGNIFICATION};
 
 /// Errors of rendering.
 #[derive(Debug, thiserror::Error)]
@@ -135,9 +137,23 @@ pub fn mark_observation(
     hide: &[crate::perceive::Rect],
 ) -> Result<RgbImage, MarkError> {
     let mut shot = decode(&obs.screenshot_png)?;
-    let (w, h) = shot.dimensions();
     // The screenshot is in device pixels: `scale` of them per CSS pixel.
     let scale = obs.viewport.scale.get();
+    paint_over(&mut shot, hide, scale);
+    let marks = marks_for(
+        &obs.table.elements,
+        scale,
+        style.debug,
+        shot.width(),
+        shot.height(),
+    );
+    Ok(render(shot, &marks, style))
+}
+
+/// Paints the `hide` boxes (CSS pixels, `scale` image pixels each) over
+/// with [`HIDDEN`].
+pub fn paint_over(shot: &mut RgbImage, hide: &[crate::perceive::Rect], scale: f64) {
+    let (w, h) = shot.dimensions();
     for r in hide {
         let x0 = (r.x * scale).floor().clamp(0.0, f64::from(w)) as u32;
         let y0 = (r.y * scale).floor().clamp(0.0, f64::from(h)) as u32;
@@ -149,14 +165,6 @@ pub fn mark_observation(
             }
         }
     }
-    let marks = marks_for(
-        &obs.table.elements,
-        scale,
-        style.debug,
-        shot.width(),
-        shot.height(),
-    );
-    Ok(render(shot, &marks, style))
 }
 
 /// A float box to an integer one; `None` for NaN, infinite or empty boxes.

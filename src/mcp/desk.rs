@@ -81,6 +81,8 @@ pub struct ToolOutput {
     pub text: String,
     /// The marked screenshot, as a model gets it.
     pub image: Option<Image>,
+    /// A close look (`ZOOM`) at a region of it, when one was asked for.
+    pub close_look: Option<Image>,
     /// The call did not do what it was asked.
     pub is_error: bool,
 }
@@ -90,6 +92,7 @@ impl ToolOutput {
         Self {
             text: text.into(),
             image: None,
+            close_look: None,
             is_error: true,
         }
     }
@@ -126,6 +129,8 @@ pub struct Desk {
     finished: bool,
     /// The files downloads saved.
     downloads: Vec<crate::files::DownloadedFile>,
+    /// The region a ZOOM asked to see closer, for the next look.
+    zoom: Option<crate::act::ZoomRequest>,
 }
 
 impl Desk {
@@ -168,6 +173,7 @@ impl Desk {
             session: None,
             exec: None,
             shown: None,
+            zoom: None,
             looks: 0,
             steps: 0,
             peer,
@@ -308,7 +314,61 @@ impl Desk {
                 tracing::debug!("the page's storage was not read: {e}");
             }
         }
-        self.show(&obs, image)
+        let mut out = self.show(&obs, image);
+        if let (Some(zoom), true, false) = (self.zoom.take(), image, out.is_error) {
+            self.add_close_look(&obs, zoom, &mut out).await;
+        }
+        out
+    }
+
+    /// `observe` with a region to see closer (an id, or two corners of the
+    /// last image), as `ZOOM` asks for it.
+    pub async fn observe_closer(&mut self, region: &str) -> ToolOutput {
+        let steps = match protocol::parse(&format!("ZOOM:{region}")) {
+            Ok(steps) => steps,
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "the zoom region could not be read ({e}): give an id, as \"12\", or two \
+                     corners of the last image, as \"@400,200:@600,320\""
+                ))
+            }
+        };
+        let report = match self.run(&steps).await {
+            Ok(r) => r,
+            Err(why) => return ToolOutput::error(why),
+        };
+        if report.failed() {
+            return ToolOutput::error(batch_text(&report));
+        }
+        self.zoom = report.zoom;
+        self.observe(true).await
+    }
+
+    /// Takes the close look asked for on the page just observed, keeps it in
+    /// the session's directory, and adds it (and what it shows) to `out`.
+    async fn add_close_look(
+        &mut self,
+        obs: &Observation,
+        zoom: crate::act::ZoomRequest,
+        out: &mut ToolOutput,
+    ) {
+        let (Some(session), Some(exec)) = (self.session.as_ref(), self.exec.as_ref()) else {
+            return;
+        };
+        let secrets = &self.options.act.secrets;
+        match view::close_look(session, exec, secrets, obs, zoom).await {
+            Ok(look) => {
+                let _ = self.journal.save_close_look(self.looks, &look.full_png);
+                out.text.push_str("\n\n");
+                out.text
+                    .push_str(&look.note("the second image is", "the first (the screenshot)"));
+                out.close_look = Some(look.sent);
+            }
+            Err(why) => {
+                out.text
+                    .push_str(&format!("\n\nthe close look could not be taken: {why}"));
+            }
+        }
     }
 
     fn show(&mut self, obs: &Observation, image: bool) -> ToolOutput {
@@ -350,6 +410,7 @@ impl Desk {
         ToolOutput {
             text: self.options.act.secrets.redact(&text),
             image: image.then_some(view.sent),
+            close_look: None,
             is_error: false,
         }
     }
@@ -378,6 +439,7 @@ impl Desk {
             Err(why) => return ToolOutput::error(why),
         };
         let act_ms = t.elapsed().as_secs_f64() * 1e3;
+        self.zoom = report.zoom;
         let mut failed = report.failed();
         let mut text = batch_text(&report);
         self.journal_step(commands, &steps, &report, act_ms, None);
@@ -393,6 +455,7 @@ impl Desk {
         ToolOutput {
             text: self.options.act.secrets.redact(&text),
             image: after.image,
+            close_look: after.close_look,
             is_error: failed || after.is_error,
         }
     }
@@ -529,6 +592,7 @@ impl Desk {
         ToolOutput {
             text: self.options.act.secrets.redact(&text),
             image: after.image,
+            close_look: after.close_look,
             is_error: failed || after.is_error,
         }
     }
@@ -558,6 +622,7 @@ impl Desk {
         ToolOutput {
             text,
             image: None,
+            close_look: None,
             is_error: failed,
         }
     }
@@ -595,6 +660,7 @@ impl Desk {
                         .secrets
                         .redact(&tabs.iter().map(|t| t.line()).collect::<Vec<_>>().join("\n")),
                     image: None,
+                    close_look: None,
                     is_error: false,
                 },
                 Err(why) => self.lose_browser(&why).await,
@@ -641,6 +707,7 @@ impl Desk {
             elements: shown.elements,
             notes: shown.notes,
             screenshot: shown.screenshot,
+            close_look: None,
             prompt_chars: 0,
             prompt_tokens: Default::default(),
             images: 0,

@@ -54,6 +54,11 @@ pub struct ObserveArgs {
     /// Include the marked screenshot (default true); false gives the text alone.
     #[serde(default)]
     pub image: Option<bool>,
+    /// A region to see closer, as a second image captured again at a larger
+    /// scale: an id of the last observation ("12"), or two corners of a box
+    /// of the last image ("@400,200:@600,320").
+    #[serde(default)]
+    pub zoom: Option<String>,
 }
 
 /// Arguments of `act`.
@@ -64,7 +69,9 @@ pub struct ActArgs {
     /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:cv.pdf (a file of --files),
     /// FETCH:url, CHECKPOINT:name, BACK:checkpoint, TAB:2, TAB:close; for what has no
     /// mark (a canvas, a map), a point of the last image: CLICK:@412,230,
-    /// HOVER:@x,y, DRAG:4:@600,310. Type a secret as {{secret:NAME}}.
+    /// HOVER:@x,y, SCROLL:@x,y:down, TYPE:@x,y:text, DRAG:4:@600,310; ZOOM:12 or
+    /// ZOOM:@x1,y1:@x2,y2 for a close look beside the next image. Type a
+    /// secret as {{secret:NAME}}.
     pub commands: String,
     /// Include the marked screenshot of the page afterwards (default false).
     #[serde(default)]
@@ -154,6 +161,9 @@ fn result(out: ToolOutput) -> CallToolResult {
     if let Some(image) = out.image {
         content.push(ContentBlock::image(image.base64, image.media_type));
     }
+    if let Some(look) = out.close_look {
+        content.push(ContentBlock::image(look.base64, look.media_type));
+    }
     if out.is_error {
         CallToolResult::error(content)
     } else {
@@ -224,11 +234,16 @@ impl SeamarkMcp {
         description = "Look at the page as it is now: a screenshot with a numbered box on every \
                        interactive element, and as text the URL, title, viewport, notes and the \
                        element list ([id] role \"name\" state). Use the ids in act. \
-                       {\"image\": false} gives the text alone."
+                       {\"image\": false} gives the text alone; {\"zoom\": \"12\"} or \
+                       {\"zoom\": \"@400,200:@600,320\"} adds a close look at that element or box \
+                       of the last image, captured again enlarged."
     )]
     async fn observe(&self, Parameters(args): Parameters<ObserveArgs>) -> CallToolResult {
         let mut desk = self.desk.lock().await;
-        bounded(LOOK_BOUND, desk.observe(args.image.unwrap_or(true))).await
+        match args.zoom {
+            Some(region) => bounded(LOOK_BOUND, desk.observe_closer(&region)).await,
+            None => bounded(LOOK_BOUND, desk.observe(args.image.unwrap_or(true))).await,
+        }
     }
 
     #[tool(

@@ -98,6 +98,25 @@ impl std::fmt::Display for Spot {
     }
 }
 
+/// What `ZOOM` looks at closer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoomRegion {
+    /// `ZOOM:12`: the element with this mark id.
+    Element(u32),
+    /// `ZOOM:@x1,y1:@x2,y2`: the box between two corners of the image.
+    Area(ImagePoint, ImagePoint),
+}
+
+impl std::fmt::Display for ZoomRegion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ZoomRegion::Element(id) => write!(f, "{id}"),
+            ZoomRegion::Area(a, b) => write!(f, "{a}:{b}"),
+        }
+    }
+}
+
 /// Where `TAB` goes.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -228,6 +247,12 @@ pub enum Command {
         /// Where it drops.
         to: Spot,
     },
+    /// Show a region closer in the next step: captured again at a larger
+    /// scale, beside the screenshot.
+    Zoom {
+        /// Which region.
+        region: ZoomRegion,
+    },
     /// Show another of the session's tabs, or close the one shown.
     Tab {
         /// Which.
@@ -278,6 +303,9 @@ impl Command {
             Command::Scroll { id, .. } => *id,
             Command::Read {
                 of: ReadTarget::Element(id),
+            }
+            | Command::Zoom {
+                region: ZoomRegion::Element(id),
             } => Some(*id),
             _ => None,
         }
@@ -295,14 +323,15 @@ impl Command {
         }
     }
 
-    /// Whether the command acts on the page (every one but WAIT, CHECKPOINT, READ and
-    /// those that answer or end the task).
+    /// Whether the command acts on the page (every one but WAIT, CHECKPOINT, READ,
+    /// ZOOM and those that answer or end the task).
     pub fn touches_page(&self) -> bool {
         !matches!(
             self,
             Command::Wait { .. }
                 | Command::Checkpoint { .. }
                 | Command::Read { .. }
+                | Command::Zoom { .. }
                 | Command::Answer { .. }
                 | Command::Ask { .. }
                 | Command::Complete { .. }
@@ -368,6 +397,7 @@ impl fmt::Display for Command {
             Command::HoverAt { at } => write!(f, "HOVER:{at}"),
             Command::ScrollAt { at, direction } => write!(f, "SCROLL:{at}:{}", dir(direction)),
             Command::TypeAt { at, text } => write!(f, "TYPE:{at}:{text}"),
+            Command::Zoom { region } => write!(f, "ZOOM:{region}"),
             Command::Tab { to } => match to {
                 TabTarget::Number(n) => write!(f, "TAB:{n}"),
                 TabTarget::Close => write!(f, "TAB:close"),

@@ -1,6 +1,8 @@
 //! The forgiving parser of the model's answers.
 
-use super::{Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget};
+use super::{
+    Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget, ZoomRegion,
+};
 
 /// Why an answer could not be read. The message is written for the model: it
 /// names the offending text and the expected form.
@@ -42,6 +44,7 @@ const KEYWORDS: &[&str] = &[
     "UPLOAD",
     "TAB",
     "DRAG",
+    "ZOOM",
     "READ",
     "ANSWER",
     "ASK",
@@ -65,6 +68,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
         "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
         "DRAG" => "DRAG:<from>:<to>, each an id or a point of the image, e.g. DRAG:4:9 or DRAG:@120,300:@640,310",
+        "ZOOM" => "ZOOM:<id> or ZOOM:@x1,y1:@x2,y2 (two corners of a box of the image), e.g. ZOOM:12 or ZOOM:@400,200:@600,320",
         "TAB" => "TAB:<number> (show that tab of the list of tabs) or TAB:close (close this tab)",
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
@@ -73,7 +77,7 @@ fn expected_form(keyword: &str) -> &'static str {
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, READ, ANSWER, ASK, COMPLETE, STOP"
+              CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, ZOOM, READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -559,6 +563,24 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 from: spot(from)?,
                 to: spot(to)?,
             })
+        }
+        "ZOOM" if args.trim_start().starts_with('@') => {
+            let t = args.trim().trim_end_matches('.').trim();
+            let (a, b) = t
+                .split_once(':')
+                .ok_or("ZOOM on a box needs its two corners: ZOOM:@x1,y1:@x2,y2")?;
+            plain(Command::Zoom {
+                region: ZoomRegion::Area(image_point(a)?, image_point(b)?),
+            })
+        }
+        "ZOOM" => {
+            let (id, echo) = id_and_echo(args)?;
+            Step {
+                command: Command::Zoom {
+                    region: ZoomRegion::Element(id),
+                },
+                echo,
+            }
         }
         "TAB" => {
             let t = args.trim().trim_end_matches('.').trim();
@@ -1103,6 +1125,18 @@ mod tests {
                 Command::TypeAt {
                     at,
                     text: "Paris: 2 nights".into(),
+                },
+            ),
+            (
+                "ZOOM:@412,230:@500,300",
+                Command::Zoom {
+                    region: ZoomRegion::Area(at, ImagePoint { x: 500, y: 300 }),
+                },
+            ),
+            (
+                "ZOOM:12",
+                Command::Zoom {
+                    region: ZoomRegion::Element(12),
                 },
             ),
             (

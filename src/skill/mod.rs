@@ -153,6 +153,7 @@ impl SkillRecord {
 pub fn model_only(command: &Command) -> Option<&'static str> {
     match command {
         Command::Read { .. } => Some("READ"),
+        Command::Zoom { .. } => Some("ZOOM"),
         Command::Answer { .. } => Some("ANSWER"),
         Command::Ask { .. } => Some("ASK"),
         // A bare point is the page's layout of that day: never replayed.

@@ -855,3 +855,61 @@ async fn tabs_lists_switches_and_closes_the_tabs_a_site_opened() {
     );
     mcp.close().await;
 }
+
+/// `observe` with a zoom region adds a close look as a second image: a box
+/// of the last image around the canvas's dot, captured again eight times
+/// larger; and an element by its id, its long edge filling the image.
+#[tokio::test]
+async fn observe_with_a_zoom_adds_a_close_look_of_a_box_or_an_element() {
+    let server = Server::start(None).await;
+    let mcp = Mcp::stdio(&[]).await;
+    let opened = mcp
+        .call("open", json!({"url": server.url("canvas.html")}))
+        .await;
+    assert!(!opened.is_error, "{}", opened.text);
+    let shot = image::load_from_memory(&opened.images[0])
+        .expect("a PNG")
+        .to_rgb8();
+    let lime: Vec<(u32, u32)> = shot
+        .enumerate_pixels()
+        .filter(|(_, _, p)| p[0] < 40 && p[1] > 215 && p[2] < 40)
+        .map(|(x, y, _)| (x, y))
+        .collect();
+    let (x, y) = lime[lime.len() / 2];
+    let closer = mcp
+        .call(
+            "observe",
+            json!({"zoom": format!("@{},{}:@{},{}", x - 40, y - 25, x + 40, y + 25)}),
+        )
+        .await;
+    assert!(!closer.is_error, "{}", closer.text);
+    assert_eq!(closer.images.len(), 2, "{}", closer.text);
+    let look = image::load_from_memory(&closer.images[1]).expect("a PNG");
+    assert_eq!((look.width(), look.height()), (640, 400));
+    assert!(closer.text.contains("magnified 8.0×"), "{}", closer.text);
+    // A region outside the image is an error, and nothing else is shown.
+    let outside = mcp
+        .call("observe", json!({"zoom": "@2000,10:@2100,50"}))
+        .await;
+    assert!(outside.is_error, "{}", outside.text);
+    assert!(
+        outside.text.contains("outside the image"),
+        "{}",
+        outside.text
+    );
+    // An element by its id: the email field of the form.
+    let form = mcp
+        .call("open", json!({"url": server.url("form.html")}))
+        .await;
+    let id = id_in(&form.text, "Email address");
+    let field = mcp.call("observe", json!({"zoom": id.to_string()})).await;
+    assert!(!field.is_error, "{}", field.text);
+    let look = image::load_from_memory(&field.images[1]).expect("a PNG");
+    assert!(
+        look.width() >= 1200 && look.height() < look.width() / 4,
+        "{}×{}",
+        look.width(),
+        look.height()
+    );
+    mcp.close().await;
+}

@@ -119,6 +119,61 @@ async fn the_wheel_turns_and_keys_are_typed_at_a_point_of_the_image() {
     assert!(said.contains("turned the wheel down at @"), "{said}");
 }
 
+/// The image at `index` of a request, decoded.
+fn image_at(r: &Received, index: usize) -> image::RgbImage {
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(&r.images()[index])
+        .expect("base64");
+    image::load_from_memory(&png).expect("a PNG").to_rgb8()
+}
+
+/// ZOOM on a box around the dot: the next request carries, before its
+/// screenshot, the box captured again at eight times the size (the dot,
+/// 18 CSS px across, is about 144 px across in it), and is told so.
+#[tokio::test]
+async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| {
+            let (x, y) = centre_of(r, [0, 255, 0]);
+            format!("ZOOM:@{},{}:@{},{}", x - 40, y - 25, x + 40, y + 25)
+        }),
+        say("COMPLETE:looked closer"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("canvas.html");
+    let run = run_with_model(&model, &["--task", "Look closer at the dot", "--url", &url]).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let second = &model.received()[1];
+    let images = second.images();
+    // The first step's screenshot, the close look, this step's screenshot.
+    assert_eq!(images.len(), 3);
+    let look = image_at(second, 1);
+    assert_eq!(look.dimensions(), (640, 400), "80×50 CSS px at 8×");
+    let lime: Vec<u32> = look
+        .enumerate_pixels()
+        .filter(|(_, _, p)| p[0] < 40 && p[1] > 215 && p[2] < 40)
+        .map(|(x, _, _)| x)
+        .collect();
+    let across = lime.iter().max().unwrap() - lime.iter().min().unwrap() + 1;
+    assert!(
+        (130..=158).contains(&across),
+        "the dot is {across} px across"
+    );
+    // The screenshot stays last, at its own size.
+    assert_eq!(image_at(second, 2).dimensions(), (1280, 800));
+    let text = second.text();
+    assert!(text.contains("CLOSE LOOK"), "{text}");
+    assert!(text.contains("magnified 8.0×"), "{text}");
+    assert!(run.path("rec/step-002-zoom.png").is_file());
+    // Only that step: the next request would carry no close look.
+    let journal = std::fs::read_to_string(run.path("rec/journal.jsonl")).unwrap();
+    assert!(
+        journal.contains("\"close_look\":\"step-002-zoom.png\""),
+        "{journal}"
+    );
+}
+
 #[tokio::test]
 async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
     let server = Server::start(None).await;

@@ -93,6 +93,9 @@ struct Card {
     cost: String,
     /// What the screenshot was to the step.
     caption: &'static str,
+    /// The points the step's commands named, drawn over its screenshot (an
+    /// SVG of numbers and fixed words only).
+    pins: Option<String>,
 }
 
 /// A named list of a card (dialogs, downloads, …).
@@ -275,6 +278,75 @@ fn step_failed(s: &StepRecord) -> bool {
         || s.report.as_ref().is_some_and(BatchReport::failed)
 }
 
+/// The points a step's commands named (`CLICK:@x,y`, a DRAG's ends, a
+/// ZOOM's box), as an SVG over its screenshot in the pixels of the image
+/// the model was sent: a ring per point, an arrow per drag, a dashed box
+/// per zoom, each numbered as its command.
+fn pins(commands: &[String], screenshot: &std::path::Path) -> Option<String> {
+    use crate::protocol::{Command, Spot, ZoomRegion};
+    use std::fmt::Write;
+    let (w, h) = image::image_dimensions(screenshot).ok()?;
+    let (w, h) = crate::mark::sent_size(w, h, crate::mark::DEFAULT_LONG_EDGE);
+    let r = f64::from(w.max(h)) / 120.0;
+    let mut svg = String::new();
+    for (n, text) in (1..).zip(commands) {
+        let Some(step) = crate::protocol::parse(text).ok().and_then(|s| s.into_iter().next()) else {
+            continue;
+        };
+        let ring = |svg: &mut String, x: u32, y: u32| {
+            let _ = write!(
+                svg,
+                r#"<circle cx="{x}.5" cy="{y}.5" r="{r:.1}"/><text x="{:.1}" y="{:.1}">{n}</text>"#,
+                f64::from(x) + r * 1.3,
+                f64::from(y) - r * 1.1
+            );
+        };
+        match step.command {
+            Command::Drag { from, to } => {
+                let ends: Vec<_> = [from, to]
+                    .into_iter()
+                    .filter_map(|s| match s {
+                        Spot::At(at) => Some(at),
+                        Spot::Id(_) => None,
+                    })
+                    .collect();
+                for at in &ends {
+                    ring(&mut svg, at.x, at.y);
+                }
+                if let [a, b] = ends[..] {
+                    let _ = write!(
+                        svg,
+                        r#"<line x1="{}" y1="{}" x2="{}" y2="{}"/>"#,
+                        a.x, a.y, b.x, b.y
+                    );
+                }
+            }
+            Command::Zoom {
+                region: ZoomRegion::Area(a, b),
+            } => {
+                let _ = write!(
+                    svg,
+                    r#"<rect class="zoom" x="{}" y="{}" width="{}" height="{}"/>"#,
+                    a.x.min(b.x),
+                    a.y.min(b.y),
+                    a.x.abs_diff(b.x),
+                    a.y.abs_diff(b.y)
+                );
+            }
+            ref c => {
+                if let Some(at) = c.point() {
+                    ring(&mut svg, at.x, at.y);
+                }
+            }
+        }
+    }
+    (!svg.is_empty()).then(|| {
+        format!(
+            r#"<svg class="pins" viewBox="0 0 {w} {h}" preserveAspectRatio="none" style="--r:{r:.1}">{svg}</svg>"#
+        )
+    })
+}
+
 fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
     let mut classes = vec!["step"];
     if step_failed(s) {
@@ -286,6 +358,7 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
     if s.divergence.is_some() {
         classes.push("diverged");
     }
+    let pins = log.screenshot(s).and_then(|path| pins(&s.commands, &path));
     let image = log.screenshot(s).and_then(|path| match images {
         Images::Beside { .. } => Some(s.screenshot.clone()),
         Images::Embedded { .. } => {
@@ -519,6 +592,7 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
             false => "the marked screenshot the model got",
         },
         plan: s.plan.clone(),
+        pins,
         commands,
         dropped,
         lists,

@@ -117,6 +117,11 @@ async fn the_wheel_turns_and_keys_are_typed_at_a_point_of_the_image() {
     assert_eq!(keys, "Oslo");
     let said = model.received()[1].text();
     assert!(said.contains("turned the wheel down at @"), "{said}");
+    // The report draws each point on its step's screenshot.
+    let (x, y) = centre_of(&model.received()[0], [0, 255, 0]);
+    let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
+    let ring = format!(r#"<circle cx="{x}.5" cy="{y}.5""#);
+    assert_eq!(report.matches(&ring).count(), 2, "one per step: {report}");
 }
 
 /// The image at `index` of a request, decoded.
@@ -166,12 +171,14 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
     assert!(text.contains("CLOSE LOOK"), "{text}");
     assert!(text.contains("magnified 8.0×"), "{text}");
     assert!(run.path("rec/step-002-zoom.png").is_file());
-    // Only that step: the next request would carry no close look.
+    // The journal names it, and the report draws the box on step 1's image.
     let journal = std::fs::read_to_string(run.path("rec/journal.jsonl")).unwrap();
     assert!(
         journal.contains("\"close_look\":\"step-002-zoom.png\""),
         "{journal}"
     );
+    let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
+    assert!(report.contains(r#"<rect class="zoom""#), "{report}");
 }
 
 #[tokio::test]

@@ -290,7 +290,10 @@ fn pins(commands: &[String], screenshot: &std::path::Path) -> Option<String> {
     let r = f64::from(w.max(h)) / 120.0;
     let mut svg = String::new();
     for (n, text) in (1..).zip(commands) {
-        let Some(step) = crate::protocol::parse(text).ok().and_then(|s| s.into_iter().next()) else {
+        let Some(step) = crate::protocol::parse(text)
+            .ok()
+            .and_then(|s| s.into_iter().next())
+        else {
             continue;
         };
         let ring = |svg: &mut String, x: u32, y: u32| {

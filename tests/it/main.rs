@@ -35,3 +35,4 @@ mod signin;
 mod skills;
 mod soak;
 mod verify;
+mod visual;

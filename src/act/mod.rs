@@ -37,6 +37,7 @@ use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets
 
 pub use batch::MAX_COMMANDS;
 pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, CheckpointRecord};
+pub use points::{element_at, to_css, to_image};
 pub use tabs::{tabs_note, TabInfo};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::{Dialog, DialogPolicy, Download};

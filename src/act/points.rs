@@ -30,6 +30,22 @@ pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, String> {
     })
 }
 
+/// The pixel of the sent image that shows CSS point `p` of the viewport:
+/// what [`to_css`] maps back to `p` (to a pixel).
+pub fn to_image(p: Point, viewport: Viewport) -> ImagePoint {
+    let (dw, dh) = viewport.device_size();
+    let (sw, sh) = mark::sent_size(dw, dh, mark::DEFAULT_LONG_EDGE);
+    let (fx, fy) = (
+        f64::from(sw) / f64::from(viewport.width),
+        f64::from(sh) / f64::from(viewport.height),
+    );
+    let pixel = |v: f64, f: f64, size: u32| (v * f).floor().clamp(0.0, f64::from(size)) as u32;
+    ImagePoint {
+        x: pixel(p.x, fx, sw),
+        y: pixel(p.y, fy, sh),
+    }
+}
+
 /// The element of the table a CSS point falls on, if any: the smallest
 /// one shown there. A click at a point is guarded as a click on it (a
 /// point on a "Delete" button waits for a person as its id would).
@@ -75,6 +91,12 @@ mod tests {
         };
         let p = to_css(ImagePoint { x: 412, y: 230 }, small).unwrap();
         assert_eq!((p.x, p.y), (412.5, 230.5));
+        // And back, at any shrink.
+        for vp in [small, big] {
+            for at in [ImagePoint { x: 0, y: 0 }, ImagePoint { x: 777, y: 333 }] {
+                assert_eq!(to_image(to_css(at, vp).unwrap(), vp), at, "{vp}");
+            }
+        }
     }
 
     #[test]

@@ -323,6 +323,18 @@ impl Command {
         }
     }
 
+    /// The same command at another point of the image, for one that takes
+    /// a point ([`Command::point`]); any other as it is.
+    pub fn at_point(self, at: ImagePoint) -> Command {
+        match self {
+            Command::ClickAt { .. } => Command::ClickAt { at },
+            Command::HoverAt { .. } => Command::HoverAt { at },
+            Command::ScrollAt { direction, .. } => Command::ScrollAt { at, direction },
+            Command::TypeAt { text, .. } => Command::TypeAt { at, text },
+            other => other,
+        }
+    }
+
     /// Whether the command acts on the page (every one but WAIT, CHECKPOINT, READ,
     /// ZOOM and those that answer or end the task).
     pub fn touches_page(&self) -> bool {

@@ -95,7 +95,11 @@ impl Follow {
                 Some(t) => t.find(obs).map_err(at)?,
                 None => 0,
             };
-            let command = action.command(id, &self.params).map_err(at)?;
+            let mut command = action.command(id, &self.params).map_err(at)?;
+            if let (Some(within), Some(e)) = (&action.within, obs.table.get(id)) {
+                let p = within.point_in(e).map_err(at)?;
+                command = command.at_point(crate::act::to_image(p, obs.viewport));
+            }
             steps.push(Step {
                 command,
                 echo: None,

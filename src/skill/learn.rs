@@ -5,17 +5,19 @@ use std::time::SystemTime;
 
 use crate::act::{same_checkpoint_name, BatchReport};
 use crate::perceive::Observation;
-use crate::protocol::{Command, Step};
+use crate::protocol::{Command, ImagePoint, Step};
 use crate::safety::Secrets;
 
 use super::template::{self, Params};
-use super::{model_only, site_of, Action, Skill, SkillStep, Target, FORMAT, ID};
+use super::{model_only, site_of, Action, Skill, SkillStep, Target, Within, FORMAT, ID};
 
 /// One command that ran, and the element it acted on.
 #[derive(Debug, Clone)]
 struct Done {
     command: Command,
     target: Option<Target>,
+    /// Where a point was in its target.
+    within: Option<Within>,
 }
 
 /// One step of a run, as a skill would do it again.
@@ -61,6 +63,22 @@ impl Trail {
                 self.rewind(&mut step, name.as_deref());
                 continue;
             }
+            if let Some(at) = s.command.point() {
+                // A point is kept as a place in the element it fell on; on
+                // no element, it is the model's to aim again.
+                match point_in_element(obs, at) {
+                    Some((target, within)) => step.done.push(Done {
+                        command: s.command.clone(),
+                        target: Some(target),
+                        within: Some(within),
+                    }),
+                    None => {
+                        step.then_model = Some("a point on no element".into());
+                        break;
+                    }
+                }
+                continue;
+            }
             let target = match s.command.target() {
                 Some(id) => match Target::describe(obs, id) {
                     Some(t) => Some(t),
@@ -71,6 +89,7 @@ impl Trail {
             step.done.push(Done {
                 command: s.command.clone(),
                 target,
+                within: None,
             });
         }
         if !step.done.is_empty() || step.then_model.is_some() {
@@ -159,7 +178,7 @@ impl Trail {
         let mut values = Params::new();
         for d in self.steps.iter().flat_map(|s| &s.done) {
             let value = match &d.command {
-                Command::Type { text, .. } => text,
+                Command::Type { text, .. } | Command::TypeAt { text, .. } => text,
                 Command::Select { option, .. } => option,
                 _ => continue,
             };
@@ -179,6 +198,14 @@ impl Trail {
         }
         values
     }
+}
+
+/// The element a point of the sent image fell on, described, and where in
+/// its box the point was.
+fn point_in_element(obs: &Observation, at: ImagePoint) -> Option<(Target, Within)> {
+    let p = crate::act::to_css(at, obs.viewport).ok()?;
+    let e = crate::act::element_at(&obs.table.elements, p)?;
+    Some((Target::describe(obs, e.id)?, Within::of(e, p)))
 }
 
 /// A command as a skill keeps it: `@` for its id, `{{name}}` for a value
@@ -203,7 +230,16 @@ fn action(done: &Done, params: &Params) -> Action {
         Command::Complete { summary } => Command::Complete {
             summary: template::parameterize(summary, params).0,
         },
+        Command::TypeAt { at, text } => Command::TypeAt {
+            at: *at,
+            text: param(text),
+        },
         other => other.clone(),
+    };
+    // Where a point goes is found again with its target: `@0,0` holds its place.
+    let command = match done.within {
+        Some(_) => command.at_point(ImagePoint { x: 0, y: 0 }),
+        None => command,
     };
     let mut text = command.to_string();
     if let (Some(id), Some((verb, rest))) = (command.target(), text.clone().split_once(':')) {
@@ -215,5 +251,6 @@ fn action(done: &Done, params: &Params) -> Action {
     Action {
         command: text,
         target: done.target.clone(),
+        within: done.within,
     }
 }

@@ -22,6 +22,7 @@ pub mod template;
 
 use serde::{Deserialize, Serialize};
 
+use crate::perceive::{Element, Point};
 use crate::protocol::{self, Command};
 
 pub use fill::fill_with_model;
@@ -87,9 +88,65 @@ pub struct Action {
     /// `{{name}}` in place of a parameter: `TYPE:@:{{keywords}}`.
     #[serde(rename = "do")]
     pub command: String,
-    /// The element it acts on, for a command that acts on one.
+    /// The element it acts on, for a command that acts on one; for a
+    /// command at a point, the element the point fell on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
+    /// For a command at a point (`CLICK:@0,0` stands for it): where in its
+    /// target's box the point was, and that box's size then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<Within>,
+}
+
+/// A point kept relative to the element it fell on: a bare coordinate is
+/// the page's layout of that day, while the same place in the same element
+/// is the same target as long as the element keeps its size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Within {
+    /// From the box's left edge, as a share of its width (0 to 1).
+    pub x: f64,
+    /// From the box's top edge, as a share of its height (0 to 1).
+    pub y: f64,
+    /// The box's width then, in CSS pixels.
+    pub width: f64,
+    /// The box's height then, in CSS pixels.
+    pub height: f64,
+}
+
+/// How far an element's size may differ from the learned one (CSS pixels,
+/// or this share of it when larger) for a point in it to be the same
+/// place: beyond it the element changed and the model takes over.
+const SIZE_SLACK: (f64, f64) = (2.0, 0.02);
+
+impl Within {
+    /// Where the point `p` (CSS) lies in `e`'s box.
+    pub fn of(e: &Element, p: Point) -> Within {
+        let b = e.bbox;
+        Within {
+            x: ((p.x - b.x) / b.w.max(1.0)).clamp(0.0, 1.0),
+            y: ((p.y - b.y) / b.h.max(1.0)).clamp(0.0, 1.0),
+            width: b.w,
+            height: b.h,
+        }
+    }
+
+    /// The same place in `e` as it is now (CSS), or why not: it changed size.
+    pub fn point_in(&self, e: &Element) -> Result<Point, String> {
+        let b = e.bbox;
+        let off = |now: f64, then: f64| (now - then).abs() > SIZE_SLACK.0.max(then * SIZE_SLACK.1);
+        if off(b.w, self.width) || off(b.h, self.height) {
+            return Err(format!(
+                "the element the point fell on changed size ({:.0}×{:.0} CSS px when learned, \
+                 {:.0}×{:.0} now): the same point may show something else",
+                self.width, self.height, b.w, b.h
+            ));
+        }
+        Ok(Point {
+            x: b.x + self.x * b.w,
+            y: b.y + self.y * b.h,
+        })
+    }
 }
 
 /// How a step of a run stands to a skill: done from it, or where the model
@@ -156,11 +213,6 @@ pub fn model_only(command: &Command) -> Option<&'static str> {
         Command::Zoom { .. } => Some("ZOOM"),
         Command::Answer { .. } => Some("ANSWER"),
         Command::Ask { .. } => Some("ASK"),
-        // A bare point is the page's layout of that day: never replayed.
-        Command::ClickAt { .. } => Some("CLICK at a point"),
-        Command::HoverAt { .. } => Some("HOVER at a point"),
-        Command::ScrollAt { .. } => Some("SCROLL at a point"),
-        Command::TypeAt { .. } => Some("TYPE at a point"),
         // Its drop is a second target a skill does not find again yet.
         Command::Drag { .. } => Some("DRAG"),
         _ => None,
@@ -171,6 +223,8 @@ impl Action {
     /// The command, its id at `id` (for a command with a target).
     fn parse(&self, id: u32) -> Result<Command, String> {
         let text = match (&self.target, self.command.split_once(':')) {
+            // `CLICK:@0,0`: the point is put in when the target is found.
+            (Some(_), _) if self.within.is_some() => self.command.clone(),
             (Some(_), Some((verb, rest))) if rest.starts_with(ID) => {
                 format!("{verb}:{id}{}", &rest[ID.len()..])
             }
@@ -206,6 +260,10 @@ impl Action {
             Command::Deselect { id, option } => Command::Deselect {
                 id,
                 option: fill(&option),
+            },
+            Command::TypeAt { at, text } => Command::TypeAt {
+                at,
+                text: fill(&text),
             },
             Command::Fetch { url } => Command::Fetch { url: fill(&url) },
             Command::Complete { summary } => Command::Complete {
@@ -262,7 +320,14 @@ impl Skill {
             }
             for action in &step.actions {
                 let command = action.parse(1).map_err(at)?;
-                if command.target().is_some() != action.target.is_some() {
+                let point = command.point().is_some();
+                if point != action.within.is_some() {
+                    return Err(at(format!(
+                        "{:?} and where in its target it acts do not go together",
+                        action.command
+                    )));
+                }
+                if (command.target().is_some() || point) != action.target.is_some() {
                     return Err(at(format!(
                         "{:?} and its target do not go together",
                         action.command

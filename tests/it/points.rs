@@ -313,3 +313,81 @@ async fn a_draggable_list_is_reordered_by_dragging_one_item_onto_another() {
         "{log:?}"
     );
 }
+
+/// Clicks the dot it sees, then ends.
+fn dot_clicker(r: &Received) -> crate::model_server::Reply {
+    let text = if r.text().contains("clicked at @") {
+        "COMPLETE:clicked the dot".to_string()
+    } else {
+        let (x, y) = centre_of(r, [0, 255, 0]);
+        format!("CLICK:@{x},{y}")
+    };
+    crate::model_server::Reply::Text(text)
+}
+
+/// A skill keeps a point as a place in the element it fell on: done again
+/// without the model while that element keeps its size (the dot is hit
+/// again), and handed to the model once the element changed size (the
+/// canvas fills a smaller viewport: the same place would miss).
+#[tokio::test]
+async fn a_skill_replays_a_point_in_its_element_and_hands_over_when_the_element_changed() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(dot_clicker).await;
+    let work = crate::cli::Workdir::new(&model);
+    let url = server.url("canvas.html");
+    let run = |out: &'static str, viewport: &'static str| {
+        let url = url.clone();
+        let work = &work;
+        async move {
+            let args = [
+                "run",
+                "--json",
+                "--task",
+                "Click the green dot",
+                "--url",
+                &url,
+                "--out",
+                out,
+                "--viewport",
+                viewport,
+            ];
+            let ran = work.run(&args).await;
+            assert_eq!(ran.code(), Some(0), "{out}: {}", ran.stderr());
+            ran
+        }
+    };
+    let hit = |n: usize| {
+        let dots = told(&server, "dot");
+        let clicks = told(&server, "click");
+        let (dot, click) = (dots[n], clicks[n]);
+        assert!(
+            (click.0 - dot.0).abs() <= 2.0 && (click.1 - dot.1).abs() <= 2.0,
+            "click {n} at {click:?}, the dot at {dot:?}"
+        );
+    };
+    run("r1", "1280x800").await;
+    let calls = model.received().len();
+    assert_eq!(calls, 2);
+    hit(0);
+    let skill = std::fs::read_dir(work.path("skills"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .expect("a skill learned");
+    let text = std::fs::read_to_string(skill.path()).unwrap();
+    assert!(text.contains("\"do\": \"CLICK:@0,0\""), "{text}");
+    assert!(text.contains("\"within\""), "{text}");
+
+    // The same layout: from the skill, no model call, the dot hit.
+    let second = run("r2", "1280x800").await;
+    assert_eq!(model.received().len(), calls, "{}", second.stderr());
+    hit(1);
+
+    // A smaller viewport, a smaller canvas: the model takes over, told why.
+    let third = run("r3", "1000x700").await;
+    let v = third.json();
+    let why = v["skill"]["took_over"].as_str().unwrap_or_default();
+    assert!(why.contains("changed size"), "{v}");
+    assert!(model.received().len() > calls);
+    hit(2);
+}

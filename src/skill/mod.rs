@@ -418,10 +418,41 @@ pub(crate) mod tests {
             broken(&|v| v["steps"][0]["actions"][1]["do"] = "CLICK:3".into())
                 .contains("do not go together")
         );
+        // A point without where in its target it goes, or a place without a point.
+        broken(&|v| v["steps"][0]["actions"][0]["do"] = "CLICK:@0,0".into());
+        broken(&|v| {
+            v["steps"][0]["actions"][0]["within"] =
+                serde_json::json!({"x": 0.5, "y": 0.5, "width": 10.0, "height": 10.0})
+        });
         assert!(broken(&|v| v["task"] = "Search {{z}}".into()).contains("not a parameter"));
         assert!(broken(&|v| v["name"] = "../x".into()).contains("cannot name"));
         assert!(broken(&|v| v["extra"] = 1.into()).contains("unknown field"));
         assert!(Skill::from_json("garbage").is_err());
+    }
+
+    #[test]
+    fn a_point_goes_back_to_its_place_in_its_element_while_the_element_keeps_its_size() {
+        let mut e = Element::new(
+            1,
+            "canvas",
+            "map",
+            crate::perceive::Rect {
+                x: 100.0,
+                y: 50.0,
+                w: 400.0,
+                h: 200.0,
+            },
+            crate::perceive::ElementState::Interactable,
+        );
+        let within = Within::of(&e, Point { x: 200.0, y: 100.0 });
+        assert_eq!((within.x, within.y), (0.25, 0.25));
+        // Moved: the same place in it.
+        e.bbox.x = 300.0;
+        let p = within.point_in(&e).unwrap();
+        assert_eq!((p.x, p.y), (400.0, 100.0));
+        // Larger: the model's.
+        e.bbox.w = 420.0;
+        assert!(within.point_in(&e).unwrap_err().contains("changed size"));
     }
 
     #[test]

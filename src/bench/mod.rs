@@ -172,7 +172,7 @@ pub struct BenchReport {
     pub warmup: usize,
     /// The quiet pause before each look, ms.
     pub pause_ms: f64,
-    /// The viewport.
+    /// The viewport (`1280x800`, and its device scale when not 1).
     pub viewport: String,
     /// Each page.
     pub pages: Vec<PageFigures>,

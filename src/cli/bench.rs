@@ -81,7 +81,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         warmup: args.warmup,
         pause_ms: args.pause as f64,
-        viewport: browser.viewport.to_string(),
+        viewport: match browser.viewport.scale.get() {
+            s if s == 1.0 => browser.viewport.to_string(),
+            s => format!("{} at scale {s}", browser.viewport),
+        },
         pages: Vec::new(),
     };
     for (target, url) in pages {

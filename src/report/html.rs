@@ -96,6 +96,8 @@ struct Card {
     /// The points the step's commands named, drawn over its screenshot (an
     /// SVG of numbers and fixed words only).
     pins: Option<String>,
+    /// The close look (`ZOOM`) the model got beside the screenshot.
+    close_look: Option<String>,
 }
 
 /// A named list of a card (dialogs, downloads, …).
@@ -350,6 +352,23 @@ fn pins(commands: &[String], screenshot: &std::path::Path) -> Option<String> {
     })
 }
 
+/// How the page shows an image of the run directory: its name beside the
+/// report, or the image itself in it.
+fn image_src(path: &std::path::Path, images: &Images) -> Option<String> {
+    match images {
+        Images::Beside { .. } => Some(path.file_name()?.to_str()?.to_string()),
+        Images::Embedded { .. } => {
+            let bytes = std::fs::read(path).ok()?;
+            let mime = match path.extension().and_then(|e| e.to_str()) {
+                Some("jpg" | "jpeg") => "image/jpeg",
+                Some("webp") => "image/webp",
+                _ => "image/png",
+            };
+            Some(data_url(mime, &bytes))
+        }
+    }
+}
+
 fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
     let mut classes = vec!["step"];
     if step_failed(s) {
@@ -362,18 +381,8 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         classes.push("diverged");
     }
     let pins = log.screenshot(s).and_then(|path| pins(&s.commands, &path));
-    let image = log.screenshot(s).and_then(|path| match images {
-        Images::Beside { .. } => Some(s.screenshot.clone()),
-        Images::Embedded { .. } => {
-            let bytes = std::fs::read(&path).ok()?;
-            let mime = match path.extension().and_then(|e| e.to_str()) {
-                Some("jpg" | "jpeg") => "image/jpeg",
-                Some("webp") => "image/webp",
-                _ => "image/png",
-            };
-            Some(data_url(mime, &bytes))
-        }
-    });
+    let image = log.screenshot(s).and_then(|path| image_src(&path, images));
+    let close_look = log.close_look(s).and_then(|path| image_src(&path, images));
     let empty = BatchReport::default();
     let report = s.report.as_ref().unwrap_or(&empty);
     let mut commands: Vec<CommandRow> = report
@@ -596,6 +605,7 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         },
         plan: s.plan.clone(),
         pins,
+        close_look,
         commands,
         dropped,
         lists,

@@ -200,7 +200,15 @@ impl RunLog {
     /// The screenshot file of a step, when it is a plain file name of this
     /// directory that is there (a journal is data too: no paths out of it).
     pub fn screenshot(&self, step: &StepRecord) -> Option<PathBuf> {
-        let name = step.screenshot.as_str();
+        self.file(&step.screenshot)
+    }
+
+    /// The close look (`ZOOM`) a step showed the model, on the same terms.
+    pub fn close_look(&self, step: &StepRecord) -> Option<PathBuf> {
+        self.file(step.close_look.as_deref()?)
+    }
+
+    fn file(&self, name: &str) -> Option<PathBuf> {
         let plain = !name.is_empty()
             && !name.starts_with('.')
             && name

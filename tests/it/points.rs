@@ -177,8 +177,11 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
         journal.contains("\"close_look\":\"step-002-zoom.png\""),
         "{journal}"
     );
+    // Its tokens count as any image's: the step sent three.
+    assert!(journal.contains("\"images\":3"), "{journal}");
     let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
     assert!(report.contains(r#"<rect class="zoom""#), "{report}");
+    assert!(report.contains(r#"<a href="step-002-zoom.png">"#), "{report}");
 }
 
 #[tokio::test]

@@ -82,7 +82,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         warmup: args.warmup,
         pause_ms: args.pause as f64,
         viewport: match browser.viewport.scale.get() {
-            s if s == 1.0 => browser.viewport.to_string(),
+            1.0 => browser.viewport.to_string(),
             s => format!("{} at scale {s}", browser.viewport),
         },
         pages: Vec::new(),

@@ -182,6 +182,55 @@ pub(super) async fn perform(
     }
 }
 
+/// Watches the page's `dragover` events from here on: the last one's
+/// `defaultPrevented`, read at the window after the page's own handlers,
+/// says whether the page takes the drop.
+const WATCH_DRAGOVER_JS: &str = r#"function() {
+  window.__seamarkDropTaken = false;
+  if (!window.__seamarkDropWatch) {
+    window.__seamarkDropWatch = true;
+    window.addEventListener('dragover', (e) => { window.__seamarkDropTaken = e.defaultPrevented; });
+  }
+}"#;
+
+/// UPLOAD onto an element that is no file input: the files are dropped on
+/// it as from a file manager, when the page takes a drop there.
+async fn drop_on(page: &Page, e: &Element, chosen: &[crate::files::ChosenFile]) -> Act {
+    let view_p = centre_in_view(e)?;
+    call_on_node(page, e.backend_node_id, WATCH_DRAGOVER_JS, Vec::new())
+        .await
+        .ok_or_else(|| gone(e))?;
+    let accepts = async {
+        let mut params = EvaluateParams::new("window.__seamarkDropTaken === true");
+        params.return_by_value = Some(true);
+        page.execute(params)
+            .await
+            .ok()
+            .and_then(|r| r.result.result.value.clone())
+            == Some(Value::Bool(true))
+    };
+    let files: Vec<String> = chosen
+        .iter()
+        .map(|c| c.path.to_string_lossy().into_owned())
+        .collect();
+    let taken = input::drop_files(page, view_p, &files, accepts)
+        .await
+        .map_err(refused)?;
+    let what: Vec<String> = chosen.iter().map(|c| c.describe()).collect();
+    if !taken {
+        return Err(format!(
+            "{} is neither a file input nor a place that takes files dropped on it: nothing \
+             was attached",
+            describe(e)
+        ));
+    }
+    Ok(Acted::Unconfirmed(format!(
+        "dropped {} on {}",
+        what.join(", "),
+        describe(e)
+    )))
+}
+
 /// The middle of the part of `e` in view, where a drag drops on it.
 fn centre_in_view(e: &Element) -> Result<Point, String> {
     let r = e
@@ -823,7 +872,8 @@ async fn upload(page: &Page, e: &Element, folder: Option<&UploadFolder>, names: 
                 names.join(", ")
             ))
         }
-        Some(_) => return Err(format!("{} is not a file input", describe(e))),
+        // No file input: a zone that takes files dropped on it, if it does.
+        Some(_) => return drop_on(page, e, &chosen).await,
         None => return Err(gone(e)),
     }
     page.execute(

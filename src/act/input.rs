@@ -106,6 +106,70 @@ pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpE
     Ok(())
 }
 
+/// `Input.dispatchDragEvent` with files: written here because the
+/// generated command leaves out an empty `items`, which the browser
+/// requires.
+#[derive(Debug, serde::Serialize)]
+struct FileDrag<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    x: f64,
+    y: f64,
+    data: FileDragData<'a>,
+}
+
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FileDragData<'a> {
+    items: [(); 0],
+    files: &'a [String],
+    /// Copy.
+    drag_operations_mask: i64,
+}
+
+impl chromiumoxide::Method for FileDrag<'_> {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        "Input.dispatchDragEvent".into()
+    }
+}
+
+impl chromiumoxide::Command for FileDrag<'_> {
+    type Response = serde_json::Value;
+}
+
+/// Files dragged in from outside the page and dropped at `p`, as a person
+/// drops them from a file manager: `dragenter` and `dragover` there, then
+/// `drop` when `accepts` says the page took the drag (it called
+/// `preventDefault` on `dragover`), else the drag is cancelled: a page that
+/// takes no drop would have the browser open the file.
+pub(super) async fn drop_files<F>(
+    page: &Page,
+    p: Point,
+    files: &[String],
+    accepts: F,
+) -> Result<bool, CdpError>
+where
+    F: std::future::Future<Output = bool>,
+{
+    let event = |kind| FileDrag {
+        kind,
+        x: p.x,
+        y: p.y,
+        data: FileDragData {
+            items: [],
+            files,
+            drag_operations_mask: 1,
+        },
+    };
+    hover(page, p).await?;
+    page.execute(event("dragEnter")).await?;
+    page.execute(event("dragOver")).await?;
+    let taken = accepts.await;
+    page.execute(event(if taken { "drop" } else { "dragCancel" }))
+        .await?;
+    Ok(taken)
+}
+
 /// One event of an HTML5 drag the browser handed over.
 async fn drag_event(
     page: &Page,

@@ -160,25 +160,26 @@ impl ModelView {
     }
 }
 
-/// On a page with a file input, what UPLOAD may attach: the files of the
-/// folder the person gave, or that there is none.
+/// What UPLOAD may attach: the files of the folder the person gave, on
+/// every page (a zone that takes dropped files has no file input to tell
+/// it); without a folder, on a page with a file input, that there is none.
 pub(crate) fn files_note(obs: &Observation, files: Option<&UploadFolder>) -> Option<String> {
+    if let Some(folder) = files {
+        return Some(format!(
+            "files you may UPLOAD (by name, from the folder the person gave; onto a file input, \
+             or onto a place that takes files dropped on it): {}",
+            folder.listing()
+        ));
+    }
     let has_file_input = obs
         .table
         .elements
         .iter()
         .any(|e| e.input_type.as_deref() == Some("file"));
-    if !has_file_input {
-        return None;
-    }
-    Some(match files {
-        Some(folder) => format!(
-            "files you may UPLOAD (by name, from the folder the person gave): {}",
-            folder.listing()
-        ),
-        None => "this page takes files, but the person gave no folder for uploads: UPLOAD is \
-                 refused (if the task needs a file, STOP and say so)"
-            .into(),
+    has_file_input.then(|| {
+        "this page takes files, but the person gave no folder for uploads: UPLOAD is refused \
+         (if the task needs a file, STOP and say so)"
+            .into()
     })
 }
 

@@ -381,3 +381,57 @@ async fn two_tabs_are_listed_tab_1_brings_the_first_back_and_tab_close_closes_th
     let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
     assert!(report.contains("switched to tab 1") && report.contains("closed the tab of"));
 }
+
+/// A zone that takes files dropped on it, with no file input: UPLOAD onto
+/// it drops the file as from a file manager, and the page's drop handler
+/// sends it; onto an element that takes no drop, nothing is attached and
+/// the browser does not open the file.
+#[tokio::test]
+async fn upload_onto_a_drop_zone_drops_the_file_and_elsewhere_attaches_nothing() {
+    let server = Server::start(None).await;
+    let root = folder_with_a_link_out();
+    let script = vec![
+        reply(|r| {
+            format!(
+                "UPLOAD:{}:{}",
+                r.id_of("Not a drop zone"),
+                listed_file(r, "cv")
+            )
+        }),
+        reply(|r| {
+            format!(
+                "UPLOAD:{}:{}",
+                r.id_of("Drop your CV here"),
+                listed_file(r, "cv")
+            )
+        }),
+        say("COMPLETE:dropped"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let url = server.url("dropzone.html");
+    let files = root.path().join("mine").display().to_string();
+    let run = run_with_model(
+        &model,
+        &["--task", "Send my CV", "--url", &url, "--files", &files],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let prompts = model.received();
+    let refused = feedback(&prompts[1]);
+    assert!(
+        refused.contains("is neither a file input nor a place that takes files"),
+        "{refused}"
+    );
+    // The page stayed where it was: the file was not opened.
+    assert!(prompts[1].text().contains("dropzone.html"));
+    let dropped = feedback(&prompts[2]);
+    assert!(dropped.contains("dropped cv.bin (6 B"), "{dropped}");
+    assert_eq!(
+        received_files(&server),
+        vec![(
+            "dropped".into(),
+            "cv.bin".into(),
+            hex(&[0, 159, 146, 150, 10, 255])
+        )]
+    );
+}

@@ -181,7 +181,10 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
     assert!(journal.contains("\"images\":3"), "{journal}");
     let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
     assert!(report.contains(r#"<rect class="zoom""#), "{report}");
-    assert!(report.contains(r#"<a href="step-002-zoom.png">"#), "{report}");
+    assert!(
+        report.contains(r#"<a href="step-002-zoom.png">"#),
+        "{report}"
+    );
 }
 
 #[tokio::test]

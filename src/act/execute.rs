@@ -211,11 +211,13 @@ impl Executor {
         }
     }
 
-    /// On a page known to tick, lines that changed across a command and
-    /// are not known to tick yet may tick too: the two looks that taught the
+    /// On a page that ticks, lines that changed across a command and are
+    /// not known to tick yet may tick too: the two looks that taught the
     /// page's ticking lines can fall between two ticks of one of them (a
     /// loaded machine runs the page's timers late), and that line's next tick
-    /// then read as the command's effect and cut the batch. Such lines are
+    /// then read as the command's effect and cut the batch. A page whose looks
+    /// all fell between ticks has taught no line at all, so its watcher's word
+    /// that something on it moves on its own counts too. Such lines are
     /// watched up to [`TICK_WATCH`], as each change of the page comes, with nothing done:
     /// those that change again change on their own. An effect of the command
     /// (a total shown) does not change again, and stays an effect.
@@ -223,13 +225,15 @@ impl Executor {
         let Some(before) = self.last.as_ref().or(self.seen.as_ref()) else {
             return;
         };
-        if !self.ambient.ticks(&after.url) {
-            return;
-        }
         let Some(mut open) = self.ambient.unexplained(before, after) else {
             return;
         };
         let page = session.page();
+        if open.is_empty()
+            || !(self.ambient.ticks(&after.url) || perceive::moves_on_its_own(page).await)
+        {
+            return;
+        }
         let until = Instant::now() + TICK_WATCH;
         let mut last = after.clone();
         let mut seen = perceive::mutation_count(page).await;

@@ -228,6 +228,7 @@ macro_rules! watch_js {
     o.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
     g.__seamarkWatch = () => { count(o.takeRecords()); return n; };
     g.__seamarkMoved = () => { count(o.takeRecords()); return moved; };
+    g.__seamarkOwnMotion = () => { count(o.takeRecords()); return n - moved; };
   }
   return g."#,
             $ask,
@@ -294,6 +295,20 @@ pub(crate) async fn watch_eval(page: &Page, expression: &str) -> Option<Value> {
     };
     WATCH_WORLDS.put(target, context);
     eval_in(page, context, expression).await
+}
+
+/// The mutations of the document so far that were ambient motion (a node
+/// that keeps changing on its own).
+const OWN_MOTION_JS: &str = watch_js!("__seamarkOwnMotion");
+
+/// Whether the page's watcher saw something change on its own (a clock, a
+/// ticker) since it was set up: known before two looks ever fell on either
+/// side of a tick. `false` when the page cannot say.
+pub(crate) async fn moves_on_its_own(page: &Page) -> bool {
+    watch_eval(page, OWN_MOTION_JS)
+        .await
+        .and_then(|v| v.as_i64())
+        .is_some_and(|n| n > 0)
 }
 
 /// Every DOM mutation of the page's document so far, as its watcher counts

@@ -3,10 +3,12 @@
 //! launch API.
 
 mod camera;
+mod devtools;
 mod dialogs;
 mod find;
 mod hit;
 mod launch;
+mod personal;
 mod pool;
 mod viewport;
 
@@ -17,7 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chromiumoxide::browser::Browser;
-use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
 use chromiumoxide::cdp::browser_protocol::page::{NavigateParams, StopLoadingParams};
 use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams, GetTargetsParams,
@@ -29,10 +33,12 @@ use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use camera::{close_look, screenshot, Region};
+pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, ACTIVE_PORT_FILE};
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
 pub use launch::NET_LOG_ENV;
+pub use personal::PersonalBrowser;
 pub use pool::Pool;
 pub use viewport::{DeviceScale, Viewport};
 
@@ -122,6 +128,9 @@ pub struct BrowserOptions {
     /// between runs; created when missing, refused when another browser
     /// uses it. Else a fresh one, removed at the end.
     pub profile: Option<PathBuf>,
+    /// In a browser seamark attached to: leave its tabs open at the end
+    /// (`--keep-tab`).
+    pub keep_tab: bool,
 }
 
 impl Default for BrowserOptions {
@@ -134,6 +143,7 @@ impl Default for BrowserOptions {
             command_timeout: Duration::from_secs(30),
             proxy: None,
             profile: None,
+            keep_tab: false,
         }
     }
 }
@@ -297,6 +307,13 @@ pub struct Session {
     camera: tokio::sync::Mutex<CameraSlot>,
     /// Answers the page's JavaScript dialogs, from before its first load.
     dialogs: dialogs::DialogKeeper,
+    /// In a browser seamark attached to, with no context of its own: the
+    /// tabs that are the session's (the one it opened, and those opened from
+    /// them), by target id. The person's other tabs are never listed, shown,
+    /// read or closed. `None`: every tab the session sees is its own.
+    guest: Option<std::sync::Mutex<HashSet<String>>>,
+    /// Leave the guest's tabs open at the end (`--keep-tab`).
+    keep_tab: bool,
 }
 
 /// The camera of the page seamark drives, or why there is none.
@@ -422,7 +439,18 @@ impl SharedBrowser {
             });
         }
         // A browser that does not answer must not hold the caller for long.
-        let connect = tokio::time::timeout(options.command_timeout, Browser::connect(url));
+        // The person's browser keeps its own checks of certificates and its
+        // tabs their own size: nothing is overridden but in seamark's tab.
+        let config = HandlerConfig {
+            viewport: None,
+            ignore_https_errors: false,
+            request_timeout: options.command_timeout,
+            ..HandlerConfig::default()
+        };
+        let connect = tokio::time::timeout(
+            options.command_timeout,
+            Browser::connect_with_config(url, config),
+        );
         let (browser, handler) = match connect.await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => {
@@ -683,9 +711,15 @@ impl Session {
     pub async fn start(options: &BrowserOptions) -> Result<Self, BrowserError> {
         let host = SharedBrowser::start(options).await?;
         let page = host.browser.new_page("about:blank").await?;
+        if !host.launched() {
+            let mut session = Self::open(host, None, page, options).await?;
+            let own = session.page.target_id().inner().clone();
+            session.guest = Some(std::sync::Mutex::new(HashSet::from([own])));
+            return Ok(session);
+        }
         // The blank tab a launched browser starts with is no tab of the
         // run's: the model's list of tabs would show it.
-        if host.launched() {
+        {
             let pages = host.browser.pages().await.unwrap_or_default();
             for other in pages
                 .into_iter()
@@ -716,7 +750,19 @@ impl Session {
             command_timeout: options.command_timeout,
             camera: tokio::sync::Mutex::default(),
             dialogs,
+            guest: None,
+            keep_tab: options.keep_tab,
         })
+    }
+
+    /// Counts `page` among the guest's own tabs (a tab it opened or followed).
+    fn adopt(&self, page: &Page) {
+        if let Some(owned) = &self.guest {
+            owned
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(page.target_id().inner().clone());
+        }
     }
 
     /// How the page's confirm and prompt dialogs are answered from now on
@@ -780,6 +826,31 @@ impl Session {
     /// context when it has one (another run's tabs are none of its business).
     pub async fn tabs(&self) -> Result<Vec<Page>, BrowserError> {
         let pages = self.browser().pages().await?;
+        if let Some(owned) = &self.guest {
+            // A guest's tabs: its own, and those opened from them (a link
+            // with `noopener` names its opener too), to any depth.
+            let mut owned = owned
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            loop {
+                let before = owned.len();
+                for p in &pages {
+                    if p.opener_id()
+                        .as_ref()
+                        .is_some_and(|o| owned.contains(o.inner()))
+                    {
+                        owned.insert(p.target_id().inner().clone());
+                    }
+                }
+                if owned.len() == before {
+                    break;
+                }
+            }
+            return Ok(pages
+                .into_iter()
+                .filter(|p| owned.contains(p.target_id().inner()))
+                .collect());
+        }
         let Some(context) = &self.context else {
             return Ok(pages);
         };
@@ -808,7 +879,7 @@ impl Session {
     /// Whether frame `frame` is in one of the session's tabs (a download's
     /// source, in a browser other runs share).
     pub async fn owns_frame(&self, frame: &str) -> bool {
-        if self.context.is_none() {
+        if self.context.is_none() && self.guest.is_none() {
             return true;
         }
         for tab in self.tabs().await.unwrap_or_default() {
@@ -868,6 +939,7 @@ impl Session {
     /// session's viewport.
     pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
         page.execute(self.viewport.metrics_override()).await?;
+        self.adopt(&page);
         self.dialogs.follow(&page).await;
         self.page = page;
         Ok(())
@@ -880,6 +952,7 @@ impl Session {
             .browser()
             .new_page(blank_tab(self.context.as_ref()))
             .await?;
+        self.adopt(&fresh);
         fresh.execute(self.viewport.metrics_override()).await?;
         self.dialogs.follow(&fresh).await;
         let old = std::mem::replace(&mut self.page, fresh);
@@ -967,15 +1040,15 @@ impl Session {
 
     /// Ends the session: disposes of its browser context (its tabs and
     /// storage) when it has one; else closes a browser seamark launched (never
-    /// one it attached to: there only the tab seamark opened is closed) and
-    /// removes its profile.
+    /// one it attached to: there only the session's own tabs are closed,
+    /// unless `--keep-tab`) and removes its profile.
     pub async fn close(mut self) {
         let bound = Duration::from_secs(5);
         if let Some(context) = self.context.take() {
             let _ = tokio::time::timeout(bound, self.host.browser.dispose_browser_context(context))
                 .await;
         } else if !self.host.launched() {
-            let _ = tokio::time::timeout(bound, self.page.clone().close()).await;
+            self.leave().await;
         } else {
             // The session lets go of the browser first, so that this close is
             // the last hold on it: a graceful close writes the profile's
@@ -993,6 +1066,17 @@ impl Drop for Session {
     /// others); a browser of the session's own goes with the last hold on it
     /// ([`SharedBrowser`]'s drop).
     fn drop(&mut self) {
+        // A guest's tab, left on an error path: closed in the background.
+        if let (Some(_), false, Ok(runtime)) = (
+            self.guest.take(),
+            self.keep_tab,
+            tokio::runtime::Handle::try_current(),
+        ) {
+            let page = self.page.clone();
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), page.close()).await;
+            });
+        }
         if let (Some(context), Ok(runtime)) =
             (self.context.take(), tokio::runtime::Handle::try_current())
         {
@@ -1005,6 +1089,31 @@ impl Drop for Session {
                 .await;
             });
         }
+    }
+}
+
+impl Session {
+    /// A guest's goodbye: its own tabs closed (unless `--keep-tab`), and the
+    /// downloads of the person's browser handled as before seamark came.
+    async fn leave(&mut self) {
+        let bound = Duration::from_secs(5);
+        let reset = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Default);
+        let _ = tokio::time::timeout(bound, self.host.browser.execute(reset)).await;
+        if self.keep_tab {
+            return;
+        }
+        let mut tabs = match tokio::time::timeout(bound, self.tabs()).await {
+            Ok(Ok(tabs)) => tabs,
+            _ => vec![self.page.clone()],
+        };
+        if tabs.is_empty() {
+            tabs.push(self.page.clone());
+        }
+        for tab in tabs {
+            let _ = tokio::time::timeout(bound, tab.close()).await;
+        }
+        // Closed: nothing is left for the drop to close.
+        self.guest = None;
     }
 }
 

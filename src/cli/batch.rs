@@ -146,7 +146,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         .options_with(args.common.browser.launch_options(), confirmer)?;
     agent.out = None;
     agent.skills = args.skills.clone();
-    let remote = args.common.browser.cdp.clone();
+    let remote = args.common.browser.remotes().await?;
 
     let (dir, resume) = match (&args.resume, &args.common.out) {
         (Some(d), _) => (d.clone(), true),

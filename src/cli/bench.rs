@@ -73,7 +73,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         settle: Duration::from_millis(args.wait_ms),
         load_timeout: Duration::from_secs(args.timeout.max(1)),
     };
-    let browser = args.browser.options()?;
+    let browser = args.browser.options().await?;
     let session = Session::start(&browser).await?;
     let mut report = BenchReport {
         format: FORMAT,

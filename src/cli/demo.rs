@@ -82,7 +82,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let options = AgentOptions {
         out: args.out.clone(),
         max_steps: 10,
-        browser: args.browser.options()?,
+        browser: args.browser.options().await?,
         prices: args.model_calls.prices()?,
         ..AgentOptions::default()
     };

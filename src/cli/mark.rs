@@ -57,7 +57,7 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.model_image {
         encoding_for(path)?;
     }
-    let session = Session::start(&args.browser.options()?).await?;
+    let session = Session::start(&args.browser.options().await?).await?;
     let result = mark_page(&session, &url, &args).await;
     session.close().await;
     let (obs, nav) = result?;

@@ -53,7 +53,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let act = args.policy.act_options(args.confirm, None)?;
     args.storage.check()?;
     let options = McpOptions {
-        browser: args.browser.options()?,
+        browser: args.browser.options().await?,
         act,
         scrub: !args.policy.no_scrub,
         out: args.out.clone(),

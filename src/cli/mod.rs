@@ -2,6 +2,7 @@
 
 mod batch;
 mod bench;
+mod browser;
 mod demo;
 mod mark;
 mod mcp;
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use seamark::browser::{BrowserOptions, DeviceScale, Viewport};
+use seamark::browser::{BrowserOptions, DevTools, DeviceScale, Viewport};
 
 /// seamark: a Set-of-Mark web agent driving a real Chromium.
 #[derive(Debug, Parser)]
@@ -111,6 +112,14 @@ enum Command {
     /// but for its values, is done from the skill while the pages fit, and
     /// the model takes over where they do not.
     Skill(skill::SkillArgs),
+    /// Start a browser of your own for seamark to work in: Chromium with a
+    /// profile folder seamark keeps for you and remote debugging on.
+    ///
+    /// Log in there once; then `--cdp DIR` (the line it prints) or `--cdp
+    /// auto` lets `run`, `mcp` and the others work in it as you, in a tab of
+    /// their own. Your everyday profile cannot be driven (Chrome 136 ignores
+    /// remote debugging there): see docs/sessions.md to copy it.
+    Browser(browser::BrowserCmdArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -124,11 +133,18 @@ pub struct BrowserArgs {
     /// Chromium binary to launch (else env SEAMARK_CHROME, else the usual places).
     #[arg(long, value_name = "PATH")]
     chrome: Option<PathBuf>,
-    /// Attach to a running browser at this DevTools websocket URL instead of
-    /// launching one; seamark never closes a browser it did not start.
+    /// Work in a running browser instead of launching one: its DevTools
+    /// websocket (ws://…), its address (http://host:port) or bare port, its
+    /// profile folder (read for its DevToolsActivePort), or `auto` (the
+    /// usual folders of Chrome, Chromium, Edge and Brave, and `seamark
+    /// browser`'s). seamark is a guest there: it opens a tab of its own,
+    /// leaves the others alone, and closes only its tab at the end.
     /// `batch` takes it more than once, to spread its runs over browsers.
-    #[arg(long, value_name = "WS_URL")]
+    #[arg(long, value_name = "TARGET")]
     cdp: Vec<String>,
+    /// With --cdp: leave seamark's tab open at the end.
+    #[arg(long, requires = "cdp")]
+    keep_tab: bool,
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
@@ -147,8 +163,9 @@ pub struct BrowserArgs {
 }
 
 impl BrowserArgs {
-    /// The options of one browser: `--cdp` at most once.
-    fn options(&self) -> Result<BrowserOptions, UsageError> {
+    /// The options of one browser: `--cdp` at most once, found where it
+    /// points.
+    async fn options(&self) -> Result<BrowserOptions, UsageError> {
         if self.cdp.len() > 1 {
             return Err(UsageError(
                 "--cdp is given more than once: only `seamark batch` spreads runs over browsers"
@@ -170,10 +187,33 @@ impl BrowserArgs {
             )));
         }
         Ok(BrowserOptions {
-            cdp: self.cdp.first().cloned(),
+            cdp: self.remotes().await?.into_iter().next(),
             profile: self.profile.clone(),
             ..self.launch_options()
         })
+    }
+
+    /// The DevTools websocket of each `--cdp` browser, found where it points
+    /// (see [`DevTools`]): one that cannot be found is a usage error, told
+    /// before anything starts.
+    async fn remotes(&self) -> Result<Vec<String>, UsageError> {
+        // Loopback and the person's own network: never through a proxy
+        // from the environment.
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|e| UsageError(format!("--cdp: {e}")))?;
+        let mut out = Vec::new();
+        for target in &self.cdp {
+            let Ok(devtools) = target.parse::<DevTools>();
+            out.push(
+                devtools
+                    .websocket(&http)
+                    .await
+                    .map_err(|e| UsageError(e.to_string()))?,
+            );
+        }
+        Ok(out)
     }
 
     /// How a browser seamark launches starts (whatever `--cdp` says).
@@ -181,6 +221,7 @@ impl BrowserArgs {
         BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
+            keep_tab: self.keep_tab,
             viewport: Viewport {
                 scale: self.scale,
                 ..self.viewport
@@ -196,12 +237,14 @@ impl BrowserArgs {
 pub struct StorageArgs {
     /// Cookies and each origin's localStorage to start with: a JSON file in
     /// Playwright's storageState format (a credential: keep it private).
-    #[arg(long, value_name = "FILE")]
+    /// Not with --cdp: a person's browser keeps its own cookies.
+    #[arg(long, value_name = "FILE", conflicts_with = "cdp")]
     pub storage_state: Option<PathBuf>,
     /// Write the browser's cookies and localStorage here at the end (of the
     /// run, or of the MCP session), in Playwright's storageState format,
-    /// readable by you only (0600).
-    #[arg(long, value_name = "FILE")]
+    /// readable by you only (0600). Not with --cdp: seamark does not copy a
+    /// person's cookies out of their browser.
+    #[arg(long, value_name = "FILE", conflicts_with = "cdp")]
     pub save_storage_state: Option<PathBuf>,
 }
 
@@ -283,6 +326,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => demo::run(args).await,
         Command::Mcp(args) => mcp::run(args).await,
         Command::Skill(args) => skill::run(args),
+        Command::Browser(args) => browser::run(args).await,
     }
 }
 

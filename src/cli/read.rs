@@ -41,7 +41,7 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
     if args.section.as_deref().is_some_and(|s| s.trim().is_empty()) {
         return Err(UsageError("--section needs some text to look for".into()).into());
     }
-    let session = Session::start(&args.browser.options()?).await?;
+    let session = Session::start(&args.browser.options().await?).await?;
     let result = read_page(&session, &url, &args).await;
     session.close().await;
     let (reading, part, notes) = result?;

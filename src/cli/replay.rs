@@ -27,7 +27,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .task(task)
         .url(url)
         .brain(Box::new(replay))
-        .options(args.common.options()?);
+        .options(args.common.options().await?);
     args.common.claim_out()?;
     run_agent(builder, args.common.json).await
 }

@@ -90,7 +90,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
     let words = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
     let mut options = AgentOptions {
-        browser: args.browser.options()?,
+        browser: args.browser.options().await?,
         act: ActOptions {
             secrets,
             confirm: ConfirmGuard::new(ConfirmPolicy::Ask, words, confirmer),

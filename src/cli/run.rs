@@ -316,10 +316,10 @@ impl CommonArgs {
         })
     }
 
-    pub fn options(&self) -> anyhow::Result<AgentOptions> {
+    pub async fn options(&self) -> anyhow::Result<AgentOptions> {
         let confirmer = (self.confirm == ConfirmPolicy::Ask && std::io::stdin().is_terminal())
             .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
-        self.options_with(self.browser.options()?, confirmer)
+        self.options_with(self.browser.options().await?, confirmer)
     }
 
     /// The options with this browser and, for `--confirm ask`, this person
@@ -381,7 +381,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let options = AgentOptions {
         skills: (!args.no_skills).then_some(args.skills),
         expect: args.expect.checks()?,
-        ..args.common.options()?
+        ..args.common.options().await?
     };
     args.common.claim_out()?;
     let builder = Agent::builder()

@@ -19,6 +19,7 @@ mod demo;
 mod docs;
 mod files;
 mod golden;
+mod guest;
 mod layers;
 mod mcp;
 mod miniwob;

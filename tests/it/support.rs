@@ -50,6 +50,15 @@ pub async fn running_chromium() -> (tokio::process::Child, String, tempfile::Tem
 
 /// The same, with its profile in `profile`: the process and its DevTools URL.
 pub async fn running_chromium_in(profile: &std::path::Path) -> (tokio::process::Child, String) {
+    persons_chromium(profile, "about:blank").await
+}
+
+/// A person's Chromium with its profile in `profile` and a tab of theirs
+/// open at `url`: the process and its DevTools URL.
+pub async fn persons_chromium(
+    profile: &std::path::Path,
+    url: &str,
+) -> (tokio::process::Child, String) {
     use tokio::io::AsyncBufReadExt;
     let chrome = seamark::browser::find_chromium(None).expect("Chromium");
     let mut browser = tokio::process::Command::new(chrome)
@@ -60,7 +69,7 @@ pub async fn running_chromium_in(profile: &std::path::Path) -> (tokio::process::
             "--no-first-run",
             "--disable-background-networking",
             "--remote-debugging-port=0",
-            "about:blank",
+            url,
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .stderr(std::process::Stdio::piped())

@@ -1,0 +1,101 @@
+//! A browser for the person (`seamark browser`): Chromium with a profile
+//! folder seamark keeps for them and remote debugging on, so that they log
+//! in once and lend it to seamark with `--cdp DIR`.
+//!
+//! Since Chrome 136, `--remote-debugging-port` is ignored on the everyday
+//! profile: a browser that is driven needs a profile folder of its own.
+//! This one starts with none of seamark's automation flags: it is the
+//! person's, with site isolation and everything else as a browser has it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{devtools, find_chromium, is_root, launch, profile_holder, BrowserError};
+
+/// A Chromium started for the person, with remote debugging on.
+pub struct PersonalBrowser {
+    child: tokio::process::Child,
+    /// Its DevTools websocket URL.
+    pub ws_url: String,
+    /// Its profile folder (what `--cdp` takes).
+    pub profile: PathBuf,
+}
+
+impl PersonalBrowser {
+    /// Starts Chromium (`chrome`, else the usual places) with `profile`
+    /// (created when missing) and remote debugging on a port of its
+    /// choosing, which it writes into the folder's `DevToolsActivePort`.
+    /// Refused when another browser uses the folder.
+    pub async fn start(
+        chrome: Option<&Path>,
+        profile: &Path,
+        headless: bool,
+    ) -> Result<Self, BrowserError> {
+        let path = find_chromium(chrome)?;
+        let refuse = |reason: String| BrowserError::ProfileDir {
+            dir: profile.to_path_buf(),
+            reason,
+        };
+        std::fs::create_dir_all(profile).map_err(|e| refuse(e.to_string()))?;
+        if let Some(holder) = profile_holder(profile) {
+            let how = match devtools::from_folder(profile) {
+                Ok(_) => format!(
+                    "it runs already, with remote debugging on: give seamark `--cdp {}`",
+                    profile.display()
+                ),
+                Err(_) => "close that browser first".into(),
+            };
+            return Err(refuse(format!(
+                "it is in use by another browser ({holder}); {how}"
+            )));
+        }
+        // A file left by a browser that ended would name a dead port.
+        let _ = std::fs::remove_file(profile.join(devtools::ACTIVE_PORT_FILE));
+        let mut args: Vec<String> = ["no-first-run", "no-default-browser-check"]
+            .map(String::from)
+            .to_vec();
+        if headless {
+            args.push("headless=new".into());
+        }
+        if is_root() {
+            args.extend(["no-sandbox", "disable-setuid-sandbox"].map(String::from));
+        }
+        let launched = launch::launch(&path, profile, &args)
+            .await
+            .map_err(|reason| BrowserError::Launch {
+                path: path.clone(),
+                reason,
+            })?;
+        Ok(Self {
+            child: launched.child,
+            ws_url: launched.ws_url,
+            profile: profile.to_path_buf(),
+        })
+    }
+
+    /// Waits until the person closes the browser.
+    pub async fn wait(&mut self) {
+        let _ = self.child.wait().await;
+    }
+
+    /// Ends the browser: asked to close, then killed if it does not.
+    pub async fn close(mut self) {
+        if let Some(pid) = self.child.id() {
+            // SIGTERM lets Chromium write its profile (cookies) to disk.
+            #[cfg(unix)]
+            // SAFETY: kill(2) with a pid of our own child and a valid signal.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGTERM);
+            }
+            #[cfg(not(unix))]
+            let _ = pid;
+        }
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.start_kill();
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        }
+    }
+}

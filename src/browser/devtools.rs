@@ -257,16 +257,18 @@ fn read_active_port(text: &str) -> Result<(u16, String), String> {
     Ok((port, path.to_string()))
 }
 
+/// The folder an environment variable names, when it is set and not empty.
+fn env(key: &str) -> Option<PathBuf> {
+    std::env::var_os(key)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The folder seamark keeps a browser profile in for the person
 /// (`seamark browser`): `$XDG_DATA_HOME/seamark/browser`, else
 /// `~/.local/share/seamark/browser` (on macOS `~/Library/Application
 /// Support/seamark/browser`; on Windows `%LOCALAPPDATA%\seamark\browser`).
 pub fn own_profile_folder() -> Option<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
     let data = if cfg!(windows) {
         env("LOCALAPPDATA")?
     } else if cfg!(target_os = "macos") {
@@ -280,11 +282,6 @@ pub fn own_profile_folder() -> Option<PathBuf> {
 /// The usual profile folders of Chrome, Chromium, Edge and Brave for this
 /// user, seamark's own first.
 pub fn usual_folders() -> Vec<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
     let mut out: Vec<PathBuf> = own_profile_folder().into_iter().collect();
     let (base, names): (Option<PathBuf>, &[&str]) = if cfg!(windows) {
         (

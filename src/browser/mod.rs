@@ -719,14 +719,12 @@ impl Session {
         }
         // The blank tab a launched browser starts with is no tab of the
         // run's: the model's list of tabs would show it.
+        let pages = host.browser.pages().await.unwrap_or_default();
+        for other in pages
+            .into_iter()
+            .filter(|p| p.target_id() != page.target_id())
         {
-            let pages = host.browser.pages().await.unwrap_or_default();
-            for other in pages
-                .into_iter()
-                .filter(|p| p.target_id() != page.target_id())
-            {
-                let _ = tokio::time::timeout(Duration::from_secs(2), other.close()).await;
-            }
+            let _ = tokio::time::timeout(Duration::from_secs(2), other.close()).await;
         }
         Self::open(host, None, page, options).await
     }

@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::cli::{command, run_with_model, seamark_with_env};
 use crate::mcp::Mcp;
 use crate::model_server::{ModelServer, Received, Reply};
-use crate::processes::{kill, TestDir};
+use crate::processes::{terminate, TestDir};
 use crate::server::Server;
 use crate::support::persons_chromium;
 
@@ -293,12 +293,7 @@ async fn seamark_browser_starts_one_to_attach_to_by_the_line_it_prints_and_ends_
     let again = seamark_with_env(&["browser", "--headless", "--profile", cdp], &[]).await;
     assert_eq!(again.code(), Some(2), "{}", again.stderr());
     assert!(again.stderr().contains("--cdp"), "{}", again.stderr());
-    kill(&[browser.id().expect("it runs")], "TERM");
-    let status = tokio::time::timeout(Duration::from_secs(30), browser.wait())
-        .await
-        .expect("seamark browser ends on SIGTERM")
-        .expect("its status");
-    assert_eq!(status.code(), Some(143));
+    terminate(&mut browser, "seamark browser").await;
     // Its browser ended with it: the port it wrote answers no more.
     let gone = seamark_with_env(&["mark", &server.url("guest.html"), "--cdp", cdp], &[]).await;
     assert_eq!(gone.code(), Some(2), "{}", gone.stderr());

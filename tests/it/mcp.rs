@@ -20,7 +20,7 @@ use crate::agent::{all_bytes, records};
 use crate::cli::command;
 use crate::model_server::id_in;
 use crate::processes::{
-    kill, kill_browsers_under, wait_for_browsers_to_end, wait_for_exit, TestDir,
+    kill, kill_browsers_under, terminate, wait_for_browsers_to_end, wait_for_exit, TestDir,
 };
 use crate::server::{Server, SESSION_PASSWORD};
 
@@ -172,12 +172,7 @@ impl<H: ClientHandler> Mcp<H> {
     pub async fn close(mut self) -> TestDir {
         let _ = self.client.cancel().await;
         if let Some((mut server, _)) = self.server.take() {
-            kill(&[server.id().expect("the server runs")], "TERM");
-            let status = tokio::time::timeout(Duration::from_secs(30), server.wait())
-                .await
-                .expect("seamark mcp --http ended after SIGTERM")
-                .expect("its status");
-            assert_eq!(status.code(), Some(143), "seamark mcp --http after SIGTERM");
+            terminate(&mut server, "seamark mcp --http").await;
             return self.dir;
         }
         // The stdio server ends when its stdin closes: wait for its report.

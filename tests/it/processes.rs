@@ -160,6 +160,18 @@ pub fn kill(pids: &[u32], signal: &str) {
     }
 }
 
+/// Stops `child` as a service manager does (SIGTERM) and asserts that it
+/// ends within 30 s with 143, as a command ended by SIGTERM must; `what`
+/// names it in the failure.
+pub async fn terminate(child: &mut tokio::process::Child, what: &str) {
+    kill(&[child.id().expect("the process runs")], "TERM");
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not end within 30 s of SIGTERM"))
+        .expect("its status");
+    assert_eq!(status.code(), Some(143), "{what} after SIGTERM");
+}
+
 /// Kills every browser started under `tmp`, as a test that takes a browser
 /// away from seamark does.
 pub fn kill_browsers_under(tmp: &Path) {

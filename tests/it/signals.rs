@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::agent::records;
 use crate::cli::{command, profiles_in};
-use crate::processes::{browsers_under, kill, wait_for_browsers_to_end};
+use crate::processes::{browsers_under, kill, terminate, wait_for_browsers_to_end};
 use crate::report::{run_stuck_at_step_two, signal};
 use crate::server::Server;
 
@@ -84,11 +84,6 @@ async fn sigterm_ends_mark_and_removes_its_profile() {
         server.was_requested("/slow"),
         "the page was never asked for"
     );
-    kill(&[child.id().expect("seamark runs")], "TERM");
-    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
-        .await
-        .expect("seamark mark ended after SIGTERM")
-        .expect("its status");
-    assert_eq!(status.code(), Some(143));
+    terminate(&mut child, "seamark mark").await;
     assert!(profiles_in(&dir.tmp()).is_empty(), "the profile was left");
 }

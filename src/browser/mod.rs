@@ -10,6 +10,7 @@ mod hit;
 mod launch;
 mod personal;
 mod pool;
+mod remote;
 mod viewport;
 
 use std::collections::HashSet;
@@ -40,6 +41,7 @@ pub use hit::{Hit, HitTester};
 pub use launch::NET_LOG_ENV;
 pub use personal::PersonalBrowser;
 pub use pool::Pool;
+pub use remote::{found_frames, link_of, remote_frame, remote_frames, Link, RemoteFrame, Reply};
 pub use viewport::{DeviceScale, Viewport};
 
 /// Errors of the browser layer.
@@ -282,6 +284,8 @@ pub struct SharedBrowser {
     origin: String,
     /// Set when the connection to the browser broke: it is gone.
     lost: Arc<AtomicBool>,
+    /// Its out-of-process frames, over a connection of seamark's own.
+    remote: Arc<remote::RemoteFrames>,
 }
 
 impl std::fmt::Debug for SharedBrowser {
@@ -506,6 +510,7 @@ impl SharedBrowser {
             Some((profile, child)) => (profile, Some(child)),
             None => (None, None),
         };
+        let remote = remote::RemoteFrames::new(browser.websocket_address());
         Self {
             browser,
             handler,
@@ -513,6 +518,7 @@ impl SharedBrowser {
             process,
             origin,
             lost,
+            remote,
         }
     }
 
@@ -738,6 +744,7 @@ impl Session {
         // An attached browser keeps its own viewport unless told; a launched one
         // gets it from the config already, and this makes both the same.
         page.execute(options.viewport.metrics_override()).await?;
+        remote::follow(&page, &host.remote);
         let mut dialogs = dialogs::DialogKeeper::default();
         dialogs.follow(&page).await;
         Ok(Self {
@@ -937,6 +944,7 @@ impl Session {
     /// session's viewport.
     pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
         page.execute(self.viewport.metrics_override()).await?;
+        remote::follow(&page, &self.host.remote);
         self.adopt(&page);
         self.dialogs.follow(&page).await;
         self.page = page;
@@ -951,6 +959,7 @@ impl Session {
             .new_page(blank_tab(self.context.as_ref()))
             .await?;
         self.adopt(&fresh);
+        remote::follow(&fresh, &self.host.remote);
         fresh.execute(self.viewport.metrics_override()).await?;
         self.dialogs.follow(&fresh).await;
         let old = std::mem::replace(&mut self.page, fresh);

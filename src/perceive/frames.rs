@@ -8,7 +8,7 @@ use chromiumoxide::cdp::browser_protocol::dom::{
 };
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
 
-use crate::browser::HitTester;
+use crate::browser::{found_frames, link_of, remote_frame, remote_frames, HitTester, Link};
 use chromiumoxide::cdp::browser_protocol::target::GetTargetsParams;
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, ExecutionContextId, RemoteObject, RemoteObjectId,
@@ -24,6 +24,9 @@ use super::PerceiveError;
 
 /// Object group for the handles the enumerator returns, released after each perception.
 pub(crate) const OBJECT_GROUP: &str = "seamark-perceive";
+
+/// How many processes deep frames inside frames of other sites are followed.
+const MAX_PROCESS_DEPTH: usize = 16;
 
 /// How deep closed shadow roots inside closed shadow roots are followed.
 const MAX_SHADOW_DEPTH: usize = 4;
@@ -176,6 +179,9 @@ pub(crate) struct FrameResult {
     pub reused: usize,
     /// The table was the last look's, with values read again.
     pub table_kept: bool,
+    /// For a frame in another process, the element holding it in the page's
+    /// own process.
+    pub outer_owner: Option<i64>,
 }
 
 /// A frame of the tree with where its content lies in the top-level viewport.
@@ -187,65 +193,121 @@ struct FramePlace {
     /// The part of the top-level viewport through which this frame can be seen.
     clip: Option<Rect>,
     is_main: bool,
+    /// Where the frame's commands go.
+    link: Link,
+    /// Where the viewport of the frame's process (its link) lies in the
+    /// top-level viewport: boxes its session reports are in that viewport's
+    /// coordinates. The top-left corner for the page's own frames.
+    origin: Point,
+    /// For a frame in a process of its own (or in one that is), the element
+    /// in the page's own process that holds it: a top-level hit test inside
+    /// the frame lands there.
+    outer_owner: Option<i64>,
 }
 
-/// Lists every frame with its place, the main frame first. The frame tree is
-/// the one chromiumoxide keeps from page events: no protocol round trip.
-async fn frame_places(page: &Page, viewport: Rect) -> Result<Vec<FramePlace>, PerceiveError> {
+/// Lists every frame with its place, the main frame first, parents before
+/// children. The page's own frames come from the frame tree chromiumoxide
+/// keeps from page events (no protocol round trip); frames of other sites in
+/// processes of their own from their targets (see browser/remote.rs).
+/// `missed` is set when frames in other processes could not all be followed.
+async fn frame_places(
+    page: &Page,
+    viewport: Rect,
+    missed: &mut bool,
+) -> Result<Vec<FramePlace>, PerceiveError> {
     let main = page
         .mainframe()
         .await?
         .ok_or_else(|| PerceiveError::Enumerate("the page has no main frame".into()))?;
+    let own = Link::Page(page.clone());
     let mut out = vec![FramePlace {
         id: main.clone(),
         offset: Point::default(),
         clip: Some(viewport),
         is_main: true,
+        link: own.clone(),
+        origin: Point::default(),
+        outer_owner: None,
     }];
     let frames = page.frames().await?;
-    if frames.len() <= 1 {
-        return Ok(out);
-    }
-    // Parents before children, so a child's clip can use its parent's.
-    let mut parent_of = std::collections::HashMap::new();
-    for f in &frames {
+    let known: Vec<String> = frames.iter().map(|f| f.inner().clone()).collect();
+    let remote = match remote_frames(page, &known).await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::debug!("frames in other processes not all followed: {e}");
+            *missed = true;
+            found_frames(page)
+        }
+    };
+    // (frame, its parent, its link, whether its owner is in its parent's process)
+    let mut children: Vec<(FrameId, FrameId, Link, bool)> = Vec::new();
+    for f in frames.into_iter().filter(|f| *f != main) {
+        if remote.iter().any(|r| r.id == *f.inner()) {
+            continue;
+        }
         if let Some(p) = page.frame_parent(f.clone()).await? {
-            parent_of.insert(f.clone(), p);
+            children.push((f, p, own.clone(), false));
         }
     }
-    let mut pending: Vec<FrameId> = frames.into_iter().filter(|f| *f != main).collect();
+    for r in remote {
+        children.push((
+            FrameId::new(r.id),
+            FrameId::new(r.parent),
+            r.link,
+            r.is_root,
+        ));
+    }
+    // Parents before children, so a child's clip can use its parent's.
+    let mut pending = children;
     let mut progress = true;
     while !pending.is_empty() && progress {
         progress = false;
         let mut rest = Vec::new();
-        for f in pending {
-            let parent_clip = parent_of
-                .get(&f)
-                .and_then(|p| out.iter().find(|o| &o.id == p))
-                .map(|p| p.clip);
-            match parent_clip {
-                Some(clip) => {
-                    progress = true;
-                    if let Some(place) = child_place(page, &f, clip).await {
-                        out.push(place);
-                    }
-                }
-                None => rest.push(f),
-            }
+        for (f, parent, link, is_root) in pending {
+            let Some(parent) = out.iter().find(|o| o.id == parent).cloned() else {
+                rest.push((f, parent, link, is_root));
+                continue;
+            };
+            progress = true;
+            // The owner element lives in the parent's process.
+            let owner_link = if is_root { &parent.link } else { &link };
+            let Some((owner, content)) = owner_box(owner_link, &f, parent.origin).await else {
+                continue;
+            };
+            let content_origin = Point {
+                x: content.x,
+                y: content.y,
+            };
+            out.push(FramePlace {
+                id: f,
+                offset: content_origin,
+                clip: parent.clip.and_then(|c| c.intersect(&content)),
+                is_main: false,
+                origin: if is_root {
+                    content_origin
+                } else {
+                    parent.origin
+                },
+                outer_owner: parent
+                    .outer_owner
+                    .or((is_root && !parent.link.is_remote()).then_some(owner)),
+                link,
+            });
         }
         pending = rest;
     }
     Ok(out)
 }
 
-/// Where a child frame's content lies: from its owner element's content box.
-/// Box model quads of nodes in child frames come in top-level coordinates.
-async fn child_place(page: &Page, id: &FrameId, parent_clip: Option<Rect>) -> Option<FramePlace> {
-    let owner = page
+/// A child frame's owner element and its content box in top-level
+/// coordinates, asked of `link` (the process of the owner), whose viewport
+/// lies at `origin`.
+async fn owner_box(link: &Link, id: &FrameId, origin: Point) -> Option<(i64, Rect)> {
+    let owner = link
         .execute(GetFrameOwnerParams::new(id.clone()))
         .await
         .ok()?;
-    let model = page
+    let model = link
         .execute(
             GetBoxModelParams::builder()
                 .backend_node_id(owner.result.backend_node_id)
@@ -263,18 +325,53 @@ async fn child_place(page: &Page, id: &FrameId, parent_clip: Option<Rect>) -> Op
     let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
     let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let content = Rect {
-        x: x0,
-        y: y0,
-        w: x1 - x0,
-        h: y1 - y0,
+    Some((
+        *owner.result.backend_node_id.inner(),
+        Rect {
+            x: x0 + origin.x,
+            y: y0 + origin.y,
+            w: x1 - x0,
+            h: y1 - y0,
+        },
+    ))
+}
+
+/// Where frame `frame` of `page` lies now: its link and the origin of its
+/// link's viewport in top-level coordinates (the top-left corner for the
+/// page's own frames). Asked afresh: a scroll moves a frame.
+pub(crate) async fn frame_origin(page: &Page, frame: &str) -> (Link, Point) {
+    let Some(mut at) = remote_frame(page, frame) else {
+        return (Link::Page(page.clone()), Point::default());
     };
-    Some(FramePlace {
-        id: id.clone(),
-        offset: Point { x: x0, y: y0 },
-        clip: parent_clip.and_then(|c| c.intersect(&content)),
-        is_main: false,
-    })
+    let link = at.link.clone();
+    // Up to the frame whose owner is in another process, then its owner's
+    // box there (in that process's viewport), and so on to the page's own
+    // process: the boxes' corners add up.
+    let mut origin = Point::default();
+    for _ in 0..MAX_PROCESS_DEPTH {
+        while !at.is_root {
+            match remote_frame(page, &at.parent) {
+                Some(up) => at = up,
+                None => return (link, origin),
+            }
+        }
+        let parent = remote_frame(page, &at.parent);
+        let parent_link = parent
+            .as_ref()
+            .map_or_else(|| Link::Page(page.clone()), |p| p.link.clone());
+        let Some((_, content)) =
+            owner_box(&parent_link, &FrameId::new(&at.id), Point::default()).await
+        else {
+            return (link, origin);
+        };
+        origin.x += content.x;
+        origin.y += content.y;
+        match parent {
+            Some(p) => at = p,
+            None => break,
+        }
+    }
+    (link, origin)
 }
 
 fn deep_options() -> SerializationOptions {
@@ -361,7 +458,7 @@ fn thrown(e: &chromiumoxide::cdp::js_protocol::runtime::ExceptionDetails) -> Per
 /// Runs the enumerator on a document (`root` none) or a closed shadow root,
 /// numbering nodes in `registry`.
 async fn enumerate_root(
-    page: &Page,
+    link: &Link,
     registry: &Registry,
     root: Option<RemoteObjectId>,
     opts: &EnumerateOptions,
@@ -388,7 +485,7 @@ async fn enumerate_root(
     params.await_promise = Some(true);
     params.object_group = Some(OBJECT_GROUP.into());
     params.serialization_options = Some(deep_options());
-    let reply = page.execute(params).await?;
+    let reply = link.execute(params).await?;
     answer(&reply.result.result, &reply.result.exception_details)
 }
 
@@ -415,10 +512,11 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
     frames.sort();
     frames.dedup();
     for frame in frames {
-        let Some(context) = page.frame_execution_context(FrameId::new(&frame)).await? else {
+        let link = link_of(page, &frame);
+        let Some(context) = link.frame_execution_context(FrameId::new(&frame)).await? else {
             continue;
         };
-        let (mut registry, _) = registry::take(page, &frame, context).await?;
+        let (mut registry, _) = registry::take(&link, &frame, context).await?;
         let document = registry.document;
         let ours = |e: &Element| e.frame == frame && e.node.document == document && unknown(e);
         let mut numbers: Vec<u32> = elements
@@ -429,7 +527,7 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
         numbers.sort_unstable();
         numbers.dedup();
         if numbers.is_empty() {
-            registry::give_back(page, &frame, context, registry);
+            registry::give_back(&link, &frame, context, registry);
             continue;
         }
         let mut params = CallFunctionOnParams::new(IDENTIFY_JS);
@@ -442,8 +540,8 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
         params.silent = Some(true);
         params.object_group = Some(OBJECT_GROUP.into());
         params.serialization_options = Some(deep_options());
-        let reply = page.execute(params).await;
-        super::release_handles(page).await;
+        let reply = link.execute(params).await;
+        super::release_handles(&link).await;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
@@ -484,7 +582,7 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
                 e.control_node_id = e.node.control.and_then(told);
             }
         }
-        registry::give_back(page, &frame, context, registry);
+        registry::give_back(&link, &frame, context, registry);
     }
     Ok(())
 }
@@ -492,12 +590,12 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
 /// A handle, in `context`, to a node (a closed shadow root, an element to
 /// read); `what` names it in the error.
 async fn node_handle(
-    page: &Page,
+    link: &Link,
     context: ExecutionContextId,
     node: i64,
     what: &str,
 ) -> Result<RemoteObjectId, PerceiveError> {
-    let resolved = page
+    let resolved = link
         .execute(
             ResolveNodeParams::builder()
                 .backend_node_id(BackendNodeId::new(node))
@@ -644,25 +742,25 @@ fn place_elements(
 
 /// Enumerates one frame: its document, then the closed shadow roots found in it.
 async fn enumerate_frame(
-    page: &Page,
     place: &FramePlace,
     viewport: &Rect,
     opts: &EnumerateOptions,
 ) -> Result<FrameResult, PerceiveError> {
-    let context = page
+    let link = &place.link;
+    let context = link
         .frame_execution_context(place.id.clone())
         .await?
         .ok_or_else(|| {
             PerceiveError::Enumerate(format!("frame {} has no script context", place.id.inner()))
         })?;
     let frame = place.id.inner();
-    let (mut registry, cached) = registry::take(page, frame, context).await?;
-    let first = match enumerate_root(page, &registry, None, opts).await {
+    let (mut registry, cached) = registry::take(link, frame, context).await?;
+    let first = match enumerate_root(link, &registry, None, opts).await {
         // A registry kept from an earlier perception may be gone with its
         // handle; one made now settles it.
         Err(_) if cached => {
-            registry = registry::take(page, frame, context).await?.0;
-            enumerate_root(page, &registry, None, opts).await
+            registry = registry::take(link, frame, context).await?.0;
+            enumerate_root(link, &registry, None, opts).await
         }
         other => other,
     };
@@ -671,7 +769,7 @@ async fn enumerate_frame(
         let object = registry.object.clone();
         registry
             .later(sheets::give_unread(
-                page.clone(),
+                link.clone(),
                 place.id.clone(),
                 object,
                 meta.unread.clone(),
@@ -693,6 +791,7 @@ async fn enumerate_frame(
         far_parts: meta.far,
         reused: meta.reused,
         table_kept: meta.kept,
+        outer_owner: place.outer_owner,
     };
     place_elements(&meta, &registry, place, viewport, &mut result.elements);
     let mut pending: Vec<(i64, usize)> = closed_roots(&meta, &nodes)
@@ -700,8 +799,8 @@ async fn enumerate_frame(
         .map(|r| (r, 1))
         .collect();
     while let Some((root, depth)) = pending.pop() {
-        let answer = match node_handle(page, context, root, "closed shadow root").await {
-            Ok(handle) => enumerate_root(page, &registry, Some(handle), opts).await,
+        let answer = match node_handle(link, context, root, "closed shadow root").await {
+            Ok(handle) => enumerate_root(link, &registry, Some(handle), opts).await,
             Err(e) => Err(e),
         };
         match answer {
@@ -720,7 +819,11 @@ async fn enumerate_frame(
             Err(e) => tracing::debug!("closed shadow root {root}: {e}"),
         }
     }
-    registry::give_back(page, frame, context, registry);
+    registry::give_back(link, frame, context, registry);
+    if link.is_remote() {
+        // The page's own group is let go by perception; a frame session's here.
+        super::release_handles(link).await;
+    }
     Ok(result)
 }
 
@@ -739,10 +842,11 @@ pub(crate) async fn enumerate_page(
     opts: &EnumerateOptions,
     notes: &mut Vec<String>,
 ) -> Result<Vec<FrameResult>, PerceiveError> {
-    let places = frame_places(page, viewport).await?;
+    let mut missed = false;
+    let places = frame_places(page, viewport, &mut missed).await?;
     let runs = places
         .iter()
-        .map(|place| enumerate_frame(page, place, &viewport, opts));
+        .map(|place| enumerate_frame(place, &viewport, opts));
     let results = futures::future::join_all(runs).await;
     let mut out = Vec::new();
     for (place, result) in places.iter().zip(results) {
@@ -752,20 +856,24 @@ pub(crate) async fn enumerate_page(
             Err(e) => notes.push(format!("frame {} skipped: {e}", place.id.inner())),
         }
     }
+    if missed {
+        notes.extend(frames_out_of_reach(page).await);
+    }
     Ok(out)
 }
 
 /// Most frame URLs a note names.
 const MAX_NAMED_FRAMES: usize = 3;
 
-/// A note on the child frames the page's own connection cannot reach, if any:
-/// cross-site frames that a browser isolating sites runs in processes of their
-/// own. The browser seamark launches keeps every frame in the page's process
-/// (perception does not ask there); one it attached to (`--cdp`) usually does not.
-pub(crate) async fn frames_out_of_reach(page: &Page) -> Option<String> {
+/// A note on the child frames seamark could not reach, if any: cross-site
+/// frames that run in processes of their own, which it could not attach to
+/// (see browser/remote.rs).
+async fn frames_out_of_reach(page: &Page) -> Option<String> {
     let frames = page.frames().await.ok()?;
     let targets = page.execute(GetTargetsParams::default()).await.ok()?;
+    let reached = found_frames(page);
     let mut ours: HashSet<&str> = frames.iter().map(|f| f.inner().as_str()).collect();
+    ours.extend(reached.iter().map(|f| f.id.as_str()));
     let iframes: Vec<_> = targets
         .result
         .target_infos
@@ -810,16 +918,20 @@ pub(crate) async fn frames_out_of_reach(page: &Page) -> Option<String> {
         n => format!("{n} frames of other sites run in processes of their own"),
     };
     Some(format!(
-        "{what}, which seamark cannot reach in a browser it did not launch: their elements are not in the table ({})",
+        "{what}, which seamark could not reach: their elements are not in the table ({})",
         named.join(", ")
     ))
 }
 
 /// A child frame's element may be covered by something in a parent frame, which
 /// its own frame cannot see: hit-test its click point at the top level.
+/// A hit on the element holding the element's frame in the page's own process
+/// (`holders`: frame → that element, for frames in processes of their own)
+/// reached the frame: what is inside is the frame's own test's.
 pub(crate) async fn check_child_frame_covers(
     page: &Page,
     main_frame: &str,
+    holders: &[(String, i64)],
     elements: &mut [Element],
 ) {
     let checks = elements
@@ -836,7 +948,12 @@ pub(crate) async fn check_child_frame_covers(
         futures::future::join_all(checks.iter().map(|(_, p)| at.node_at(page, p.x, p.y))).await;
     for ((i, _), hit) in checks.into_iter().zip(hits) {
         let Some(hit) = hit else { continue };
-        if hit.frame_id == elements[i].frame {
+        let frame = &elements[i].frame;
+        if hit.frame_id == *frame
+            || holders
+                .iter()
+                .any(|(f, holder)| f == frame && *holder == hit.backend_node_id)
+        {
             continue;
         }
         let by_node = hit.backend_node_id;
@@ -898,7 +1015,7 @@ pub(crate) async fn frame_spots(
     page: &Page,
     viewport: Rect,
 ) -> Result<Vec<FrameSpot>, PerceiveError> {
-    Ok(frame_places(page, viewport)
+    Ok(frame_places(page, viewport, &mut false)
         .await?
         .into_iter()
         .map(|p| FrameSpot {
@@ -922,13 +1039,14 @@ pub(crate) async fn call_on_registry(
     args: serde_json::Value,
     target: Option<i64>,
 ) -> Result<(serde_json::Value, Vec<i64>, u64), PerceiveError> {
-    let context = page
+    let link = &link_of(page, frame);
+    let context = link
         .frame_execution_context(FrameId::new(frame))
         .await?
         .ok_or_else(|| PerceiveError::Enumerate(format!("frame {frame} has no script context")))?;
-    let (registry, _) = registry::take(page, frame, context).await?;
+    let (registry, _) = registry::take(link, frame, context).await?;
     let target = match target {
-        Some(node) => Some(node_handle(page, context, node, "the element").await?),
+        Some(node) => Some(node_handle(link, context, node, "the element").await?),
         None => None,
     };
     let mut params = CallFunctionOnParams::new(function);
@@ -948,9 +1066,9 @@ pub(crate) async fn call_on_registry(
     params.silent = Some(true);
     params.return_by_value = Some(true);
     params.object_group = Some(OBJECT_GROUP.into());
-    let reply = page.execute(params).await;
+    let reply = link.execute(params).await;
     let (numbers, document) = (registry.numbers(), registry.document);
-    registry::give_back(page, frame, context, registry);
+    registry::give_back(link, frame, context, registry);
     let reply = reply?;
     if let Some(e) = &reply.result.exception_details {
         return Err(thrown(e));

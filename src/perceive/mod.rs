@@ -24,7 +24,7 @@ use chromiumoxide::Page;
 
 use serde_json::Value;
 
-use crate::browser::{Session, Viewport};
+use crate::browser::{Link, Session, Viewport};
 
 pub use ambient::Ambient;
 pub use list::{element_list, line, DEFAULT_LIST_CAP};
@@ -351,22 +351,14 @@ pub async fn perceive(
         let mut notes = Vec::new();
         // Pipelined: the renderer runs commands in the order they arrive, so the
         // first count is taken before the enumerator runs without waiting for it.
-        let (before, (frames, enumerate_time), (shot, shot_time), unreached) = futures::join!(
+        let (before, (frames, enumerate_time), (shot, shot_time)) = futures::join!(
             mutation_count(page),
             timed(frames::enumerate_page(page, view, &opts, &mut notes)),
             timed(session.screenshot()),
-            // Only a browser seamark attached to runs frames out of reach.
-            async {
-                if session.launched() {
-                    None
-                } else {
-                    frames::frames_out_of_reach(page).await
-                }
-            }
         );
-        notes.extend(unreached);
         // The handles go while the count is read: one round trip, not two.
-        let (after, ()) = futures::join!(mutation_count(page), release_handles(page));
+        let own = Link::Page(page.clone());
+        let (after, ()) = futures::join!(mutation_count(page), release_handles(&own));
         let stable = before.is_some() && before == after;
         if !stable && attempt < attempts {
             continue;
@@ -441,7 +433,7 @@ pub async fn glance(
         &mut notes,
     )
     .await?;
-    release_handles(page).await;
+    release_handles(&Link::Page(page.clone())).await;
     let mut obs = finish(page, frames, viewport, Vec::new(), true, notes).await;
     obs.timings.enumerate_ms = start.elapsed().as_secs_f64() * 1e3;
     obs.timings.total_ms = obs.timings.enumerate_ms;
@@ -468,9 +460,10 @@ pub async fn identify(page: &Page, elements: &mut [Element]) -> Result<(), Perce
     frames::identify(page, elements).await
 }
 
-/// Releases the handles the enumerator returned.
-pub(crate) async fn release_handles(page: &Page) {
-    let _ = page
+/// Releases the handles the enumerator returned, on the page's session or a
+/// frame's (see browser/remote.rs).
+pub(crate) async fn release_handles(link: &Link) {
+    let _ = link
         .execute(ReleaseObjectGroupParams::new(frames::OBJECT_GROUP))
         .await;
 }
@@ -485,9 +478,13 @@ async fn finish(
     stable: bool,
     notes: Vec<String>,
 ) -> Observation {
+    let holders: Vec<(String, i64)> = frames
+        .iter()
+        .filter_map(|f| Some((f.frame_id.clone(), f.outer_owner?)))
+        .collect();
     let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
     if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
-        frames::check_child_frame_covers(page, &obs.frame, &mut obs.table.elements).await;
+        frames::check_child_frame_covers(page, &obs.frame, &holders, &mut obs.table.elements).await;
     }
     obs
 }

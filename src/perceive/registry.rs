@@ -14,10 +14,10 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::browser::Link;
 use chromiumoxide::cdp::js_protocol::runtime::{
     EvaluateParams, ExecutionContextId, RemoteObjectId,
 };
-use chromiumoxide::Page;
 
 use super::recent::Recent;
 use super::PerceiveError;
@@ -190,9 +190,9 @@ struct Key {
 
 static REGISTRIES: Recent<Key, Registry> = Recent::new(MAX_DOCUMENTS);
 
-fn key(page: &Page, frame: &str, context: ExecutionContextId) -> Key {
+fn key(link: &Link, frame: &str, context: ExecutionContextId) -> Key {
     Key {
-        target: page.target_id().inner().clone(),
+        target: link.target_id().to_string(),
         frame: frame.to_string(),
         context,
     }
@@ -203,11 +203,11 @@ fn key(page: &Page, frame: &str, context: ExecutionContextId) -> Key {
 /// read. One whose document could not be enumerated is not given back: its
 /// handle may be gone with the document.
 pub(crate) async fn take(
-    page: &Page,
+    link: &Link,
     frame: &str,
     context: ExecutionContextId,
 ) -> Result<(Registry, bool), PerceiveError> {
-    if let Some(mut registry) = REGISTRIES.take(&key(page, frame, context)) {
+    if let Some(mut registry) = REGISTRIES.take(&key(link, frame, context)) {
         registry.settle().await;
         return Ok((registry, true));
     }
@@ -216,7 +216,7 @@ pub(crate) async fn take(
     params.include_command_line_api = Some(true);
     params.silent = Some(true);
     params.object_group = Some(GROUP.into());
-    let reply = page.execute(params).await?;
+    let reply = link.execute(params).await?;
     let object = reply.result.result.object_id.clone().ok_or_else(|| {
         PerceiveError::Enumerate("the frame's node registry could not be made".into())
     })?;
@@ -224,8 +224,8 @@ pub(crate) async fn take(
 }
 
 /// Puts a registry back for the next perception of the same document.
-pub(crate) fn give_back(page: &Page, frame: &str, context: ExecutionContextId, registry: Registry) {
-    REGISTRIES.put(key(page, frame, context), registry);
+pub(crate) fn give_back(link: &Link, frame: &str, context: ExecutionContextId, registry: Registry) {
+    REGISTRIES.put(key(link, frame, context), registry);
 }
 
 #[cfg(test)]

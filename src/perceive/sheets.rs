@@ -10,12 +10,12 @@
 //! after the perception that found the sheet, off its path; from the next
 //! perception on (which waits for it), its rules count.
 
+use crate::browser::Link;
 use base64::Engine as _;
 use chromiumoxide::cdp::browser_protocol::page::{FrameId, GetResourceContentParams};
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, RemoteObjectId,
 };
-use chromiumoxide::Page;
 
 /// Longest stylesheet text read; a longer one stays unread.
 const MAX_SHEET_BYTES: usize = 4 << 20;
@@ -39,8 +39,8 @@ const GIVE_JS: &str = "function (given) { \
   }";
 
 /// The text of the stylesheet at `url` as frame `frame` loaded it.
-async fn sheet_text(page: &Page, frame: &FrameId, url: &str) -> Option<String> {
-    let reply = page
+async fn sheet_text(link: &Link, frame: &FrameId, url: &str) -> Option<String> {
+    let reply = link
         .execute(GetResourceContentParams::new(frame.clone(), url))
         .await
         .ok()?
@@ -215,13 +215,13 @@ fn string_end(css: &[u8], i: usize, to: usize) -> usize {
 /// that cannot be had is given as none, so it is not asked for again: that
 /// document is then walked whole.
 pub(crate) async fn give_unread(
-    page: Page,
+    link: Link,
     frame: FrameId,
     registry: RemoteObjectId,
     urls: Vec<String>,
 ) {
     let texts =
-        futures::future::join_all(urls.iter().map(|url| sheet_text(&page, &frame, url))).await;
+        futures::future::join_all(urls.iter().map(|url| sheet_text(&link, &frame, url))).await;
     let given: Vec<serde_json::Value> = urls
         .iter()
         .zip(texts)
@@ -235,7 +235,7 @@ pub(crate) async fn give_unread(
         object_id: None,
     }]);
     params.silent = Some(true);
-    if let Err(e) = page.execute(params).await {
+    if let Err(e) = link.execute(params).await {
         tracing::debug!("stylesheet texts not given to the page: {e}");
     }
 }

@@ -371,7 +371,7 @@ pub async fn read(
         )
     });
     let results = futures::future::join_all(runs).await;
-    perceive::release_handles(page).await;
+    perceive::release_handles(&crate::browser::Link::Page(page.clone())).await;
     let mut frames = Vec::new();
     let mut first_index = None;
     for (i, result) in results.into_iter().enumerate() {

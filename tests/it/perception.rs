@@ -1217,10 +1217,11 @@ async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() 
 }
 
 #[tokio::test]
-async fn a_frame_another_site_runs_in_its_own_process_is_named_in_a_note_when_attached() {
+async fn a_frame_another_site_runs_in_its_own_process_is_perceived_when_attached() {
     // A browser started without seamark's flags isolates sites: the frame
     // from localhost is in another process than the page from 127.0.0.1, out
-    // of the page connection's reach. It used to be left out without a word.
+    // of the page connection's reach. It used to be left out, then named in a
+    // note; its elements are now read over the frame's own session.
     let fx = Fixture::open("form.html").await;
     let (mut browser, ws, _profile) = crate::support::running_chromium().await;
     let attached = Session::start(&BrowserOptions {
@@ -1238,17 +1239,34 @@ async fn a_frame_another_site_runs_in_its_own_process_is_named_in_a_note_when_at
         .expect("perceive");
     let names: Vec<&str> = obs.table.elements.iter().map(|e| e.name.as_str()).collect();
     assert!(names.contains(&"Top button"), "{names:?}");
-    let origin = fx.other.base.replace("127.0.0.1", "localhost");
-    assert!(
-        obs.notes
-            .iter()
-            .any(|n| n.starts_with("a frame of another site runs") && n.contains(&origin)),
-        "{:?}",
-        obs.notes
+    let button = obs
+        .table
+        .elements
+        .iter()
+        .find(|e| e.name == "Button in site frame")
+        .unwrap_or_else(|| panic!("the frame's button is missing: {names:?} {:?}", obs.notes));
+    assert!(button.is_interactable(), "{button:?}");
+    // In the page's coordinates: inside the iframe's box (20 px margin, a
+    // button's height below the top button, a 2 px border).
+    let frame_box = attached
+        .page()
+        .evaluate("JSON.stringify(document.getElementById('site').getBoundingClientRect())")
+        .await
+        .expect("frame box")
+        .into_value::<String>()
+        .expect("a string");
+    let frame_box: serde_json::Value = serde_json::from_str(&frame_box).expect("json");
+    let (fx0, fy0) = (
+        frame_box["x"].as_f64().unwrap(),
+        frame_box["y"].as_f64().unwrap(),
     );
-    // Only the origin is named: the frame's path and query are the page's words.
     assert!(
-        !obs.notes.iter().any(|n| n.contains("who=site")),
+        button.bbox.x > fx0 && button.bbox.y > fy0 && button.bbox.y < fy0 + 124.0,
+        "{:?} in {frame_box}",
+        button.bbox
+    );
+    assert!(
+        !obs.notes.iter().any(|n| n.contains("another site")),
         "{:?}",
         obs.notes
     );

@@ -1,0 +1,466 @@
+//! Frames that run in processes of their own (out-of-process iframes).
+//!
+//! A browser that isolates sites runs a frame of another site in a renderer
+//! process of its own, and the page's DevTools session does not reach into
+//! it: its nodes, its scripts and its boxes answer only on a session attached
+//! to the frame's own target. chromiumoxide attaches such sessions (it must,
+//! to let the frames run) but keeps no handle to them, and sends commands on
+//! its page sessions only. So seamark keeps a connection of its own to the
+//! browser, attaches to the frame targets of the pages it drives
+//! (`Target.attachToTarget` with `flatten`, as Playwright does), and sends a
+//! frame's commands over it: a [`Link`] says where a frame's commands go.
+//!
+//! Only frames whose parent chain reaches a page seamark drives are ever
+//! attached to: in a person's browser, their other tabs' frames are not
+//! touched.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use async_tungstenite::tungstenite::Message;
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
+use chromiumoxide::cdp::js_protocol::runtime::ExecutionContextId;
+use chromiumoxide::error::CdpError;
+use chromiumoxide::types::Command;
+use chromiumoxide::Page;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+/// How long a command on the side connection may take.
+const COMMAND_BOUND: Duration = Duration::from_secs(15);
+
+/// What a command answered: its result, as chromiumoxide's responses hold it.
+#[derive(Debug)]
+pub struct Reply<T> {
+    /// The command's result.
+    pub result: T,
+}
+
+/// Where the protocol commands about one frame's nodes and scripts go.
+#[derive(Debug, Clone)]
+pub enum Link {
+    /// The page's own session: its main frame and the frames in its process.
+    Page(Page),
+    /// The session of an out-of-process frame, on seamark's side connection.
+    Remote(RemoteSession),
+}
+
+/// A session attached to an out-of-process frame's target.
+#[derive(Debug, Clone)]
+pub struct RemoteSession {
+    channel: Arc<Channel>,
+    session: String,
+    target: String,
+}
+
+impl Link {
+    /// Sends `cmd` where this link's frames answer.
+    pub async fn execute<T: Command>(&self, cmd: T) -> Result<Reply<T::Response>, CdpError> {
+        match self {
+            Link::Page(page) => Ok(Reply {
+                result: page.execute(cmd).await?.result,
+            }),
+            Link::Remote(r) => {
+                let method = cmd.identifier();
+                let params = serde_json::to_value(&cmd)?;
+                let value = r
+                    .channel
+                    .call(Some(&r.session), &method, params)
+                    .await
+                    .map_err(CdpError::msg)?;
+                Ok(Reply {
+                    result: T::response_from_value(value)?,
+                })
+            }
+        }
+    }
+
+    /// The main world's script context of `frame`, one of this link's frames.
+    pub async fn frame_execution_context(
+        &self,
+        frame: FrameId,
+    ) -> Result<Option<ExecutionContextId>, CdpError> {
+        match self {
+            Link::Page(page) => page.frame_execution_context(frame).await,
+            Link::Remote(r) => Ok(r
+                .channel
+                .contexts
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&(r.session.clone(), frame.inner().clone()))
+                .map(|&id| ExecutionContextId::new(id))),
+        }
+    }
+
+    /// The target this link's session is attached to (the page's, or the frame's).
+    pub fn target_id(&self) -> &str {
+        match self {
+            Link::Page(page) => page.target_id().inner(),
+            Link::Remote(r) => &r.target,
+        }
+    }
+
+    /// Whether this is an out-of-process frame's session.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Link::Remote(_))
+    }
+}
+
+type Sink = async_tungstenite::WebSocketSender<async_tungstenite::tokio::ConnectStream>;
+
+/// seamark's own connection to the browser endpoint, for frame sessions.
+struct Channel {
+    sink: tokio::sync::Mutex<Sink>,
+    next_id: AtomicU64,
+    waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>,
+    /// (session, frame) → the frame's main-world script context, from the
+    /// sessions' `Runtime.executionContextCreated` events.
+    contexts: Arc<Mutex<HashMap<(String, String), i64>>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Locks a map, through a poisoned lock (a panic elsewhere leaves the map whole).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Channel {
+    async fn open(browser_ws: &str) -> Result<Arc<Channel>, String> {
+        let (socket, _) = async_tungstenite::tokio::connect_async(browser_ws)
+            .await
+            .map_err(|e| format!("cannot connect to {browser_ws}: {e}"))?;
+        let (sink, mut stream) = socket.split();
+        let waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>> =
+            Arc::default();
+        let contexts: Arc<Mutex<HashMap<(String, String), i64>>> = Arc::default();
+        let (w, c) = (waiting.clone(), contexts.clone());
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(message)) = stream.next().await {
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let Ok(message) = serde_json::from_str::<Value>(&text) else {
+                    continue;
+                };
+                match message.get("id").and_then(Value::as_u64) {
+                    Some(id) => {
+                        if let Some(tx) = lock(&w).remove(&id) {
+                            let answer = match message.get("error") {
+                                Some(error) => Err(error.to_string()),
+                                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                            };
+                            let _ = tx.send(answer);
+                        }
+                    }
+                    None => note_event(&c, &message),
+                }
+            }
+            // The connection is gone: every command still waiting fails.
+            lock(&w).clear();
+        });
+        Ok(Arc::new(Channel {
+            sink: tokio::sync::Mutex::new(sink),
+            next_id: AtomicU64::new(1),
+            waiting,
+            contexts,
+            reader,
+        }))
+    }
+
+    /// Sends `method` (on `session`, or to the browser) and waits for its result.
+    async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut command = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            command["sessionId"] = json!(s);
+        }
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(id, tx);
+        let sent = self
+            .sink
+            .lock()
+            .await
+            .send(Message::Text(command.to_string().into()))
+            .await;
+        if let Err(e) = sent {
+            lock(&self.waiting).remove(&id);
+            return Err(format!("cannot send {method} to the browser: {e}"));
+        }
+        match tokio::time::timeout(COMMAND_BOUND, rx).await {
+            Ok(Ok(answer)) => answer.map_err(|e| format!("the browser refused {method}: {e}")),
+            Ok(Err(_)) => Err(format!(
+                "the connection closed before {method} was answered"
+            )),
+            Err(_) => {
+                lock(&self.waiting).remove(&id);
+                Err(format!(
+                    "{method} was not answered in {} s",
+                    COMMAND_BOUND.as_secs()
+                ))
+            }
+        }
+    }
+}
+
+/// Keeps the main-world script contexts of the frame sessions up to date.
+fn note_event(contexts: &Mutex<HashMap<(String, String), i64>>, message: &Value) {
+    let (Some(method), Some(session)) = (
+        message.get("method").and_then(Value::as_str),
+        message.get("sessionId").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    let params = &message["params"];
+    let mut contexts = lock(contexts);
+    match method {
+        "Runtime.executionContextCreated" => {
+            let context = &params["context"];
+            let aux = &context["auxData"];
+            if aux["isDefault"] == Value::Bool(true) {
+                if let (Some(frame), Some(id)) = (aux["frameId"].as_str(), context["id"].as_i64()) {
+                    contexts.insert((session.to_string(), frame.to_string()), id);
+                }
+            }
+        }
+        "Runtime.executionContextDestroyed" => {
+            let gone = params["executionContextId"].as_i64();
+            contexts.retain(|(s, _), id| !(s == session && Some(*id) == gone));
+        }
+        "Runtime.executionContextsCleared" => contexts.retain(|(s, _), _| s != session),
+        _ => {}
+    }
+}
+
+/// One browser's out-of-process frames, as seamark follows them: the side
+/// connection (opened when first needed) and the sessions attached on it.
+#[derive(Debug)]
+pub struct RemoteFrames {
+    browser_ws: String,
+    channel: tokio::sync::Mutex<Option<Arc<Channel>>>,
+    /// Frame target → its session on the channel.
+    sessions: Mutex<HashMap<String, String>>,
+    /// Page target → its out-of-process frames as last found.
+    found: Mutex<HashMap<String, Vec<RemoteFrame>>>,
+}
+
+impl RemoteFrames {
+    /// For the browser whose DevTools endpoint is `browser_ws`.
+    pub fn new(browser_ws: &str) -> Arc<RemoteFrames> {
+        Arc::new(RemoteFrames {
+            browser_ws: browser_ws.to_string(),
+            channel: tokio::sync::Mutex::default(),
+            sessions: Mutex::default(),
+            found: Mutex::default(),
+        })
+    }
+
+    async fn channel(&self) -> Result<Arc<Channel>, String> {
+        let mut slot = self.channel.lock().await;
+        if let Some(c) = slot.as_ref().filter(|c| !c.reader.is_finished()) {
+            return Ok(c.clone());
+        }
+        lock(&self.sessions).clear();
+        let opened = Channel::open(&self.browser_ws).await?;
+        *slot = Some(opened.clone());
+        Ok(opened)
+    }
+
+    /// The session of frame target `target`, attached (and its scripts
+    /// followed) on first use.
+    async fn session(&self, channel: &Arc<Channel>, target: &str) -> Result<String, String> {
+        if let Some(s) = lock(&self.sessions).get(target) {
+            return Ok(s.clone());
+        }
+        let attached = channel
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target, "flatten": true }),
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or_else(|| format!("attached to {target} without a session"))?
+            .to_string();
+        // Contexts come as events before this answers.
+        channel
+            .call(Some(&session), "Runtime.enable", json!({}))
+            .await?;
+        lock(&self.sessions).insert(target.to_string(), session.clone());
+        Ok(session)
+    }
+}
+
+/// A frame of a page that runs in a process of its own, or in the process of
+/// one that does.
+#[derive(Debug, Clone)]
+pub struct RemoteFrame {
+    /// Its frame id.
+    pub id: String,
+    /// The frame it is in.
+    pub parent: String,
+    /// Where its commands go.
+    pub link: Link,
+    /// Whether it is the root of its process's part of the page (its owner
+    /// element is in another process, the parent's).
+    pub is_root: bool,
+}
+
+/// Which browser's frames each driven page's are: page target → its browser's.
+static PAGES: Mutex<Vec<(String, Weak<RemoteFrames>)>> = Mutex::new(Vec::new());
+
+/// Notes that `page` lives in the browser `frames` follows.
+pub fn follow(page: &Page, frames: &Arc<RemoteFrames>) {
+    let mut pages = lock(&PAGES);
+    pages.retain(|(_, w)| w.strong_count() > 0);
+    let target = page.target_id().inner().clone();
+    pages.retain(|(t, _)| *t != target);
+    pages.push((target, Arc::downgrade(frames)));
+}
+
+fn frames_of(page: &Page) -> Option<Arc<RemoteFrames>> {
+    let target = page.target_id().inner();
+    lock(&PAGES)
+        .iter()
+        .find(|(t, _)| t == target)
+        .and_then(|(_, w)| w.upgrade())
+}
+
+/// The frames of `page` in processes of their own (and in theirs), parents
+/// before children. `known` are the frames the page's own session holds.
+/// Empty when the page has none, or seamark does not drive it through a
+/// session (nothing to attach with). An error when some could not be
+/// followed: the connection could not be opened, or a frame not attached to.
+pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFrame>, String> {
+    let Some(frames) = frames_of(page) else {
+        return Ok(Vec::new());
+    };
+    let mut missed = None;
+    let channel = frames.channel().await?;
+    let targets = channel.call(None, "Target.getTargets", json!({})).await?;
+    let iframes: Vec<(String, String)> = targets["targetInfos"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .filter(|t| t["type"] == "iframe")
+        .filter_map(|t| {
+            Some((
+                t["targetId"].as_str()?.to_string(),
+                t["parentFrameId"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let mut ours: Vec<String> = known.to_vec();
+    let mut out = Vec::new();
+    // A frame's target is found once its parent is known: until no frame is added.
+    loop {
+        let before = out.len();
+        for (target, parent) in &iframes {
+            // The page's own session may list a frame of another process
+            // too (as a frame without a document): it is taken from here.
+            if out.iter().any(|f: &RemoteFrame| f.id == *target) || !ours.contains(parent) {
+                continue;
+            }
+            let session = match frames.session(&channel, target).await {
+                Ok(s) => s,
+                Err(e) => {
+                    missed = Some(format!("frame {target} not attached: {e}"));
+                    continue;
+                }
+            };
+            let link = Link::Remote(RemoteSession {
+                channel: channel.clone(),
+                session: session.clone(),
+                target: target.clone(),
+            });
+            ours.push(target.clone());
+            out.push(RemoteFrame {
+                id: target.clone(),
+                parent: parent.clone(),
+                link: link.clone(),
+                is_root: true,
+            });
+            // The frames in its process below it.
+            let tree = channel
+                .call(Some(&session), "Page.getFrameTree", json!({}))
+                .await
+                .unwrap_or_default();
+            let mut pending = vec![(&tree["frameTree"], target.clone())];
+            while let Some((node, parent)) = pending.pop() {
+                for child in node["childFrames"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    let Some(id) = child["frame"]["id"].as_str() else {
+                        continue;
+                    };
+                    if out.iter().any(|f| f.id == id) {
+                        continue;
+                    }
+                    ours.push(id.to_string());
+                    out.push(RemoteFrame {
+                        id: id.to_string(),
+                        parent: parent.clone(),
+                        link: link.clone(),
+                        is_root: false,
+                    });
+                    pending.push((child, id.to_string()));
+                }
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    lock(&frames.found).insert(page.target_id().inner().clone(), out.clone());
+    match missed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// The out-of-process frames of `page` as last found (those followed).
+pub fn found_frames(page: &Page) -> Vec<RemoteFrame> {
+    frames_of(page)
+        .and_then(|frames| lock(&frames.found).get(page.target_id().inner()).cloned())
+        .unwrap_or_default()
+}
+
+/// The out-of-process frame `frame` of `page` as last found, if it is one.
+pub fn remote_frame(page: &Page, frame: &str) -> Option<RemoteFrame> {
+    let frames = frames_of(page)?;
+    let found = lock(&frames.found);
+    found
+        .get(page.target_id().inner())?
+        .iter()
+        .find(|f| f.id == frame)
+        .cloned()
+}
+
+/// Where the commands about frame `frame` of `page` go: its process's
+/// session when it runs in one of its own, else the page's.
+pub fn link_of(page: &Page, frame: &str) -> Link {
+    remote_frame(page, frame).map_or_else(|| Link::Page(page.clone()), |f| f.link)
+}

@@ -17,6 +17,7 @@ use super::locate::{call_on_node, focused_node, node_from_call, reach, Reach};
 use super::watch::Events;
 use super::{input, settle, ActOptions};
 use crate::browser::Session;
+use crate::browser::{link_of, Link};
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
 use crate::protocol::{Command, ScrollDirection, Spot};
@@ -197,16 +198,23 @@ const WATCH_DRAGOVER_JS: &str = r#"function() {
 /// it as from a file manager, when the page takes a drop there.
 async fn drop_on(page: &Page, e: &Element, chosen: &[crate::files::ChosenFile]) -> Act {
     let view_p = centre_in_view(e)?;
-    call_on_node(page, e.backend_node_id, WATCH_DRAGOVER_JS, Vec::new())
-        .await
-        .ok_or_else(|| gone(e))?;
+    call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        WATCH_DRAGOVER_JS,
+        Vec::new(),
+    )
+    .await
+    .ok_or_else(|| gone(e))?;
+    // Asked in the drop zone's own window (its frame's).
     let accepts = async {
-        let mut params = EvaluateParams::new("window.__seamarkDropTaken === true");
-        params.return_by_value = Some(true);
-        page.execute(params)
-            .await
-            .ok()
-            .and_then(|r| r.result.result.value.clone())
+        call_on_node(
+            &link_of(page, &e.frame),
+            e.backend_node_id,
+            "function() { return window.__seamarkDropTaken === true; }",
+            Vec::new(),
+        )
+        .await
             == Some(Value::Bool(true))
     };
     let files: Vec<String> = chosen
@@ -279,11 +287,18 @@ pub(super) async fn danger(
 ) -> Option<Danger> {
     let value = match (command, target) {
         (Command::Click { .. } | Command::ClickAt { .. } | Command::TypeAt { .. }, Some(e)) => {
-            call_on_node(page, e.backend_node_id, DANGER_JS, vec![json!(false)]).await?
+            call_on_node(
+                &link_of(page, &e.frame),
+                e.backend_node_id,
+                DANGER_JS,
+                vec![json!(false)],
+            )
+            .await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {
-            let focused = focused_node(page).await?;
-            call_on_node(page, focused, DANGER_JS, vec![json!(true)]).await?
+            let main = Link::Page(page.clone());
+            let focused = focused_node(&main).await?;
+            call_on_node(&main, focused, DANGER_JS, vec![json!(true)]).await?
         }
         _ => return None,
     };
@@ -306,17 +321,26 @@ pub(super) async fn form_of(
     command: &Command,
     target: Option<&Element>,
 ) -> Option<i64> {
-    let node = match (command, target) {
-        (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => e.backend_node_id,
-        (Command::Press { .. }, _) => focused_node(page).await?,
+    let main = Link::Page(page.clone());
+    let (link, node) = match (command, target) {
+        (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => {
+            (link_of(page, &e.frame), e.backend_node_id)
+        }
+        (Command::Press { .. }, _) => (main.clone(), focused_node(&main).await?),
         _ => return None,
     };
-    node_from_call(page, node, FORM_OF_JS, Vec::new()).await
+    node_from_call(&link, node, FORM_OF_JS, Vec::new()).await
 }
 
 /// The form whose password field `node` holds `value`, if it does now.
 pub(super) async fn password_form(page: &Page, node: i64, value: &str) -> Option<i64> {
-    node_from_call(page, node, PASSWORD_FORM_JS, vec![json!(value)]).await
+    node_from_call(
+        &Link::Page(page.clone()),
+        node,
+        PASSWORD_FORM_JS,
+        vec![json!(value)],
+    )
+    .await
 }
 
 /// Whether the element is disabled now (it may have changed since perception).
@@ -327,7 +351,13 @@ const DISABLED_JS: &str = r#"function() {
 
 /// A point where a click reaches the element, or why there is none.
 async fn point_for(page: &Page, e: &Element, view: Rect) -> Result<Point, String> {
-    if call_on_node(page, e.backend_node_id, DISABLED_JS, Vec::new()).await
+    if call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        DISABLED_JS,
+        Vec::new(),
+    )
+    .await
         == Some(Value::Bool(true))
     {
         return Err(format!(
@@ -411,9 +441,14 @@ fn value_format(input_type: &str) -> &'static str {
 /// TYPE (and CLEAR, with no text): focus by a real click, select what is there,
 /// delete it with a real Backspace, type the text key by key.
 async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
-    let info = call_on_node(page, e.backend_node_id, FIELD_JS, Vec::new())
-        .await
-        .ok_or_else(|| gone(e))?;
+    let info = call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        FIELD_JS,
+        Vec::new(),
+    )
+    .await
+    .ok_or_else(|| gone(e))?;
     let kind = info["kind"].as_str().unwrap_or("none");
     let input_type = info["type"].as_str().unwrap_or("");
     if kind == "none" {
@@ -427,9 +462,21 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     }
     let p = point_for(page, e, view).await?;
     input::click(page, p).await.map_err(refused)?;
-    call_on_node(page, e.backend_node_id, FOCUS_JS, Vec::new()).await;
+    call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        FOCUS_JS,
+        Vec::new(),
+    )
+    .await;
     if kind == "set" {
-        let now = call_on_node(page, e.backend_node_id, SET_VALUE_JS, vec![json!(text)]).await;
+        let now = call_on_node(
+            &link_of(page, &e.frame),
+            e.backend_node_id,
+            SET_VALUE_JS,
+            vec![json!(text)],
+        )
+        .await;
         return match now.as_ref().and_then(Value::as_str) {
             Some(v) if v == text || text.is_empty() => {
                 Ok(Acted::Confirmed(format!("set {} to \"{v}\"", describe(e))))
@@ -449,7 +496,13 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         )));
     }
     if !was_empty {
-        call_on_node(page, e.backend_node_id, SELECT_CONTENT_JS, Vec::new()).await;
+        call_on_node(
+            &link_of(page, &e.frame),
+            e.backend_node_id,
+            SELECT_CONTENT_JS,
+            Vec::new(),
+        )
+        .await;
         input::press(
             page,
             &crate::protocol::KeyCombo {
@@ -465,7 +518,13 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         return Ok(Acted::Confirmed(format!("cleared {}", describe(e))));
     }
     let secret = input_type == "password";
-    let value = call_on_node(page, e.backend_node_id, VALUE_JS, Vec::new()).await;
+    let value = call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        VALUE_JS,
+        Vec::new(),
+    )
+    .await;
     let value = value.as_ref().and_then(Value::as_str).unwrap_or_default();
     Ok(Acted::Confirmed(if secret {
         format!(
@@ -603,9 +662,14 @@ async fn select(
     wanted: &str,
     add: bool,
 ) -> Act {
-    let info = call_on_node(page, e.backend_node_id, SELECT_INFO_JS, Vec::new())
-        .await
-        .ok_or_else(|| gone(e))?;
+    let info = call_on_node(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        SELECT_INFO_JS,
+        Vec::new(),
+    )
+    .await
+    .ok_or_else(|| gone(e))?;
     let multiple = info["multiple"] == Value::Bool(true);
     if !add && !multiple {
         return Err(format!(
@@ -636,7 +700,7 @@ async fn select(
         point_for(page, e, view).await?;
         let now = strings(
             &call_on_node(
-                page,
+                &link_of(page, &e.frame),
                 e.backend_node_id,
                 CHOOSE_NATIVE_JS,
                 vec![json!(i), json!(add)],
@@ -668,9 +732,14 @@ async fn select(
         settle::settle(page, events, options.quiet, options.settle_timeout, opened).await;
     }
     let states = option_states(
-        &call_on_node(page, e.backend_node_id, CUSTOM_OPTIONS_JS, Vec::new())
-            .await
-            .unwrap_or(Value::Null),
+        &call_on_node(
+            &link_of(page, &e.frame),
+            e.backend_node_id,
+            CUSTOM_OPTIONS_JS,
+            Vec::new(),
+        )
+        .await
+        .unwrap_or(Value::Null),
     );
     if states.is_empty() {
         return Err(format!(
@@ -694,9 +763,14 @@ async fn select(
             format!("\"{}\" was not selected", opts[i])
         }));
     }
-    let option = node_from_call(page, e.backend_node_id, CUSTOM_OPTIONS_JS, vec![json!(i)])
-        .await
-        .ok_or("the option disappeared before it could be clicked")?;
+    let option = node_from_call(
+        &link_of(page, &e.frame),
+        e.backend_node_id,
+        CUSTOM_OPTIONS_JS,
+        vec![json!(i)],
+    )
+    .await
+    .ok_or("the option disappeared before it could be clicked")?;
     let p = match reach(page, option, &e.frame, view).await {
         Reach::At(p) => p,
         Reach::Covered { by } => return Err(format!("option \"{}\" is covered by {by}", opts[i])),
@@ -787,7 +861,7 @@ const SCROLL_AREA_JS: &str = r#"function(dx, dy) {
 async fn scroll_container(page: &Page, e: &Element, d: ScrollDirection) -> Act {
     let (dx, dy) = signs(d);
     let v = call_on_node(
-        page,
+        &link_of(page, &e.frame),
         e.backend_node_id,
         SCROLL_AREA_JS,
         vec![json!(dx), json!(dy)],
@@ -863,7 +937,8 @@ async fn upload(page: &Page, e: &Element, folder: Option<&UploadFolder>, names: 
         .map_err(|why| format!("nothing attached: {why}"))?;
     // A label drawn for a hidden file input acts for it.
     let node = e.control_node_id.unwrap_or(e.backend_node_id);
-    match call_on_node(page, node, FILE_INPUT_JS, Vec::new()).await {
+    let link = link_of(page, &e.frame);
+    match call_on_node(&link, node, FILE_INPUT_JS, Vec::new()).await {
         Some(Value::String(kind)) if kind == "multiple" || chosen.len() == 1 => {}
         Some(Value::String(kind)) if kind == "single" => {
             return Err(format!(
@@ -876,7 +951,7 @@ async fn upload(page: &Page, e: &Element, folder: Option<&UploadFolder>, names: 
         Some(_) => return drop_on(page, e, &chosen).await,
         None => return Err(gone(e)),
     }
-    page.execute(
+    link.execute(
         SetFileInputFilesParams::builder()
             .files(
                 chosen

@@ -14,8 +14,8 @@ use chromiumoxide::cdp::js_protocol::runtime::{
 use chromiumoxide::Page;
 use serde_json::Value;
 
-use crate::browser::HitTester;
-use crate::perceive::{Point, Rect};
+use crate::browser::{HitTester, Link};
+use crate::perceive::{frame_origin, Point, Rect};
 
 /// Where a click on the element would go.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,18 +36,18 @@ pub(super) enum Reach {
 /// Calls `function` on the node with `this` bound to it, in its frame's main
 /// world, and returns the value. `None` when the node is gone or the call threw.
 pub(super) async fn call_on_node(
-    page: &Page,
+    link: &Link,
     backend_node_id: i64,
     function: &str,
     args: Vec<Value>,
 ) -> Option<Value> {
-    let object = resolve(page, backend_node_id).await?;
+    let object = resolve(link, backend_node_id).await?;
     let mut params = CallFunctionOnParams::new(function);
     params.object_id = Some(object);
     params.return_by_value = Some(true);
     params.await_promise = Some(true);
     params.arguments = Some(args.into_iter().map(value_arg).collect());
-    let reply = page.execute(params).await.ok()?;
+    let reply = link.execute(params).await.ok()?;
     if reply.result.exception_details.is_some() {
         return None;
     }
@@ -57,22 +57,22 @@ pub(super) async fn call_on_node(
 /// Calls `function` on the node and returns the node it returns, as a
 /// backendNodeId (an option of a custom dropdown, found in the page).
 pub(super) async fn node_from_call(
-    page: &Page,
+    link: &Link,
     backend_node_id: i64,
     function: &str,
     args: Vec<Value>,
 ) -> Option<i64> {
-    let object = resolve(page, backend_node_id).await?;
+    let object = resolve(link, backend_node_id).await?;
     let mut params = CallFunctionOnParams::new(function);
     params.object_id = Some(object);
     params.arguments = Some(args.into_iter().map(value_arg).collect());
-    let reply = page.execute(params).await.ok()?;
-    backend_id_of(page, reply.result.result.object_id.clone()?).await
+    let reply = link.execute(params).await.ok()?;
+    backend_id_of(link, reply.result.result.object_id.clone()?).await
 }
 
 /// The element with the keyboard focus, through shadow roots (in the
-/// page's main frame).
-pub(super) async fn focused_node(page: &Page) -> Option<i64> {
+/// page's main frame, whose link it is in).
+pub(super) async fn focused_node(page: &Link) -> Option<i64> {
     let mut params = EvaluateParams::new(
         "(() => { let a = document.activeElement || document.body; \
          while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
@@ -84,8 +84,8 @@ pub(super) async fn focused_node(page: &Page) -> Option<i64> {
 }
 
 /// The backendNodeId of the node a handle points at.
-async fn backend_id_of(page: &Page, object: RemoteObjectId) -> Option<i64> {
-    let node = page
+async fn backend_id_of(link: &Link, object: RemoteObjectId) -> Option<i64> {
+    let node = link
         .execute(DescribeNodeParams::builder().object_id(object).build())
         .await
         .ok()?;
@@ -100,8 +100,8 @@ fn value_arg(v: Value) -> CallArgument {
 }
 
 /// A handle on the node in its frame's main world.
-async fn resolve(page: &Page, backend_node_id: i64) -> Option<RemoteObjectId> {
-    page.execute(
+async fn resolve(link: &Link, backend_node_id: i64) -> Option<RemoteObjectId> {
+    link.execute(
         ResolveNodeParams::builder()
             .backend_node_id(BackendNodeId::new(backend_node_id))
             .build(),
@@ -160,9 +160,14 @@ const CENTER_JS: &str = r#"function() {
 /// When every point lands on a cover, the node is brought to the middle of
 /// the viewport and tried once more: a sticky header or a fixed bar covers the
 /// edges of the viewport, not its middle, while a modal covers both.
+///
+/// A node of a frame in a process of its own is reached over that process's
+/// session, in its viewport (which lies at the frame's place in the page's):
+/// the points found are the page's, where input goes.
 pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: Rect) -> Reach {
     let node = BackendNodeId::new(backend_node_id);
-    if page
+    let link = crate::browser::link_of(page, frame);
+    if link
         .execute(
             ScrollIntoViewIfNeededParams::builder()
                 .backend_node_id(node)
@@ -177,7 +182,7 @@ pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: 
         Ok(reach) => return reach,
         Err(cover) => cover,
     };
-    let moved = call_on_node(page, backend_node_id, CENTER_JS, Vec::new()).await;
+    let moved = call_on_node(&link, backend_node_id, CENTER_JS, Vec::new()).await;
     let cover = if moved == Some(Value::Bool(true)) {
         match try_points(page, backend_node_id, frame, view).await {
             Ok(reach) => return reach,
@@ -187,7 +192,7 @@ pub(super) async fn reach(page: &Page, backend_node_id: i64, frame: &str, view: 
         cover
     };
     let by = match cover {
-        Some(node) => call_on_node(page, node, COVER_JS, Vec::new())
+        Some(node) => call_on_node(&link, node, COVER_JS, Vec::new())
             .await
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_else(|| "another element".into()),
@@ -205,7 +210,9 @@ async fn try_points(
     frame: &str,
     view: Rect,
 ) -> Result<Reach, Option<i64>> {
-    let quads = match page
+    // Where the frame's process's viewport lies now (after any scroll).
+    let (link, origin) = frame_origin(page, frame).await;
+    let quads = match link
         .execute(
             GetContentQuadsParams::builder()
                 .backend_node_id(BackendNodeId::new(backend_node_id))
@@ -219,6 +226,7 @@ async fn try_points(
     let boxes: Vec<Rect> = quads
         .iter()
         .filter_map(|q| bounds(q.inner()))
+        .map(|r| r.offset(origin.x, origin.y))
         .filter_map(|r| r.intersect(&view))
         .filter(|r| r.w >= 1.0 && r.h >= 1.0)
         .collect();
@@ -226,7 +234,7 @@ async fn try_points(
         return Ok(Reach::NoBox);
     }
     // Read after any scroll: the hit test needs the page's offset of now.
-    let at = HitTester::new(page).await;
+    let at = HitTester::new(&link).await;
     let mut cover = None;
     for b in &boxes {
         for p in candidates(b) {
@@ -235,12 +243,12 @@ async fn try_points(
                 x: p.x.floor(),
                 y: p.y.floor(),
             };
-            let Some(hit) = at.node_at(page, p.x, p.y).await else {
+            let Some(hit) = at.node_at(&link, p.x - origin.x, p.y - origin.y).await else {
                 continue;
             };
             let hit_node = hit.backend_node_id;
             if hit_node == backend_node_id
-                || (hit.frame_id == frame && contains(page, backend_node_id, hit_node).await)
+                || (hit.frame_id == frame && contains(&link, backend_node_id, hit_node).await)
             {
                 return Ok(Reach::At(p));
             }
@@ -253,8 +261,8 @@ async fn try_points(
 }
 
 /// Whether the node `hit` lies inside the node `target` (same frame).
-async fn contains(page: &Page, target: i64, hit: i64) -> bool {
-    let (Some(hit_id), Some(target_id)) = (resolve(page, hit).await, resolve(page, target).await)
+async fn contains(link: &Link, target: i64, hit: i64) -> bool {
+    let (Some(hit_id), Some(target_id)) = (resolve(link, hit).await, resolve(link, target).await)
     else {
         return false;
     };
@@ -266,7 +274,7 @@ async fn contains(page: &Page, target: i64, hit: i64) -> bool {
         ..CallArgument::default()
     }]);
     matches!(
-        page.execute(params)
+        link.execute(params)
             .await
             .map(|r| r.result.result.value.clone()),
         Ok(Some(Value::Bool(true)))

@@ -8,7 +8,8 @@
 
 use chromiumoxide::cdp::browser_protocol::dom::GetNodeForLocationParams;
 use chromiumoxide::cdp::browser_protocol::page::GetLayoutMetricsParams;
-use chromiumoxide::Page;
+
+use super::Link;
 
 /// The node at a point, and the frame it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,10 +29,11 @@ pub struct HitTester {
 }
 
 impl HitTester {
-    /// Reads the page's scroll offset (one round trip). A page that cannot
-    /// say is taken as not scrolled.
-    pub async fn new(page: &Page) -> HitTester {
-        let scroll = match page.execute(GetLayoutMetricsParams::default()).await {
+    /// Reads the page's scroll offset (one round trip), or that of the
+    /// process of a frame of another site (its `link`: then points are in
+    /// its viewport). A page that cannot say is taken as not scrolled.
+    pub async fn new(link: &Link) -> HitTester {
+        let scroll = match link.execute(GetLayoutMetricsParams::default()).await {
             Ok(m) => {
                 let v = &m.result.css_visual_viewport;
                 (v.page_x, v.page_y)
@@ -53,9 +55,9 @@ impl HitTester {
     /// The node at viewport point (x, y), or `None` where there is none
     /// (outside the page) or the browser would not say. `pointer-events:
     /// none` is respected, as a real click does.
-    pub async fn node_at(&self, page: &Page, x: f64, y: f64) -> Option<Hit> {
+    pub async fn node_at(&self, link: &Link, x: f64, y: f64) -> Option<Hit> {
         let (dx, dy) = self.document_point(x, y);
-        let hit = page
+        let hit = link
             .execute(GetNodeForLocationParams::new(dx, dy))
             .await
             .ok()?;

@@ -943,9 +943,10 @@ pub(crate) async fn check_child_frame_covers(
     if checks.is_empty() {
         return;
     }
-    let at = HitTester::new(page).await;
+    let own = Link::Page(page.clone());
+    let at = HitTester::new(&own).await;
     let hits =
-        futures::future::join_all(checks.iter().map(|(_, p)| at.node_at(page, p.x, p.y))).await;
+        futures::future::join_all(checks.iter().map(|(_, p)| at.node_at(&own, p.x, p.y))).await;
     for ((i, _), hit) in checks.into_iter().zip(hits) {
         let Some(hit) = hit else { continue };
         let frame = &elements[i].frame;

@@ -405,7 +405,7 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
     }
 }
 
-pub(crate) use frames::{call_on_registry, frame_spots, FrameSpot};
+pub(crate) use frames::{call_on_registry, frame_origin, frame_spots, FrameSpot};
 
 pub(crate) fn view_rect(viewport: Viewport) -> Rect {
     Rect {

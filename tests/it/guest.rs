@@ -2,6 +2,8 @@
 //! folder, its port or `auto`, seamark works in a tab of its own, leaves
 //! the person's tabs alone and closes only its own; `seamark browser`
 //! starts such a browser; a `--cdp` that points at nothing is a usage error.
+//! The page's Go button is in a frame of another site, which a person's
+//! browser runs in a process of its own.
 
 use std::time::Duration;
 

@@ -111,11 +111,14 @@ impl Link {
 
 type Sink = async_tungstenite::WebSocketSender<async_tungstenite::tokio::ConnectStream>;
 
+/// Commands sent and not answered yet: id → who waits for the answer.
+type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+
 /// seamark's own connection to the browser endpoint, for frame sessions.
 struct Channel {
     sink: tokio::sync::Mutex<Sink>,
     next_id: AtomicU64,
-    waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>,
+    waiting: Waiting,
     /// (session, frame) → the frame's main-world script context, from the
     /// sessions' `Runtime.executionContextCreated` events.
     contexts: Arc<Mutex<HashMap<(String, String), i64>>>,
@@ -145,8 +148,7 @@ impl Channel {
             .await
             .map_err(|e| format!("cannot connect to {browser_ws}: {e}"))?;
         let (sink, mut stream) = socket.split();
-        let waiting: Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>> =
-            Arc::default();
+        let waiting: Waiting = Arc::default();
         let contexts: Arc<Mutex<HashMap<(String, String), i64>>> = Arc::default();
         let (w, c) = (waiting.clone(), contexts.clone());
         let reader = tokio::spawn(async move {

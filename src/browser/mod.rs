@@ -206,9 +206,11 @@ const FLAGS: &[&str] = &[
     "lang=en_US",
     "enable-features=NetworkService,NetworkServiceInProcess",
     "enable-blink-features=IdleDetection",
-    // Cross-origin iframes stay in the page's renderer process, so one CDP
-    // session reaches every frame (no out-of-process iframe sessions).
-    "disable-site-isolation-trials",
+    // Each site in a process of its own, as in a person's browser: what keeps
+    // a hostile page from reading another site's data in the same process,
+    // and an agent visits hostile pages. Frames of other sites are followed
+    // through their own sessions (browser/remote.rs).
+    "site-per-process",
     // Background services (see the table above).
     "disable-extensions",
     "disable-default-apps",
@@ -220,7 +222,7 @@ const FLAGS: &[&str] = &[
     concat!("gcm-checkin-url=http://", dead_end!(), "/checkin"),
     concat!("gcm-registration-url=http://", dead_end!(), "/register"),
     concat!("gcm-mcs-endpoint=", dead_end!()),
-    "disable-features=IsolateOrigins,site-per-process,Translate,TranslateUI,MediaRouter,\
+    "disable-features=Translate,TranslateUI,MediaRouter,\
      DialMediaRouteProvider,OptimizationHints,OptimizationHintsFetching,\
      OptimizationGuideModelDownloading,OptimizationGuideOnDeviceModel,\
      OptimizationTargetPrediction,AutofillServerCommunication,PasswordLeakDetection,\
@@ -532,8 +534,8 @@ impl SharedBrowser {
         &self.origin
     }
 
-    /// Whether seamark launched the browser (with its flags: every frame in
-    /// the page's process) rather than attaching to a running one (`--cdp`).
+    /// Whether seamark launched the browser (with its flags) rather than
+    /// attaching to a running one (`--cdp`).
     pub fn launched(&self) -> bool {
         self.process.is_some()
     }
@@ -815,8 +817,8 @@ impl Session {
         self.host.is_alive()
     }
 
-    /// Whether seamark launched the browser (with its flags: every frame in
-    /// the page's process) rather than attaching to a running one (`--cdp`).
+    /// Whether seamark launched the browser (with its flags) rather than
+    /// attaching to a running one (`--cdp`).
     pub fn launched(&self) -> bool {
         self.host.launched()
     }

@@ -338,8 +338,9 @@ async fn owner_box(link: &Link, id: &FrameId, origin: Point) -> Option<(i64, Rec
 
 /// Where frame `frame` of `page` lies now: its link and the origin of its
 /// link's viewport in top-level coordinates (the top-left corner for the
-/// page's own frames). Asked afresh: a scroll moves a frame.
-pub(crate) async fn frame_origin(page: &Page, frame: &str) -> (Link, Point) {
+/// page's own frames). Asked afresh: a scroll moves a frame. A point of the
+/// page's viewport is at (x - origin.x, y - origin.y) in the link's.
+pub async fn frame_origin(page: &Page, frame: &str) -> (Link, Point) {
     let Some(mut at) = remote_frame(page, frame) else {
         return (Link::Page(page.clone()), Point::default());
     };

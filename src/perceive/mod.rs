@@ -405,7 +405,8 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
     }
 }
 
-pub(crate) use frames::{call_on_registry, frame_origin, frame_spots, FrameSpot};
+pub use frames::frame_origin;
+pub(crate) use frames::{call_on_registry, frame_spots, FrameSpot};
 
 pub(crate) fn view_rect(viewport: Viewport) -> Rect {
     Rect {

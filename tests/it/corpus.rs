@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use chromiumoxide::cdp::browser_protocol::dom::{GetDocumentParams, GetNodeForLocationParams};
 use chromiumoxide::Page;
+use seamark::browser::Link;
 use seamark::mark::{self, MarkStyle};
 use seamark::perceive::{self, Element, ElementState, NodeNumbers, PerceiveOptions};
 
@@ -20,8 +21,8 @@ const SAMPLE: usize = 25;
 
 /// Parent of every node of the page (pierced: frames, shadow roots, pseudo-elements),
 /// from the browser's own DOM tree rather than from our enumerator.
-async fn parent_map(page: &Page) -> HashMap<i64, i64> {
-    let doc = page
+async fn parent_map(link: &Link) -> HashMap<i64, i64> {
+    let doc = link
         .execute(GetDocumentParams::builder().depth(-1).pierce(true).build())
         .await
         .expect("DOM.getDocument");
@@ -46,18 +47,25 @@ async fn parent_map(page: &Page) -> HashMap<i64, i64> {
 
 /// Is the node at the element's click point the element itself or inside it (for
 /// a control drawn by its label: inside the label)? Asked of the browser's own
-/// hit test and DOM tree.
+/// hit test and DOM tree: in the process of the element's frame, at the point
+/// in that process's viewport (a frame of another site has one of its own).
+/// `parents` keeps each process's tree, by its link's target.
 async fn hit_by_itself(
     page: &Page,
-    parents: &HashMap<i64, i64>,
+    parents: &mut HashMap<String, HashMap<i64, i64>>,
     e: &Element,
 ) -> Result<bool, String> {
     let p = e.click_point.ok_or("no click point")?;
+    let (link, origin) = perceive::frame_origin(page, &e.frame).await;
+    let parents = match parents.entry(link.target_id().to_string()) {
+        std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+        std::collections::hash_map::Entry::Vacant(v) => v.insert(parent_map(&link).await),
+    };
     // Default: pointer-events:none is respected, as a real click does.
-    let hit = page
+    let hit = link
         .execute(GetNodeForLocationParams::new(
-            p.x.round() as i64,
-            p.y.round() as i64,
+            (p.x - origin.x).round() as i64,
+            (p.y - origin.y).round() as i64,
         ))
         .await
         .map_err(|err| err.to_string())?;
@@ -228,11 +236,11 @@ async fn every_corpus_page_perceives_with_boxes_in_the_viewport_and_hit_by_their
                 }
             }
         }
-        let parents = parent_map(fx.session.page()).await;
+        let mut parents = HashMap::new();
         let step = (interactable.len() / SAMPLE).max(1);
         let mut checked = 0;
         for e in interactable.iter().step_by(step).take(SAMPLE) {
-            match hit_by_itself(fx.session.page(), &parents, e).await {
+            match hit_by_itself(fx.session.page(), &mut parents, e).await {
                 Ok(true) => checked += 1,
                 Ok(false) => failures.push(format!(
                     "{dir}: [{}] {} {:?} not hit by itself at {:?}",

@@ -218,15 +218,6 @@ pub(crate) fn write_end(
     Ok(result)
 }
 
-/// Domain limits route the browser's requests through the guard, which only
-/// a browser seamark launches can be made to do.
-pub(crate) fn guard_needs_launch(browser: &BrowserOptions) -> Result<(), String> {
-    match browser.cdp {
-        Some(_) => Err(GUARD_NEEDS_LAUNCH.into()),
-        None => Ok(()),
-    }
-}
-
 /// The folder of a run's directory that keeps its downloads.
 pub const DOWNLOADS: &str = "downloads";
 
@@ -244,20 +235,23 @@ pub(crate) fn drop_empty_downloads(dir: &std::path::Path) {
     let _ = std::fs::remove_dir(dir.join(DOWNLOADS));
 }
 
-/// Why domain limits and `--cdp` do not go together.
-pub const GUARD_NEEDS_LAUNCH: &str = "domain limits need a browser seamark launches: an \
-     attached browser's requests cannot be routed through the domain guard (drop --cdp)";
-
 /// Starts the domain guard for the executor's policy, and routes the
-/// browser (its proxy) and the executor (its record of refusals) through it.
+/// browser and the executor (its record of refusals) through it: a browser
+/// seamark launches sends its requests through the guard's proxy; in one it
+/// attached to, seamark's tabs check theirs with the guard's filter.
 pub(crate) async fn start_guard(
     act: &mut ActOptions,
     browser: &mut BrowserOptions,
+    attached: bool,
 ) -> Result<DomainGuard, String> {
     let guard = DomainGuard::start(act.domains.clone())
         .await
         .map_err(|e| format!("the domain guard could not start: {e}"))?;
-    browser.proxy = Some(guard.addr.clone());
+    if attached {
+        browser.request_filter = Some(guard.request_filter());
+    } else {
+        browser.proxy = Some(guard.addr.clone());
+    }
     act.blocked = Some(guard.record());
     Ok(guard)
 }
@@ -772,17 +766,15 @@ impl Agent {
         if !policy.is_active() {
             return Ok(None);
         }
-        guard_needs_launch(&self.options.browser)?;
-        if self.pool.as_ref().is_some_and(|p| !p.launches()) {
-            return Err(GUARD_NEEDS_LAUNCH.into());
-        }
+        let attached =
+            self.options.browser.cdp.is_some() || self.pool.as_ref().is_some_and(|p| !p.launches());
         let start = crate::target::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
             return Err(format!(
                 "the start URL is refused by the domain policy: {why}"
             ));
         }
-        start_guard(&mut self.options.act, &mut self.options.browser)
+        start_guard(&mut self.options.act, &mut self.options.browser, attached)
             .await
             .map(Some)
     }

@@ -329,9 +329,6 @@ impl Batch {
                 true,
             ),
         };
-        if !pool.launches() && o.agent.act.domains.is_active() {
-            return Err(BatchError::Config(crate::agent::GUARD_NEEDS_LAUNCH.into()));
-        }
         let (stop_tx, stop) = watch::channel(None);
         let shared = Arc::new(Shared {
             dir: dir.clone(),

@@ -7,6 +7,7 @@ mod devtools;
 mod dialogs;
 mod find;
 mod hit;
+mod intercept;
 mod launch;
 mod personal;
 mod pool;
@@ -38,6 +39,7 @@ pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, A
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
 pub use hit::{Hit, HitTester};
+pub use intercept::RequestFilter;
 pub use launch::NET_LOG_ENV;
 pub use personal::PersonalBrowser;
 pub use pool::Pool;
@@ -126,6 +128,10 @@ pub struct BrowserOptions {
     /// Send every request through this HTTP proxy (`host:port`), loopback
     /// included: the domain guard. Only for a browser seamark launches.
     pub proxy: Option<String>,
+    /// Check every request of the session's tabs (and of the frames in
+    /// them) with this before it leaves: the domain guard in a browser
+    /// seamark attached to, which cannot be given a proxy.
+    pub request_filter: Option<RequestFilter>,
     /// A profile that lasts (`--profile`): cookies, storage and cache kept
     /// between runs; created when missing, refused when another browser
     /// uses it. Else a fresh one, removed at the end.
@@ -144,6 +150,7 @@ impl Default for BrowserOptions {
             viewport: Viewport::default(),
             command_timeout: Duration::from_secs(30),
             proxy: None,
+            request_filter: None,
             profile: None,
             keep_tab: false,
         }
@@ -320,6 +327,10 @@ pub struct Session {
     guest: Option<std::sync::Mutex<HashSet<String>>>,
     /// Leave the guest's tabs open at the end (`--keep-tab`).
     keep_tab: bool,
+    /// What checks the requests of the session's tabs, when something does.
+    request_filter: Option<RequestFilter>,
+    /// The tabs whose requests are checked, and the tasks answering them.
+    checked: Vec<(Page, JoinHandle<()>)>,
 }
 
 /// The camera of the page seamark drives, or why there is none.
@@ -439,8 +450,8 @@ impl SharedBrowser {
         if options.proxy.is_some() {
             return Err(BrowserError::Attach {
                 url: url.to_string(),
-                reason: "domain limits need a browser seamark launches: the requests of an \
-                         attached browser cannot be routed through the domain guard"
+                reason: "an attached browser cannot be given a proxy: its tabs' requests are \
+                         checked with a request filter instead"
                     .into(),
             });
         }
@@ -747,19 +758,39 @@ impl Session {
         // gets it from the config already, and this makes both the same.
         page.execute(options.viewport.metrics_override()).await?;
         remote::follow(&page, &host.remote);
+        if let Some(filter) = &options.request_filter {
+            host.remote
+                .check_requests(filter.clone())
+                .await
+                .map_err(|e| BrowserError::Cdp(chromiumoxide::error::CdpError::msg(e)))?;
+        }
         let mut dialogs = dialogs::DialogKeeper::default();
         dialogs.follow(&page).await;
-        Ok(Self {
+        let mut session = Self {
             host,
             context,
-            page,
+            page: page.clone(),
             viewport: options.viewport,
             command_timeout: options.command_timeout,
             camera: tokio::sync::Mutex::default(),
             dialogs,
             guest: None,
             keep_tab: options.keep_tab,
-        })
+            request_filter: options.request_filter.clone(),
+            checked: Vec::new(),
+        };
+        session.check_requests(&page).await?;
+        Ok(session)
+    }
+
+    /// From now on, checks the requests of `page` with the session's
+    /// filter, when it has one.
+    async fn check_requests(&mut self, page: &Page) -> Result<(), BrowserError> {
+        if let Some(filter) = &self.request_filter {
+            let task = intercept::guard_page(page, filter.clone()).await?;
+            self.checked.push((page.clone(), task));
+        }
+        Ok(())
     }
 
     /// Counts `page` among the guest's own tabs (a tab it opened or followed).
@@ -947,6 +978,7 @@ impl Session {
     pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
         page.execute(self.viewport.metrics_override()).await?;
         remote::follow(&page, &self.host.remote);
+        self.check_requests(&page).await?;
         self.adopt(&page);
         self.dialogs.follow(&page).await;
         self.page = page;
@@ -962,6 +994,7 @@ impl Session {
             .await?;
         self.adopt(&fresh);
         remote::follow(&fresh, &self.host.remote);
+        self.check_requests(&fresh).await?;
         fresh.execute(self.viewport.metrics_override()).await?;
         self.dialogs.follow(&fresh).await;
         let old = std::mem::replace(&mut self.page, fresh);
@@ -1075,6 +1108,9 @@ impl Drop for Session {
     /// others); a browser of the session's own goes with the last hold on it
     /// ([`SharedBrowser`]'s drop).
     fn drop(&mut self) {
+        for (_, task) in self.checked.drain(..) {
+            task.abort();
+        }
         // A guest's tab, left on an error path: closed in the background.
         if let (Some(_), false, Ok(runtime)) = (
             self.guest.take(),
@@ -1109,6 +1145,14 @@ impl Session {
         let reset = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Default);
         let _ = tokio::time::timeout(bound, self.host.browser.execute(reset)).await;
         if self.keep_tab {
+            // A tab left open goes on without seamark's checks: nothing
+            // would answer its paused requests.
+            for (page, task) in self.checked.drain(..) {
+                task.abort();
+                let disable = page
+                    .execute(chromiumoxide::cdp::browser_protocol::fetch::DisableParams::default());
+                let _ = tokio::time::timeout(bound, disable).await;
+            }
             return;
         }
         let mut tabs = match tokio::time::timeout(bound, self.tabs()).await {

@@ -29,6 +29,8 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+use super::intercept::{decision, every_request_json, RequestFilter};
+
 /// How long a command on the side connection may take.
 const COMMAND_BOUND: Duration = Duration::from_secs(15);
 
@@ -111,14 +113,95 @@ impl Link {
 
 type Sink = async_tungstenite::WebSocketSender<async_tungstenite::tokio::ConnectStream>;
 
-/// Commands sent and not answered yet: id → who waits for the answer.
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+/// What checks the requests of the frames' sessions, once set.
+type Filter = Arc<Mutex<Option<RequestFilter>>>;
+
+/// Page targets whose new tabs are checked too (seamark's tabs).
+type Tabs = Arc<Mutex<Vec<String>>>;
+
+/// Frame target → its session on the side connection.
+type Sessions = Arc<Mutex<HashMap<String, String>>>;
+
+/// The sending half of the side connection, and the commands waiting for
+/// their answers.
+struct Wire {
+    sink: tokio::sync::Mutex<Sink>,
+    next_id: AtomicU64,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+}
+
+impl Wire {
+    /// Writes command `id`, `method` (on `session`, or to the browser).
+    async fn write(
+        &self,
+        id: u64,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<(), String> {
+        let mut command = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            command["sessionId"] = json!(s);
+        }
+        self.sink
+            .lock()
+            .await
+            .send(Message::Text(command.to_string().into()))
+            .await
+            .map_err(|e| format!("cannot send {method} to the browser: {e}"))
+    }
+
+    /// Sends `method` without waiting for its answer.
+    async fn send(&self, session: Option<&str>, method: &str, params: Value) -> Result<(), String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.write(id, session, method, params).await
+    }
+
+    /// Sends `method` and waits for its result.
+    async fn call(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        // Registered before it is sent: the answer may come first.
+        lock(&self.waiting).insert(id, tx);
+        if let Err(e) = self.write(id, session, method, params).await {
+            lock(&self.waiting).remove(&id);
+            return Err(e);
+        }
+        match tokio::time::timeout(COMMAND_BOUND, rx).await {
+            Ok(Ok(answer)) => answer.map_err(|e| format!("the browser refused {method}: {e}")),
+            Ok(Err(_)) => Err(format!(
+                "the connection closed before {method} was answered"
+            )),
+            Err(_) => {
+                lock(&self.waiting).remove(&id);
+                Err(format!(
+                    "{method} was not answered in {} s",
+                    COMMAND_BOUND.as_secs()
+                ))
+            }
+        }
+    }
+
+    /// Hands an answer to the command waiting for it.
+    fn answered(&self, id: u64, message: &Value) {
+        if let Some(tx) = lock(&self.waiting).remove(&id) {
+            let answer = match message.get("error") {
+                Some(error) => Err(error.to_string()),
+                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+            };
+            let _ = tx.send(answer);
+        }
+    }
+}
 
 /// seamark's own connection to the browser endpoint, for frame sessions.
 struct Channel {
-    sink: tokio::sync::Mutex<Sink>,
-    next_id: AtomicU64,
-    waiting: Waiting,
+    wire: Arc<Wire>,
     /// (session, frame) → the frame's main-world script context, from the
     /// sessions' `Runtime.executionContextCreated` events.
     contexts: Arc<Mutex<HashMap<(String, String), i64>>>,
@@ -143,14 +226,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Channel {
-    async fn open(browser_ws: &str) -> Result<Arc<Channel>, String> {
+    /// Connects. Requests paused in its sessions are answered as `filter`
+    /// says; new tabs it is told of are checked when opened from `tabs`.
+    async fn open(
+        browser_ws: &str,
+        filter: Filter,
+        tabs: Tabs,
+        sessions: Sessions,
+    ) -> Result<Arc<Channel>, String> {
         let (socket, _) = async_tungstenite::tokio::connect_async(browser_ws)
             .await
             .map_err(|e| format!("cannot connect to {browser_ws}: {e}"))?;
         let (sink, mut stream) = socket.split();
-        let waiting: Waiting = Arc::default();
+        let wire = Arc::new(Wire {
+            sink: tokio::sync::Mutex::new(sink),
+            next_id: AtomicU64::new(1),
+            waiting: Mutex::default(),
+        });
         let contexts: Arc<Mutex<HashMap<(String, String), i64>>> = Arc::default();
-        let (w, c) = (waiting.clone(), contexts.clone());
+        let (w, c) = (wire.clone(), contexts.clone());
         let reader = tokio::spawn(async move {
             while let Some(Ok(message)) = stream.next().await {
                 let Message::Text(text) = message else {
@@ -159,26 +253,63 @@ impl Channel {
                 let Ok(message) = serde_json::from_str::<Value>(&text) else {
                     continue;
                 };
-                match message.get("id").and_then(Value::as_u64) {
-                    Some(id) => {
-                        if let Some(tx) = lock(&w).remove(&id) {
-                            let answer = match message.get("error") {
-                                Some(error) => Err(error.to_string()),
-                                None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-                            };
-                            let _ = tx.send(answer);
+                if let Some(id) = message.get("id").and_then(Value::as_u64) {
+                    w.answered(id, &message);
+                    continue;
+                }
+                match message["method"].as_str() {
+                    Some("Fetch.requestPaused") => {
+                        let filter = lock(&filter).clone();
+                        let (Some(filter), Some(session), Some(request), Some(url)) = (
+                            filter,
+                            message["sessionId"].as_str(),
+                            message["params"]["requestId"].as_str(),
+                            message["params"]["request"]["url"].as_str(),
+                        ) else {
+                            continue;
+                        };
+                        // Its answer is not waited for: nothing is to be done with it.
+                        let (method, params) = decision(&filter, request, url);
+                        if let Err(e) = w.send(Some(session), method, params).await {
+                            tracing::debug!("a paused request was not answered: {e}");
                         }
                     }
-                    None => note_event(&c, &message),
+                    // A new tab, held before its first request (see
+                    // `watch_new_tabs`); not a frame this connection attached to.
+                    Some("Target.attachedToTarget")
+                        if message.get("sessionId").is_none()
+                            && message["params"]["targetInfo"]["type"] == "page" =>
+                    {
+                        tokio::spawn(new_tab(w.clone(), tabs.clone(), message["params"].clone()));
+                    }
+                    // A frame of another site in one of those tabs (or in
+                    // such a frame), held before its first request.
+                    Some("Target.attachedToTarget")
+                        if message.get("sessionId").is_some()
+                            && message["params"]["targetInfo"]["type"] == "iframe" =>
+                    {
+                        let checked = lock(&filter).is_some();
+                        tokio::spawn(new_frame(
+                            w.clone(),
+                            sessions.clone(),
+                            checked,
+                            message["params"].clone(),
+                        ));
+                    }
+                    Some("Target.detachedFromTarget") => {
+                        if let Some(gone) = message["params"]["sessionId"].as_str() {
+                            lock(&sessions).retain(|_, s| s != gone);
+                            lock(&c).retain(|(s, _), _| s != gone);
+                        }
+                    }
+                    _ => note_event(&c, &message),
                 }
             }
             // The connection is gone: every command still waiting fails.
-            lock(&w).clear();
+            lock(&w.waiting).clear();
         });
         Ok(Arc::new(Channel {
-            sink: tokio::sync::Mutex::new(sink),
-            next_id: AtomicU64::new(1),
-            waiting,
+            wire,
             contexts,
             reader,
         }))
@@ -191,36 +322,103 @@ impl Channel {
         method: &str,
         params: Value,
     ) -> Result<Value, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut command = json!({ "id": id, "method": method, "params": params });
-        if let Some(s) = session {
-            command["sessionId"] = json!(s);
+        self.wire.call(session, method, params).await
+    }
+}
+
+/// Child targets attached as they start, held until told to run.
+fn hold_children() -> Value {
+    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true })
+}
+
+/// A frame of another site in one of seamark's checked tabs, held before its
+/// first request: its requests are checked (`checked`), its scripts
+/// followed and its own frames held in turn; then it runs. Perception finds
+/// its session ready.
+async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: Value) {
+    let (Some(session), Some(target)) = (
+        params["sessionId"].as_str(),
+        params["targetInfo"]["targetId"].as_str(),
+    ) else {
+        return;
+    };
+    let mut steps = vec![("Runtime.enable", json!({}))];
+    if checked {
+        steps.push(("Fetch.enable", every_request_json()));
+    }
+    steps.push(("Target.setAutoAttach", hold_children()));
+    for (method, params) in steps {
+        if let Err(e) = wire.call(Some(session), method, params).await {
+            tracing::debug!("frame {target}: {e}");
         }
-        let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(id, tx);
-        let sent = self
-            .sink
-            .lock()
+    }
+    lock(&sessions)
+        .entry(target.to_string())
+        .or_insert_with(|| session.to_string());
+    let _ = wire
+        .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+        .await;
+}
+
+/// Has the browser hold every new tab before its first request and tell
+/// this connection (see [`new_tab`]): a tab opened from seamark's tab must
+/// have its requests checked before it sends one.
+async fn watch_new_tabs(channel: &Channel) -> Result<(), String> {
+    channel
+        .call(
+            None,
+            "Target.setAutoAttach",
+            json!({
+                "autoAttach": true,
+                "waitForDebuggerOnStart": true,
+                "flatten": true,
+                "filter": [{ "type": "page" }],
+            }),
+        )
+        .await
+        .map(|_| ())
+}
+
+/// A tab the browser holds before its first request, told by the browser
+/// since `watch_new_tabs`: one opened from seamark's tabs has its requests
+/// checked from the first; a tab of the person's is let go at once, and
+/// left alone.
+async fn new_tab(wire: Arc<Wire>, tabs: Tabs, params: Value) {
+    let Some(session) = params["sessionId"].as_str() else {
+        return;
+    };
+    let info = &params["targetInfo"];
+    let (target, opener) = (
+        info["targetId"].as_str().unwrap_or_default(),
+        info["openerId"].as_str().unwrap_or_default(),
+    );
+    let ours = {
+        let mut tabs = lock(&tabs);
+        let ours = tabs.iter().any(|t| t == opener || t == target);
+        if ours && !tabs.iter().any(|t| t == target) {
+            tabs.push(target.to_string());
+        }
+        ours
+    };
+    if ours {
+        if let Err(e) = wire
+            .call(Some(session), "Fetch.enable", every_request_json())
             .await
-            .send(Message::Text(command.to_string().into()))
+        {
+            tracing::debug!("a new tab's requests are not checked: {e}");
+        }
+    }
+    let _ = wire
+        .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+        .await;
+    if !ours {
+        let _ = wire
+            .send(
+                None,
+                "Target.detachFromTarget",
+                json!({ "sessionId": session }),
+            )
             .await;
-        if let Err(e) = sent {
-            lock(&self.waiting).remove(&id);
-            return Err(format!("cannot send {method} to the browser: {e}"));
-        }
-        match tokio::time::timeout(COMMAND_BOUND, rx).await {
-            Ok(Ok(answer)) => answer.map_err(|e| format!("the browser refused {method}: {e}")),
-            Ok(Err(_)) => Err(format!(
-                "the connection closed before {method} was answered"
-            )),
-            Err(_) => {
-                lock(&self.waiting).remove(&id);
-                Err(format!(
-                    "{method} was not answered in {} s",
-                    COMMAND_BOUND.as_secs()
-                ))
-            }
-        }
     }
 }
 
@@ -260,7 +458,12 @@ pub struct RemoteFrames {
     browser_ws: String,
     channel: tokio::sync::Mutex<Option<Arc<Channel>>>,
     /// Frame target → its session on the channel.
-    sessions: Mutex<HashMap<String, String>>,
+    sessions: Sessions,
+    /// What checks the frames' requests, when seamark's tabs' are checked
+    /// (see intercept.rs).
+    filter: Filter,
+    /// seamark's tabs in this browser: the tabs they open are checked too.
+    tabs: Tabs,
     /// Page target → its out-of-process frames as last found.
     found: Mutex<HashMap<String, Vec<RemoteFrame>>>,
 }
@@ -271,9 +474,22 @@ impl RemoteFrames {
         Arc::new(RemoteFrames {
             browser_ws: browser_ws.to_string(),
             channel: tokio::sync::Mutex::default(),
-            sessions: Mutex::default(),
+            sessions: Sessions::default(),
+            filter: Filter::default(),
+            tabs: Tabs::default(),
             found: Mutex::default(),
         })
+    }
+
+    /// Checks the requests of every frame attached from now on with `filter`,
+    /// and of every tab seamark's tabs open, from its first request.
+    pub async fn check_requests(&self, filter: RequestFilter) -> Result<(), String> {
+        let first = lock(&self.filter).replace(filter).is_none();
+        let channel = self.channel().await?;
+        if first {
+            watch_new_tabs(&channel).await?;
+        }
+        Ok(())
     }
 
     async fn channel(&self) -> Result<Arc<Channel>, String> {
@@ -282,7 +498,16 @@ impl RemoteFrames {
             return Ok(c.clone());
         }
         lock(&self.sessions).clear();
-        let opened = Channel::open(&self.browser_ws).await?;
+        let opened = Channel::open(
+            &self.browser_ws,
+            self.filter.clone(),
+            self.tabs.clone(),
+            self.sessions.clone(),
+        )
+        .await?;
+        if lock(&self.filter).is_some() {
+            watch_new_tabs(&opened).await?;
+        }
         *slot = Some(opened.clone());
         Ok(opened)
     }
@@ -308,6 +533,11 @@ impl RemoteFrames {
         channel
             .call(Some(&session), "Runtime.enable", json!({}))
             .await?;
+        if lock(&self.filter).is_some() {
+            channel
+                .call(Some(&session), "Fetch.enable", every_request_json())
+                .await?;
+        }
         lock(&self.sessions).insert(target.to_string(), session.clone());
         Ok(session)
     }
@@ -333,6 +563,13 @@ static PAGES: Mutex<Vec<(String, Weak<RemoteFrames>)>> = Mutex::new(Vec::new());
 
 /// Notes that `page` lives in the browser `frames` follows.
 pub fn follow(page: &Page, frames: &Arc<RemoteFrames>) {
+    {
+        let mut tabs = lock(&frames.tabs);
+        let target = page.target_id().inner();
+        if !tabs.contains(target) {
+            tabs.push(target.clone());
+        }
+    }
     let mut pages = lock(&PAGES);
     pages.retain(|(_, w)| w.strong_count() > 0);
     let target = page.target_id().inner().clone();

@@ -202,9 +202,11 @@ impl Desk {
         }
         // The guard outlives a browser that died: the next one is routed through it too.
         if self.options.act.domains.is_active() && self.guard.is_none() {
-            agent::guard_needs_launch(&self.options.browser)?;
+            let attached = self.options.browser.cdp.is_some()
+                || self.options.pool.as_ref().is_some_and(|p| !p.launches());
             let guard =
-                agent::start_guard(&mut self.options.act, &mut self.options.browser).await?;
+                agent::start_guard(&mut self.options.act, &mut self.options.browser, attached)
+                    .await?;
             self.guard = Some(guard);
         }
         let session = match &self.options.pool {

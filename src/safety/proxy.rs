@@ -18,6 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 use super::domains::DomainPolicy;
+use crate::browser::RequestFilter;
 use crate::clock::utc_rfc3339;
 
 /// A request the guard refused.
@@ -63,6 +64,7 @@ pub struct DomainGuard {
     /// `127.0.0.1:PORT`, for `--proxy-server`.
     pub addr: String,
     blocked: Arc<Mutex<Vec<Blocked>>>,
+    policy: Arc<DomainPolicy>,
     task: JoinHandle<()>,
 }
 
@@ -83,12 +85,13 @@ impl DomainGuard {
         let blocked = Arc::new(Mutex::new(Vec::new()));
         let log = blocked.clone();
         let policy = Arc::new(policy);
+        let serving = policy.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((client, _)) = listener.accept().await else {
                     continue;
                 };
-                let (log, policy) = (log.clone(), policy.clone());
+                let (log, policy) = (log.clone(), serving.clone());
                 tokio::spawn(async move {
                     if let Err(e) = serve(client, &policy, &log).await {
                         tracing::debug!("domain guard: {e}");
@@ -99,6 +102,7 @@ impl DomainGuard {
         Ok(DomainGuard {
             addr,
             blocked,
+            policy,
             task,
         })
     }
@@ -112,6 +116,39 @@ impl DomainGuard {
     pub fn record(&self) -> Arc<Mutex<Vec<Blocked>>> {
         self.blocked.clone()
     }
+
+    /// The same checks for a browser that cannot be given a proxy (one
+    /// seamark attached to): a filter its tabs' requests pass (see
+    /// browser/intercept.rs), which records its refusals here. Requests
+    /// without a host (`data:`, `blob:`) never reach the network, and pass.
+    pub fn request_filter(&self) -> RequestFilter {
+        let (policy, log) = (self.policy.clone(), self.blocked.clone());
+        RequestFilter::new(move |target| {
+            let host = url::Url::parse(target)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https" | "ws" | "wss"))
+                .and_then(|u| u.host_str().map(str::to_string));
+            match host.and_then(|h| policy.refusal(&h)) {
+                Some(reason) => {
+                    record(&log, target, reason);
+                    false
+                }
+                None => true,
+            }
+        })
+    }
+}
+
+/// Records a refusal.
+fn record(log: &Mutex<Vec<Blocked>>, target: &str, reason: String) -> String {
+    if let Ok(mut l) = log.lock() {
+        l.push(Blocked {
+            target: target.to_string(),
+            reason: reason.clone(),
+            at: utc_rfc3339(SystemTime::now()),
+        });
+    }
+    reason
 }
 
 /// Splits `host:port` (IPv6 in brackets) into its parts.
@@ -166,16 +203,7 @@ async fn serve(
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or("HTTP/1.1"),
     );
-    let refuse = |target: &str, reason: String| {
-        if let Ok(mut l) = log.lock() {
-            l.push(Blocked {
-                target: target.to_string(),
-                reason: reason.clone(),
-                at: utc_rfc3339(SystemTime::now()),
-            });
-        }
-        reason
-    };
+    let refuse = |target: &str, reason: String| record(log, target, reason);
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = host_port(target, 443);
         if let Some(reason) = policy.refusal(&host) {

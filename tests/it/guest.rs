@@ -162,6 +162,57 @@ async fn attached_by_its_folder_or_its_port_a_task_works_in_a_tab_of_its_own_and
     for r in model.received() {
         assert!(!r.text().contains("My mail"), "{}", r.text());
     }
+    // Domain limits hold in the person's browser too, inside the frame of
+    // another site: Go's request to its own server goes, the tracker's is
+    // refused, and the run says so.
+    let trackers = person.heard("/heard/tracker");
+    assert_eq!(trackers, 2, "without limits, the tracker is reached");
+    let loads = person.heard("/heard/tracker-load");
+    assert!(
+        loads >= 2,
+        "without limits, the frame's load tells the tracker"
+    );
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Press Go",
+            "--url",
+            &task,
+            "--cdp",
+            &port,
+            "--block-domain",
+            "tracker.localhost",
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    for _ in 0..100 {
+        if person.heard("/heard/go") == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(person.heard("/heard/go"), 3, "{}", run.stderr());
+    assert_eq!(
+        person.heard("/heard/tracker"),
+        trackers,
+        "the tracker was reached"
+    );
+    let steps =
+        std::fs::read_to_string(run.path("rec").join("journal.jsonl")).expect("the journal");
+    assert!(
+        steps.contains("tracker.localhost is blocked"),
+        "the refusal is not in the run: {steps}"
+    );
+    // The tab the second run kept is there, this run's is gone.
+    person.was_left_alone("/guest.html", true).await;
+    let tabs = person.tabs().await;
+    assert_eq!(
+        tabs.iter().filter(|t| t.ends_with("/guest.html")).count(),
+        1,
+        "{tabs:?}"
+    );
     person.end().await;
 }
 

@@ -1203,7 +1203,7 @@ async fn an_icon_without_a_name_is_hinted_by_the_words_its_code_gives_it() {
 
 #[tokio::test]
 async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() {
-    // Launched with site isolation off, every frame is in the page's process.
+    // Launched with site isolation on, the frame is in a process of its own.
     let fx = Fixture::open("frames-site.html").await;
     let seen = fx.perceive().await;
     seen.named("Top button").interactable();
@@ -1213,6 +1213,38 @@ async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() 
         "{:?}",
         seen.obs.notes
     );
+    fx.close().await;
+}
+
+#[tokio::test]
+async fn a_frame_that_moves_between_sites_is_followed_in_and_out_of_its_own_process() {
+    // A frame's target keeps its id across navigations while its session
+    // goes with its process: a session kept past it answered "Session with
+    // given id not found", and the frame was skipped.
+    let fx = Fixture::open("frames-site.html").await;
+    fx.perceive()
+        .await
+        .named("Button in site frame")
+        .interactable();
+    let localhost = fx.other.base.replace("127.0.0.1", "localhost");
+    for (src, who) in [
+        ("frame-inner.html?who=same".to_string(), "same"),
+        (format!("{localhost}/frame-inner.html?who=back"), "back"),
+        (format!("{localhost}/frame-inner.html?who=again"), "again"),
+    ] {
+        fx.eval(&format!(
+            "new Promise((done) => {{ const f = document.getElementById('site'); \
+             f.addEventListener('load', () => done(true), {{ once: true }}); f.src = '{src}'; }})"
+        ))
+        .await;
+        let seen = fx.perceive().await;
+        seen.named(&format!("Button in {who} frame")).interactable();
+        assert!(
+            !seen.obs.notes.iter().any(|n| n.contains("skipped")),
+            "{:?}",
+            seen.obs.notes
+        );
+    }
     fx.close().await;
 }
 

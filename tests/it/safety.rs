@@ -21,6 +21,21 @@ fn allow_only_127() -> DomainPolicy {
 
 #[tokio::test]
 async fn a_lure_to_another_domain_is_flagged_and_blocked_by_every_route() {
+    a_lure_is_blocked_by_every_route(None).await;
+}
+
+#[tokio::test]
+async fn a_lure_is_blocked_by_every_route_in_a_persons_browser_seamark_attached_to() {
+    // No proxy can be given to a running browser: the requests of seamark's
+    // tab and of the frames in it are checked in their DevTools sessions.
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
+    a_lure_is_blocked_by_every_route(Some(ws)).await;
+    browser.kill().await.expect("stop Chromium");
+}
+
+/// The lure page, in the browser seamark launches (`cdp` none) or in one it
+/// attaches to.
+async fn a_lure_is_blocked_by_every_route(cdp: Option<String>) {
     let script = vec![
         reply(|r| {
             // The lure reached the model flagged, inside the page data.
@@ -61,7 +76,10 @@ async fn a_lure_to_another_domain_is_flagged_and_blocked_by_every_route() {
         say("COMPLETE:looked at the deals"),
     ];
     let done = Task::new("Look at today's deals", "lure.html")
-        .with(|o| o.act.domains = allow_only_127())
+        .with(|o| {
+            o.act.domains = allow_only_127();
+            o.browser.cdp = cdp;
+        })
         .run(script, stop_script)
         .await;
     // Not one request reached the other host, by any route.

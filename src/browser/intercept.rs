@@ -1,0 +1,102 @@
+//! Requests of seamark's own tabs, checked before they leave a browser it
+//! did not launch.
+//!
+//! A browser seamark launches sends every request through the domain guard
+//! (a proxy). A person's running browser cannot be given a proxy, and must
+//! not be: their other tabs are none of seamark's business. So there the
+//! guard sits in the DevTools sessions of seamark's tabs (and of the frames
+//! of other sites in them, see remote.rs): `Fetch.enable` pauses each
+//! request, the filter says whether it may go, and it is let go or failed as
+//! blocked by the client. The filter records its own refusals.
+
+use std::sync::Arc;
+
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::error::CdpError;
+use chromiumoxide::Page;
+use futures::StreamExt;
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+
+/// Says whether a request to a URL may leave the browser (and records a
+/// refusal where its maker keeps them).
+#[derive(Clone)]
+pub struct RequestFilter(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl RequestFilter {
+    /// A filter that lets a request to `url` go when `allows(url)`.
+    pub fn new(allows: impl Fn(&str) -> bool + Send + Sync + 'static) -> RequestFilter {
+        RequestFilter(Arc::new(allows))
+    }
+
+    /// Whether a request to `url` may go.
+    pub fn allows(&self, url: &str) -> bool {
+        (self.0)(url)
+    }
+}
+
+impl std::fmt::Debug for RequestFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestFilter")
+    }
+}
+
+/// Every request, at its start (before it is sent).
+fn every_request() -> EnableParams {
+    EnableParams::builder()
+        .pattern(RequestPattern::builder().url_pattern("*").build())
+        .build()
+}
+
+/// The same, as the protocol's JSON, for a frame's session on the side connection.
+pub(crate) fn every_request_json() -> Value {
+    serde_json::to_value(every_request())
+        .unwrap_or_else(|_| json!({ "patterns": [{ "urlPattern": "*" }] }))
+}
+
+/// What to answer a paused request to `url`: the method and its parameters.
+pub(crate) fn decision(
+    filter: &RequestFilter,
+    request_id: &str,
+    url: &str,
+) -> (&'static str, Value) {
+    if filter.allows(url) {
+        ("Fetch.continueRequest", json!({ "requestId": request_id }))
+    } else {
+        (
+            "Fetch.failRequest",
+            json!({ "requestId": request_id, "errorReason": "BlockedByClient" }),
+        )
+    }
+}
+
+/// Checks every request of `page` with `filter` from now on, until the
+/// returned task is stopped or the page goes.
+pub(crate) async fn guard_page(
+    page: &Page,
+    filter: RequestFilter,
+) -> Result<JoinHandle<()>, CdpError> {
+    let mut paused = page.event_listener::<EventRequestPaused>().await?;
+    page.execute(every_request()).await?;
+    let page = page.clone();
+    Ok(tokio::spawn(async move {
+        while let Some(event) = paused.next().await {
+            let id = event.request_id.clone();
+            let answer = if filter.allows(&event.request.url) {
+                page.execute(ContinueRequestParams::new(id))
+                    .await
+                    .map(|_| ())
+            } else {
+                page.execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                    .await
+                    .map(|_| ())
+            };
+            if let Err(e) = answer {
+                tracing::debug!("a paused request was not answered: {e}");
+            }
+        }
+    }))
+}

@@ -100,3 +100,22 @@ pub(crate) async fn guard_page(
         }
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paused_request_goes_on_or_fails_as_blocked_by_the_client() {
+        let filter = RequestFilter::new(|url| !url.contains("tracker"));
+        let (method, params) = decision(&filter, "R1", "http://site.test/a");
+        assert_eq!(
+            (method, &params["requestId"]),
+            ("Fetch.continueRequest", &json!("R1"))
+        );
+        let (method, params) = decision(&filter, "R2", "http://tracker.test/b");
+        assert_eq!(method, "Fetch.failRequest");
+        assert_eq!(params["errorReason"], "BlockedByClient");
+        assert_eq!(every_request_json()["patterns"][0]["urlPattern"], "*");
+    }
+}

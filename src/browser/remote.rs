@@ -703,3 +703,51 @@ pub fn remote_frame(page: &Page, frame: &str) -> Option<RemoteFrame> {
 pub fn link_of(page: &Page, frame: &str) -> Link {
     remote_frame(page, frame).map_or_else(|| Link::Page(page.clone()), |f| f.link)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(method: &str, session: &str, params: Value) -> Value {
+        json!({ "method": method, "sessionId": session, "params": params })
+    }
+
+    #[test]
+    fn a_frames_main_world_is_kept_until_its_context_goes() {
+        let contexts = Mutex::new(HashMap::new());
+        let created = |id: i64, frame: &str, default: bool| {
+            event(
+                "Runtime.executionContextCreated",
+                "S1",
+                json!({ "context": { "id": id, "auxData": { "frameId": frame, "isDefault": default } } }),
+            )
+        };
+        note_event(&contexts, &created(7, "F1", true));
+        // An isolated world is not the main one.
+        note_event(&contexts, &created(8, "F1", false));
+        note_event(&contexts, &created(9, "F2", true));
+        let key = |f: &str| ("S1".to_string(), f.to_string());
+        assert_eq!(lock(&contexts).get(&key("F1")), Some(&7));
+        note_event(
+            &contexts,
+            &event(
+                "Runtime.executionContextDestroyed",
+                "S1",
+                json!({ "executionContextId": 7 }),
+            ),
+        );
+        assert_eq!(lock(&contexts).get(&key("F1")), None);
+        assert_eq!(lock(&contexts).get(&key("F2")), Some(&9));
+        note_event(
+            &contexts,
+            &event("Runtime.executionContextsCleared", "S1", json!({})),
+        );
+        assert!(lock(&contexts).is_empty());
+        // An event without a session is the browser's: nothing to keep.
+        note_event(
+            &contexts,
+            &json!({ "method": "Runtime.executionContextCreated" }),
+        );
+        assert!(lock(&contexts).is_empty());
+    }
+}

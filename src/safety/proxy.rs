@@ -298,4 +298,24 @@ mod tests {
         assert_eq!(host_port("[::1]:8080", 80), ("::1".into(), 8080));
         assert_eq!(host_port("[::1]", 80), ("::1".into(), 80));
     }
+
+    #[tokio::test]
+    async fn the_request_filter_refuses_as_the_proxy_does_and_records_it() {
+        let guard = DomainGuard::start(DomainPolicy {
+            allow: vec!["127.0.0.1".parse().expect("pattern")],
+            block: Vec::new(),
+        })
+        .await
+        .expect("guard");
+        let filter = guard.request_filter();
+        assert!(filter.allows("http://127.0.0.1:8080/page"));
+        assert!(!filter.allows("https://tracker.example/pixel.png"));
+        assert!(!filter.allows("wss://tracker.example/socket"));
+        // No host, no network: nothing leaves.
+        assert!(filter.allows("data:text/plain,hi"));
+        let blocked = guard.blocked();
+        assert_eq!(blocked.len(), 2, "{blocked:?}");
+        assert_eq!(blocked[0].target, "https://tracker.example/pixel.png");
+        assert!(blocked[0].reason.contains("outside the allowed domains"));
+    }
 }

@@ -315,27 +315,46 @@ const PASSWORD_FORM_JS: &str = r#"function(v) {
     ? (this.form || this.closest('form')) : null;
 }"#;
 
-/// The form a CLICK on `target`, or an Enter in the focused field, submits.
+/// The form a CLICK on `target`, or an Enter in the focused field, submits:
+/// its frame and its node.
 pub(super) async fn form_of(
     page: &Page,
     command: &Command,
     target: Option<&Element>,
-) -> Option<i64> {
-    let main = Link::Page(page.clone());
-    let (link, node) = match (command, target) {
+) -> Option<(String, i64)> {
+    let (frame, node) = match (command, target) {
         (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => {
-            (link_of(page, &e.frame), e.backend_node_id)
+            (e.frame.clone(), e.backend_node_id)
         }
-        (Command::Press { .. }, _) => (main.clone(), focused_node(&main).await?),
+        (Command::Press { .. }, _) => {
+            let main = page.mainframe().await.ok()??.inner().clone();
+            (main, focused_node(&Link::Page(page.clone())).await?)
+        }
         _ => return None,
     };
-    node_from_call(&link, node, FORM_OF_JS, Vec::new()).await
+    let form = node_from_call(&link_of(page, &frame), node, FORM_OF_JS, Vec::new()).await?;
+    Some((frame, form))
 }
 
-/// The form whose password field `node` holds `value`, if it does now.
-pub(super) async fn password_form(page: &Page, node: i64, value: &str) -> Option<i64> {
+/// The URL of the document node `node` of frame `frame` is in: a field in
+/// a frame of another site sends what is typed there to that site, not to
+/// the page's.
+pub(super) async fn document_url(page: &Page, frame: &str, node: i64) -> Option<String> {
+    let url = call_on_node(
+        &link_of(page, frame),
+        node,
+        "function() { return this.ownerDocument ? this.ownerDocument.URL : document.URL; }",
+        Vec::new(),
+    )
+    .await?;
+    url.as_str().map(str::to_string)
+}
+
+/// The form whose password field `node` (in frame `frame`) holds `value`,
+/// if it does now.
+pub(super) async fn password_form(page: &Page, frame: &str, node: i64, value: &str) -> Option<i64> {
     node_from_call(
-        &Link::Page(page.clone()),
+        &link_of(page, frame),
         node,
         PASSWORD_FORM_JS,
         vec![json!(value)],

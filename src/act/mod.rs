@@ -328,8 +328,9 @@ pub struct Executor {
     /// Nodes the executor typed into, and those that got a secret.
     typed: HashSet<i64>,
     secret_nodes: HashSet<i64>,
-    /// Fields holding a secret: what was typed there, and on which host.
-    secret_fields: HashMap<i64, SecretField>,
+    /// Fields holding a secret, by frame and node: what was typed there,
+    /// and on which host.
+    secret_fields: HashMap<(String, i64), SecretField>,
     /// The step's marked screenshot, shown to the person asked to confirm.
     screenshot: Option<PathBuf>,
     /// The last reading, to go on with at `READ:more`.
@@ -713,7 +714,16 @@ impl Executor {
     ) -> Result<Command, (Status, String)> {
         match &step.command {
             Command::Type { id, text } if Secrets::has_placeholder(text) => {
-                let host = page_host(session).await;
+                // The host of the field's own document: in a frame of
+                // another site, that site gets what is typed. Unknown (the
+                // field is gone): no host, and no secret is filled in.
+                let host = match target {
+                    Some(e) => actions::document_url(session.page(), &e.frame, e.backend_node_id)
+                        .await
+                        .map(|u| host_of(&u))
+                        .unwrap_or_default(),
+                    None => page_host(session).await,
+                };
                 let filled = self
                     .options
                     .secrets
@@ -722,7 +732,7 @@ impl Executor {
                 if let Some(e) = target {
                     self.secret_nodes.insert(e.backend_node_id);
                     self.secret_fields.insert(
-                        e.backend_node_id,
+                        (e.frame.clone(), e.backend_node_id),
                         SecretField {
                             value: filled.clone(),
                             host,
@@ -764,7 +774,8 @@ impl Executor {
             Command::Type { .. } | Command::Clear { .. } => {
                 // What the field holds now is not the secret typed before.
                 if let Some(e) = target {
-                    self.secret_fields.remove(&e.backend_node_id);
+                    self.secret_fields
+                        .remove(&(e.frame.clone(), e.backend_node_id));
                 }
                 Ok(step.command.clone())
             }
@@ -902,13 +913,14 @@ impl Executor {
             return None;
         }
         let page = session.page();
-        let form = actions::form_of(page, command, target).await?;
-        let host = page_host(session).await;
+        let (form_frame, form) = actions::form_of(page, command, target).await?;
+        let host = host_of(&actions::document_url(page, &form_frame, form).await?);
         let mut names = Vec::new();
         let mut holding = 0;
-        for (node, typed) in &self.secret_fields {
+        for ((frame, node), typed) in &self.secret_fields {
             if typed.host == host
-                && actions::password_form(page, *node, &typed.value).await == Some(form)
+                && *frame == form_frame
+                && actions::password_form(page, frame, *node, &typed.value).await == Some(form)
             {
                 holding += 1;
                 names.extend(typed.names.iter().cloned());

@@ -5,7 +5,7 @@
 //! the run, and the secret reaches neither the model nor the run directory.
 
 use crate::agent::{all_bytes, records};
-use crate::cli::run_with_model;
+use crate::cli::{run_with_model, Run};
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
 
@@ -176,4 +176,66 @@ async fn without_a_secret_a_made_up_password_is_held_and_the_login_wall_ends_the
         steps[0]["report"]["confirmations"][0]["hold"]["why"],
         "it submits a form with a password field"
     );
+}
+
+/// Runs the secret signer on the page whose sign-in box is a frame of
+/// another site (localhost), with `secret` and the domain guard letting both
+/// hosts through.
+async fn sign_in_inside_a_frame(secret: &str) -> (Server, Run) {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), secret_signer).await;
+    let url = server.url("signin-framed.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Sign in as ada with the password stored as the secret ACME_PW",
+            "--url",
+            &url,
+            "--secret",
+            secret,
+            "--confirm",
+            "deny",
+            "--allow-domain",
+            "127.0.0.1",
+            "--allow-domain",
+            "localhost",
+        ],
+    )
+    .await;
+    (server, run)
+}
+
+#[tokio::test]
+async fn a_sign_in_inside_a_frame_of_another_site_takes_the_secret_of_that_site() {
+    // The box runs in a process of its own: typed into and submitted over
+    // the frame's session, and recognised as a sign-in with the secret.
+    let (server, run) = sign_in_inside_a_frame(&format!("ACME_PW@localhost={PW}")).await;
+    assert_eq!(
+        server.posted("/signed-in.html"),
+        vec![format!("user=ada&pw={PW}")],
+        "{}",
+        run.stderr()
+    );
+    let steps = records(&run.path("rec"), "step");
+    let signed = &steps[0]["report"]["confirmations"][0];
+    assert_eq!(signed["allowed"], true, "{signed}");
+}
+
+#[tokio::test]
+async fn a_secret_of_the_page_is_not_typed_into_a_frame_of_another_site() {
+    // The page is 127.0.0.1, the field is localhost's: what is typed there
+    // goes to localhost, which the secret is not for.
+    let (server, run) = sign_in_inside_a_frame(&format!("ACME_PW@127.0.0.1={PW}")).await;
+    assert!(
+        server.posted("/signed-in.html").is_empty(),
+        "{}",
+        run.stderr()
+    );
+    let journal = std::fs::read_to_string(run.path("rec").join("journal.jsonl")).expect("journal");
+    assert!(
+        journal.contains("secret ACME_PW may not be typed on localhost"),
+        "{journal}"
+    );
+    assert!(!journal.contains(PW));
 }

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 use super::locate::{call_on_node, focused_node, node_from_call, reach, Reach};
 use super::watch::Events;
 use super::{input, settle, ActOptions};
+use crate::browser::link_of;
 use crate::browser::Session;
-use crate::browser::{link_of, Link};
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
 use crate::protocol::{Command, ScrollDirection, Spot};
@@ -296,9 +296,14 @@ pub(super) async fn danger(
             .await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {
-            let main = Link::Page(page.clone());
-            let focused = focused_node(&main).await?;
-            call_on_node(&main, focused, DANGER_JS, vec![json!(true)]).await?
+            let (frame, focused) = focused_node(page).await?;
+            call_on_node(
+                &link_of(page, &frame),
+                focused,
+                DANGER_JS,
+                vec![json!(true)],
+            )
+            .await?
         }
         _ => return None,
     };
@@ -326,10 +331,7 @@ pub(super) async fn form_of(
         (Command::Click { .. } | Command::ClickAt { .. }, Some(e)) => {
             (e.frame.clone(), e.backend_node_id)
         }
-        (Command::Press { .. }, _) => {
-            let main = page.mainframe().await.ok()??.inner().clone();
-            (main, focused_node(&Link::Page(page.clone())).await?)
-        }
+        (Command::Press { .. }, _) => focused_node(page).await?,
         _ => return None,
     };
     let form = node_from_call(&link_of(page, &frame), node, FORM_OF_JS, Vec::new()).await?;

@@ -8,13 +8,14 @@ use chromiumoxide::cdp::browser_protocol::dom::{
     BackendNodeId, DescribeNodeParams, GetContentQuadsParams, ResolveNodeParams,
     ScrollIntoViewIfNeededParams,
 };
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use chromiumoxide::cdp::js_protocol::runtime::{
     CallArgument, CallFunctionOnParams, EvaluateParams, RemoteObjectId,
 };
 use chromiumoxide::Page;
 use serde_json::Value;
 
-use crate::browser::{HitTester, Link};
+use crate::browser::{found_frames, HitTester, Link};
 use crate::perceive::{frame_origin, Point, Rect};
 
 /// Where a click on the element would go.
@@ -70,17 +71,51 @@ pub(super) async fn node_from_call(
     backend_id_of(link, reply.result.result.object_id.clone()?).await
 }
 
-/// The element with the keyboard focus, through shadow roots (in the
-/// page's main frame, whose link it is in).
-pub(super) async fn focused_node(page: &Link) -> Option<i64> {
-    let mut params = EvaluateParams::new(
-        "(() => { let a = document.activeElement || document.body; \
-         while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
-         return a; })()",
-    );
+/// The focused element of a frame's document, through shadow roots, when
+/// the keyboard focus is in that document itself (not in a frame inside it).
+const FOCUSED_JS: &str = "(() => { let a = document.activeElement; \
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
+    if (!document.hasFocus() || !a || a.tagName === 'IFRAME' || a.tagName === 'FRAME') return null; \
+    return a; })()";
+
+/// The element with the keyboard focus, and its frame: in whichever frame of
+/// the page holds the focus, one of another site's process included (an
+/// Enter there submits that frame's form). When no document says it has
+/// the focus (a tab in the background), the main frame's active element.
+pub(super) async fn focused_node(page: &Page) -> Option<(String, i64)> {
+    let main = page.mainframe().await.ok()??.inner().clone();
+    let own = Link::Page(page.clone());
+    let mut frames: Vec<(String, Link)> = page
+        .frames()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| (f.inner().clone(), own.clone()))
+        .collect();
+    frames.extend(found_frames(page).into_iter().map(|f| (f.id, f.link)));
+    for (frame, link) in &frames {
+        if let Some(node) = active_in(link, frame, FOCUSED_JS).await {
+            return Some((frame.clone(), node));
+        }
+    }
+    let anyway = "(() => { let a = document.activeElement || document.body; \
+        while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement; \
+        return a; })()";
+    let node = active_in(&own, &main, anyway).await?;
+    Some((main, node))
+}
+
+/// The node `expression` returns in frame `frame`'s main world.
+async fn active_in(link: &Link, frame: &str, expression: &str) -> Option<i64> {
+    let context = link
+        .frame_execution_context(FrameId::new(frame))
+        .await
+        .ok()??;
+    let mut params = EvaluateParams::new(expression);
+    params.context_id = Some(context);
     params.return_by_value = Some(false);
-    let reply = page.execute(params).await.ok()?;
-    backend_id_of(page, reply.result.result.object_id.clone()?).await
+    let reply = link.execute(params).await.ok()?;
+    backend_id_of(link, reply.result.result.object_id.clone()?).await
 }
 
 /// The backendNodeId of the node a handle points at.

@@ -239,3 +239,49 @@ async fn a_secret_of_the_page_is_not_typed_into_a_frame_of_another_site() {
     );
     assert!(!journal.contains(PW));
 }
+
+#[tokio::test]
+async fn an_enter_in_a_password_form_inside_a_frame_of_another_site_waits_for_a_person() {
+    // The focus is in the frame's process: the Enter was checked against the
+    // page's focused element, the iframe, which submits nothing, and went
+    // through unasked.
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), || {
+        reply(|r| {
+            if r.text().contains("held for a person's confirmation") {
+                return "STOP:signing in needs a person's confirmation".into();
+            }
+            format!(
+                "TYPE:{}:ada\nTYPE:{}:made-up-password\nPRESS:Enter",
+                r.id_of("Email or username"),
+                r.id_of("Password")
+            )
+        })
+    })
+    .await;
+    let url = server.url("signin-framed.html");
+    let run = run_with_model(
+        &model,
+        &[
+            "--task",
+            "Sign in as ada",
+            "--url",
+            &url,
+            "--confirm",
+            "deny",
+        ],
+    )
+    .await;
+    assert!(
+        server.posted("/signed-in.html").is_empty(),
+        "{}",
+        run.stderr()
+    );
+    let steps = records(&run.path("rec"), "step");
+    let held = &steps[0]["report"]["confirmations"][0];
+    assert_eq!(held["allowed"], false, "{held}");
+    assert_eq!(
+        held["hold"]["why"], "it submits a form with a password field",
+        "{held}"
+    );
+}

@@ -1071,6 +1071,10 @@ pub(crate) async fn call_on_registry(
     let reply = link.execute(params).await;
     let (numbers, document) = (registry.numbers(), registry.document);
     registry::give_back(link, frame, context, registry);
+    if link.is_remote() {
+        // The caller lets go of the page's handles; a frame session's go here.
+        super::release_handles(link).await;
+    }
     let reply = reply?;
     if let Some(e) = &reply.result.exception_details {
         return Err(thrown(e));

@@ -1,8 +1,9 @@
 //! Evidence for counted work. A task that names a count seamark can count
 //! itself ("tick all 13 boxes", "list the 5 cheapest flights") is done only
-//! when the model's COMPLETE names that count (one line of what it saw
-//! done) and seamark's own count agrees: the boxes checked on the page, or
-//! the items of the answer. Counts of anything else (nights, passengers)
+//! when seamark's own count agrees: the boxes checked on the page, or the
+//! items of the answer. The model is told so from the first prompt
+//! ([`told_up_front`]); its COMPLETE need not name the count, but a count it
+//! names must be the task's. Counts of anything else (nights, passengers)
 //! are the model's word alone.
 
 use std::sync::LazyLock;
@@ -75,11 +76,28 @@ pub fn counted(task: &str) -> Option<Counted> {
         .or_else(|| find(&LISTED).map(Counted::Listed))
 }
 
-/// Whether a COMPLETE's summary names `n` (as digits or a word).
-pub fn names_count(summary: &str, n: usize) -> bool {
+/// The numbers a summary names, as digits or words.
+fn numbers_named(summary: &str) -> Vec<usize> {
     summary
         .split(|c: char| !c.is_alphanumeric())
-        .any(|w| number(w) == Some(n))
+        .filter_map(number)
+        .collect()
+}
+
+/// What the model is told with the task, from its first prompt: what
+/// seamark will count when it says COMPLETE.
+pub fn told_up_front(counted: Counted) -> String {
+    match counted {
+        Counted::Ticked(n) => format!(
+            "When you say COMPLETE, seamark counts the boxes checked on the page itself: at least \
+             {n} must be. Say what you saw done, with the count (COMPLETE: ticked {n} boxes)."
+        ),
+        Counted::Listed(n) => format!(
+            "When you say COMPLETE, seamark counts the items of your ANSWER itself: it must hold \
+             {n}, one per line or separated by \";\". Say what you saw done, with the count \
+             (COMPLETE: listed {n} …)."
+        ),
+    }
 }
 
 /// The items of an answer: its lines, else its `;`-separated parts, else
@@ -130,10 +148,14 @@ pub async fn judge(
         Counted::Ticked(n) => (n, format!("at least {n} boxes checked")),
         Counted::Listed(n) => (n, format!("{n} items in the answer")),
     };
-    if !names_count(summary, n) {
+    // The model's wording is no reason to refuse; a count it gives that is
+    // not the task's is.
+    let named = numbers_named(summary);
+    if !named.is_empty() && !named.contains(&n) {
+        let said: Vec<String> = named.iter().map(ToString::to_string).collect();
         let detail = format!(
-            "the task counts {n}, and COMPLETE does not say how many were done: end with one line \
-             of what you saw done, naming the count (COMPLETE: ticked {n} boxes)"
+            "the task counts {n}, and COMPLETE says {}: do what is missing, or say what you saw done",
+            said.join(", ")
         );
         return (wanted, false, detail);
     }
@@ -193,11 +215,11 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_names_its_count_and_an_answer_is_counted_by_its_items() {
-        assert!(names_count("ticked all 13 boxes", 13));
-        assert!(names_count("I ticked thirteen boxes.", 13));
-        assert!(!names_count("ticked the boxes", 13));
-        assert!(!names_count("ticked 130 boxes", 13));
+    fn the_numbers_a_summary_names_are_read_and_an_answer_is_counted_by_its_items() {
+        assert_eq!(numbers_named("ticked all 13 boxes"), vec![13]);
+        assert_eq!(numbers_named("I ticked thirteen boxes."), vec![13]);
+        assert!(numbers_named("ticked the boxes").is_empty());
+        assert_eq!(numbers_named("ticked 130 boxes"), vec![130]);
         assert_eq!(
             answer_items("The 3 cheapest:\n1. A $10\n2. B $12\n3. C $15"),
             3

@@ -144,13 +144,18 @@ pub enum Status {
     Held,
     /// Refused by the domain policy before it ran.
     Refused,
+    /// A COMPLETE the run's checks did not accept: the task is not done yet.
+    NotAccepted,
 }
 
 impl Status {
     /// Whether the command did not run as asked (failed, held or refused):
     /// the batch stops there and the step counts as failed.
     pub fn is_failure(self) -> bool {
-        matches!(self, Status::Failed | Status::Held | Status::Refused)
+        matches!(
+            self,
+            Status::Failed | Status::Held | Status::Refused | Status::NotAccepted
+        )
     }
 }
 
@@ -192,6 +197,7 @@ impl Outcome {
             Status::Failed => "FAILED",
             Status::Held => "HELD",
             Status::Refused => "REFUSED",
+            Status::NotAccepted => "NOT ACCEPTED",
         };
         let mut s = format!("{} → {status}: {}", self.command, self.message);
         if !self.changes.is_empty() {

@@ -188,10 +188,15 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
         Some(r) => format!("\n\nWhat READ gave:\n{r}"),
         None => String::new(),
     };
+    // What seamark will count at COMPLETE, told with the task from the first step.
+    let task = match crate::evidence::counted(v.task) {
+        Some(counted) => format!("{}\n\n{}", v.task, crate::evidence::told_up_front(counted)),
+        None => v.task.to_string(),
+    };
     fill(
         STEP,
         &[
-            ("task", v.task),
+            ("task", &task),
             ("plan", &plan),
             ("history", &history),
             ("feedback", feedback),

@@ -137,10 +137,33 @@ impl Agent {
         if let Some(ending) = self.answered_again(&planned.steps, run, stage.journal, &record)? {
             return Ok(Some(ending));
         }
-        let report = self
+        let mut report = self
             .act(&mut stage, run, &obs, &planned, &mut record)
             .await?;
         let finish = report.finish.clone();
+        // COMPLETE is checked before the step goes into the history and the
+        // journal: one that was not accepted is shown so there, with why.
+        let verdict = match &finish {
+            Some(Finish::Complete { summary }) => {
+                let checks = Checks {
+                    expect: &self.options.expect,
+                    task: &self.task,
+                    sealed: !self.options.act.secrets.is_empty(),
+                };
+                let verdict =
+                    Self::verify(checks, &mut stage, run, record.step, summary.clone()).await;
+                let refusal = match &verdict {
+                    Err(told) => Some(told.clone()),
+                    Ok(e) if e.status == RunStatus::Unverified => Some(e.reason.clone()),
+                    Ok(_) => None,
+                };
+                if let Some(why) = refusal {
+                    refuse_complete(&mut report, &why);
+                }
+                verdict.ok()
+            }
+            _ => None,
+        };
         if let Some(ending) = self.take_outcome(stage.journal, run, &obs, &mut record, report)? {
             return Ok(Some(ending));
         }
@@ -153,7 +176,7 @@ impl Agent {
             }
         }
         self.finish_step(stage.journal, &record)?;
-        Ok(self.ending(finish, &mut stage, run, &record).await)
+        Ok(self.ending(finish, verdict, run, &record))
     }
 
     /// The step's look: the page perceived, the model's view of it drawn
@@ -571,26 +594,19 @@ impl Agent {
         Ok(None)
     }
 
-    /// How the step ends the run, if it does: COMPLETE checked, STOP, or
-    /// too many failed steps in a row.
-    async fn ending(
+    /// How the step ends the run, if it does: COMPLETE checked (`verdict`:
+    /// the run's end when its checks held, or at the last refusal), STOP,
+    /// or too many failed steps in a row.
+    fn ending(
         &mut self,
         finish: Option<Finish>,
-        stage: &mut Stage<'_>,
+        verdict: Option<Ending>,
         run: &mut Run,
         record: &StepRecord,
     ) -> Option<Ending> {
         match finish {
             Some(Finish::Ask { .. }) => None,
-            Some(Finish::Complete { summary }) => {
-                let checks = Checks {
-                    expect: &self.options.expect,
-                    task: &self.task,
-                    sealed: !self.options.act.secrets.is_empty(),
-                };
-                let (session, journal) = (&*stage.session, &mut *stage.journal);
-                Self::verify(checks, session, run, journal, record.step, summary).await
-            }
+            Some(Finish::Complete { .. }) => verdict,
             Some(Finish::Stop { reason }) => Some(Ending::new(
                 RunStatus::Stopped,
                 format!("stopped: {reason}"),
@@ -736,16 +752,16 @@ impl Agent {
 
     /// Runs the run's checks when the model says the task is done: all hold
     /// (or there are none), the run is done; one fails, COMPLETE is refused
-    /// and the model told what the page shows instead, and at the second
-    /// refusal the run ends unverified.
+    /// (`Err`, what the model is told: what the page shows instead), and at
+    /// the second refusal the run ends unverified.
     async fn verify(
         checks: Checks<'_>,
-        session: &Session,
+        stage: &mut Stage<'_>,
         run: &mut Run,
-        journal: &mut Journal,
         step: usize,
         summary: String,
-    ) -> Option<Ending> {
+    ) -> Result<Ending, String> {
+        let (session, journal) = (&*stage.session, &mut *stage.journal);
         let mut failed = Vec::new();
         let mut keep = |record: crate::check::CheckRecord, told: String| {
             if !record.passed {
@@ -782,12 +798,12 @@ impl Agent {
             );
         }
         if failed.is_empty() {
-            return Some(Ending::new(RunStatus::Done, summary));
+            return Ok(Ending::new(RunStatus::Done, summary));
         }
         run.refusals += 1;
         let failed = failed.join("; ");
         if run.refusals >= REFUSALS {
-            return Some(Ending::new(
+            return Ok(Ending::new(
                 RunStatus::Unverified,
                 format!(
                     "the model said the task was done ({summary}) {} times, but the checks did \
@@ -800,11 +816,7 @@ impl Agent {
             "COMPLETE was not accepted: the person's checks of the task do not hold yet: {failed}. \
              Look at the page, do what is missing, then COMPLETE again."
         );
-        run.feedback = Some(match run.feedback.take() {
-            Some(f) => format!("{f}\n{told}"),
-            None => told,
-        });
-        None
+        Err(told)
     }
 
     /// The guard's refusals after the first `told`, and `told` moved past them.
@@ -850,6 +862,19 @@ fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<S
         .collect::<Option<_>>()?;
     let last = *answers.last()?;
     (!recorded.is_empty() && answers.iter().all(|a| norm(a) == recorded)).then(|| last.to_string())
+}
+
+/// Marks the batch's COMPLETE as not accepted, and why: the history, the
+/// journal and the report show it so.
+fn refuse_complete(report: &mut BatchReport, why: &str) {
+    if let Some(o) = report
+        .outcomes
+        .iter_mut()
+        .rfind(|o| o.command.starts_with("COMPLETE"))
+    {
+        o.status = crate::act::Status::NotAccepted;
+        o.message = why.to_string();
+    }
 }
 
 /// One line of history: the step, the page, and what each command did.

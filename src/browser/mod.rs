@@ -43,7 +43,8 @@ pub use intercept::RequestFilter;
 pub use launch::NET_LOG_ENV;
 pub use personal::PersonalBrowser;
 pub use pool::Pool;
-pub use remote::{found_frames, link_of, remote_frame, remote_frames, Link, RemoteFrame, Reply};
+pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
+pub use remote::{Link, RemoteSession, Reply};
 pub use viewport::{DeviceScale, Viewport};
 
 /// Errors of the browser layer.

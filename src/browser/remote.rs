@@ -13,6 +13,13 @@
 //! Only frames whose parent chain reaches a page seamark drives are ever
 //! attached to: in a person's browser, their other tabs' frames are not
 //! touched.
+//!
+//! When the requests of seamark's tabs are checked (domain limits in a
+//! browser it attached to, see intercept.rs), the same connection has the
+//! browser hold every new tab and every frame of another site in seamark's
+//! tabs before its first request, turns the checks on in it, and lets it
+//! run: a tab opened from seamark's is checked from its first request; a tab
+//! the person opens is let go at once and detached.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

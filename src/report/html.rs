@@ -36,6 +36,7 @@ pub fn status_word(status: Status) -> &'static str {
         Status::Failed => "failed",
         Status::Held => "held for confirmation",
         Status::Refused => "refused by the domain policy",
+        Status::NotAccepted => "not accepted: the checks did not hold",
     }
 }
 

@@ -260,3 +260,54 @@ async fn counted_work_is_done_only_when_seamarks_own_count_agrees() {
     assert_eq!(counts[1]["passed"], true, "{counts:?}");
     assert_eq!(listed.json()["answer"], "A $10; B $12; C $15");
 }
+
+#[tokio::test]
+async fn a_refused_complete_stays_refused_in_the_history_and_a_count_never_named_is_no_reason() {
+    // The second COMPLETE names no count either: seamark counts the boxes
+    // itself. It used to refuse it for its wording, and end a run on a page
+    // that was exactly right unverified; and the first COMPLETE's refusal
+    // read "done: task marked complete" in every later prompt's history.
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(hasty_ticker).await;
+    let work = Workdir::new(&model);
+    let ran = run(
+        &work,
+        "Tick all three boxes",
+        &server.url("three-boxes.html"),
+        &[],
+    )
+    .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    assert_eq!(ran.json()["status"], "done");
+    let received = model.received();
+    // Told up front what seamark counts.
+    assert!(
+        received[0]
+            .text()
+            .contains("seamark counts the boxes checked on the page itself: at least 3"),
+        "{}",
+        received[0].text()
+    );
+    // The next prompt's history shows the refusal, and its reason.
+    let next = received[1].text();
+    let history = next
+        .split("# Steps so far")
+        .nth(1)
+        .and_then(|h| h.split("# Result of your last answer").next())
+        .unwrap_or_else(|| panic!("no history: {next}"));
+    assert!(
+        history.contains(
+            "COMPLETE:ticked the boxes → NOT ACCEPTED: COMPLETE was not accepted: the person's checks \
+             of the task do not hold yet: count \"at least 3 boxes checked\": seamark counts 2 \
+             boxes checked on the page"
+        ),
+        "{history}"
+    );
+    assert!(!history.contains("task marked complete"), "{history}");
+    // So do the journal and the report.
+    let steps = records(&work.path("rec"), "step");
+    let outcomes = steps[0]["report"]["outcomes"].as_array().expect("outcomes");
+    let complete = outcomes.last().expect("the COMPLETE");
+    assert_eq!(complete["status"], "not_accepted", "{complete}");
+    assert!(report(&work).contains("seamark counts 2 boxes checked on the page"));
+}

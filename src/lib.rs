@@ -18,6 +18,7 @@ pub mod evidence;
 pub mod figures;
 pub mod files;
 pub mod journal;
+pub mod judge;
 pub mod mark;
 pub mod mcp;
 pub mod perceive;

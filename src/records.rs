@@ -101,6 +101,26 @@ pub struct RunResult {
     /// The files the run downloaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<DownloadedFile>,
+    /// The judge's part, when a judge model was asked (`--judge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeReport>,
+}
+
+/// What the judge model said of a run, and what asking it cost: counted on
+/// its own, apart from the agent's model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgeReport {
+    /// The judge model, e.g. `openai/gpt-4o`.
+    pub model: String,
+    /// Its last verdict; none when its answer could not be read or it could
+    /// not be asked.
+    pub verdict: Option<crate::judge::Verdict>,
+    /// Its reason, or why there is no verdict.
+    pub reason: String,
+    /// How many times it was asked for a verdict (each COMPLETE it judged).
+    pub judged: usize,
+    /// Tokens and cost of every ask.
+    pub spend: Spend,
 }
 
 /// The journal's record of a file a download saved (a kind readers older

@@ -39,6 +39,7 @@ use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Usage};
 use crate::browser::{BrowserOptions, Pool, Session};
 use crate::clock::utc_rfc3339;
 use crate::journal::{Journal, JournalError};
+use crate::judge::Judge;
 use crate::perceive;
 use crate::safety::{self, DomainGuard, Secrets};
 use crate::storage::StorageState;
@@ -185,6 +186,8 @@ pub struct Agent {
     answer: Option<String>,
     /// The page a resumed run opens (the start URL otherwise).
     open_url: Option<String>,
+    /// The model that judges the run at COMPLETE, if any.
+    judge: Option<Judge>,
 }
 
 /// A look at the final page after the last step, before the browser closes
@@ -286,6 +289,7 @@ pub struct AgentBuilder {
     asker: Option<Arc<dyn Asker>>,
     resume: Option<Resume>,
     answer: Option<String>,
+    judge: Option<Judge>,
 }
 
 impl AgentBuilder {
@@ -310,6 +314,14 @@ impl AgentBuilder {
     /// Any brain.
     pub fn brain(mut self, brain: Box<dyn Brain>) -> Self {
         self.brain = Some(brain);
+        self
+    }
+
+    /// A second model that judges the run when the agent says it is done,
+    /// after the checks (see [`crate::judge`]): its `fail` refuses COMPLETE
+    /// with its reason, as a check that fails does.
+    pub fn judge(mut self, judge: Judge) -> Self {
+        self.judge = Some(judge);
         self
     }
 
@@ -423,6 +435,7 @@ impl AgentBuilder {
             resume: self.resume,
             answer: self.answer,
             open_url: None,
+            judge: self.judge,
         })
     }
 }
@@ -471,6 +484,8 @@ struct Run {
     checkpoints: Vec<(String, String, usize)>,
     /// The files downloads saved.
     downloads: Vec<crate::files::DownloadedFile>,
+    /// What the judge said so far, and what it cost.
+    judge: Option<crate::records::JudgeReport>,
 }
 
 impl Run {
@@ -502,6 +517,7 @@ impl Run {
             refusals: 0,
             checkpoints: Vec::new(),
             downloads: Vec::new(),
+            judge: None,
         }
     }
 
@@ -820,6 +836,7 @@ impl Agent {
             report: None,
             skill: run.skills.map(|s| s.report),
             downloads: run.downloads,
+            judge: run.judge,
         };
         Ok(write_end(&mut journal, result, self.options.report)?)
     }

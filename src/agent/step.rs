@@ -22,6 +22,12 @@ struct Checks<'a> {
     task: &'a str,
     /// The run holds secrets: a script's value is not told to the model.
     sealed: bool,
+    /// The model that judges the run after the checks, if any.
+    judge: Option<&'a mut crate::judge::Judge>,
+    /// Prices, for what the judge costs.
+    prices: &'a crate::brain::Prices,
+    /// The step under way, as its line of history will read.
+    now: String,
 }
 
 /// COMPLETEs refused by the run's checks before the run ends unverified.
@@ -149,6 +155,9 @@ impl Agent {
                     expect: &self.options.expect,
                     task: &self.task,
                     sealed: !self.options.act.secrets.is_empty(),
+                    judge: self.judge.as_mut(),
+                    prices: &self.options.prices,
+                    now: history_line(record.step, &obs.url, &report),
                 };
                 let verdict =
                     Self::verify(checks, &mut stage, run, record.step, summary.clone()).await;
@@ -797,6 +806,63 @@ impl Agent {
                 told,
             );
         }
+        // The judge, once the checks hold: its fail is one more that does not.
+        if let (true, Some(judge)) = (failed.is_empty(), checks.judge) {
+            let case = judge_case(judge, run, checks.task, &summary, checks.now);
+            let (answer, usage) = judge.judge(&case).await;
+            let model = judge.name();
+            let report = run
+                .judge
+                .get_or_insert_with(|| crate::records::JudgeReport {
+                    model: model.clone(),
+                    verdict: None,
+                    reason: String::new(),
+                    judged: 0,
+                    spend: crate::records::Spend::default(),
+                });
+            report.judged += 1;
+            report.spend.tokens += usage;
+            let cost = checks.prices.of(&model).map(|p| p.cost(usage));
+            report.spend.cost_usd = match (report.spend.cost_usd, cost) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            match answer {
+                Ok(j) => {
+                    report.verdict = Some(j.verdict);
+                    report.reason = j.reason.clone();
+                    let word = serde_json::to_value(j.verdict).unwrap_or_default();
+                    let detail = format!("{}: {}", word.as_str().unwrap_or_default(), j.reason);
+                    let passed = j.verdict != crate::judge::Verdict::Fail;
+                    let record =
+                        crate::check::CheckRecord::new(step, "judge", &model, passed, detail);
+                    if let Err(e) = journal.write(&record) {
+                        tracing::warn!("the judge's record was not written: {e}");
+                    }
+                    if !passed {
+                        failed.push(format!("the judge ({model}) says: {}", j.reason));
+                    }
+                }
+                Err(e) => {
+                    report.verdict = None;
+                    report.reason = e.to_string();
+                    let reason = match &e {
+                        crate::judge::JudgeError::Unreadable { .. } => {
+                            "the judge's answer could not be read".to_string()
+                        }
+                        crate::judge::JudgeError::Brain(b) => {
+                            format!("the judge could not be asked: {b}")
+                        }
+                    };
+                    let record =
+                        crate::check::CheckRecord::new(step, "judge", &model, false, e.to_string());
+                    if let Err(e) = journal.write(&record) {
+                        tracing::warn!("the judge's record was not written: {e}");
+                    }
+                    return Ok(Ending::new(RunStatus::Unverified, reason));
+                }
+            }
+        }
         if failed.is_empty() {
             return Ok(Ending::new(RunStatus::Done, summary));
         }
@@ -862,6 +928,40 @@ fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<S
         .collect::<Option<_>>()?;
     let last = *answers.last()?;
     (!recorded.is_empty() && answers.iter().all(|a| norm(a) == recorded)).then(|| last.to_string())
+}
+
+/// What the judge is shown: the task, the answer (or data), the summary,
+/// the plan, every step's line of history with the one under way, and the
+/// last screenshots the agent was sent (marked, with password and secret
+/// fields painted over), the last one the page it said COMPLETE on.
+fn judge_case<'a>(
+    judge: &crate::judge::Judge,
+    run: &'a Run,
+    task: &'a str,
+    summary: &'a str,
+    now: String,
+) -> crate::judge::Case<'a> {
+    let kept = run.images.len();
+    let images = run
+        .images
+        .iter()
+        .skip(kept.saturating_sub(judge.images()))
+        .cloned()
+        .collect();
+    let mut steps = run.history.clone();
+    steps.push(now);
+    crate::judge::Case {
+        task,
+        answer: run
+            .data
+            .as_ref()
+            .map(ToString::to_string)
+            .or_else(|| run.answer.clone()),
+        summary,
+        plan: run.plan.as_deref(),
+        steps,
+        images,
+    }
 }
 
 /// Marks the batch's COMPLETE as not accepted, and why: the history, the

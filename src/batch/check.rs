@@ -62,6 +62,7 @@ mod tests {
             report: None,
             skill: None,
             downloads: Vec::new(),
+            judge: None,
         }
     }
 

@@ -643,6 +643,7 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
             report: None,
             skill: None,
             downloads: Vec::new(),
+            judge: None,
         };
         Some(record(unit, &rel, &result, FinalLook::default(), secrets))
     };

@@ -49,6 +49,8 @@ pub struct RunArgs {
     #[command(flatten)]
     expect: ExpectArgs,
     #[command(flatten)]
+    judging: JudgeArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -148,6 +150,36 @@ pub struct CommonArgs {
     images: usize,
     #[command(flatten)]
     pub browser: BrowserArgs,
+}
+
+/// A second model that judges the run when the agent says it is done.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// Judge the run with this model (`provider/model`, as for --model) when
+    /// the agent says COMPLETE, after the --expect checks: it sees the task,
+    /// the answer, the summary, the plan, the steps and the last screenshots,
+    /// and answers pass, fail or unsure. A fail refuses COMPLETE with its
+    /// reason; a second refusal ends the run unverified (exit 4).
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// Screenshots the judge sees: the last N the agent was sent.
+    #[arg(long, value_name = "N", default_value_t = seamark::judge::DEFAULT_IMAGES)]
+    pub judge_images: usize,
+}
+
+impl JudgeArgs {
+    /// The judge asked for, with keys and base URLs from the environment.
+    pub fn judge(
+        &self,
+        http: brain::HttpPolicy,
+    ) -> Result<Option<seamark::judge::Judge>, UsageError> {
+        let Some(spec) = &self.judge else {
+            return Ok(None);
+        };
+        let brain =
+            brain::from_model_name(spec, http).map_err(|e| UsageError(format!("--judge: {e}")))?;
+        Ok(Some(seamark::judge::Judge::new(brain, self.judge_images)))
+    }
 }
 
 /// The policies of the executor that `run`, `replay` and `mcp` share.
@@ -383,12 +415,16 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         expect: args.expect.checks()?,
         ..args.common.options().await?
     };
+    let judge = args.judging.judge(args.common.http())?;
     args.common.claim_out()?;
-    let builder = Agent::builder()
+    let mut builder = Agent::builder()
         .task(&args.task)
         .url(&args.url)
         .brain(brain)
         .options(options);
+    if let Some(judge) = judge {
+        builder = builder.judge(judge);
+    }
     run_agent(builder, args.common.json).await
 }
 
@@ -454,6 +490,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "report": r.report,
             "skill": r.skill,
             "downloads": r.downloads,
+            "judge": r.judge,
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -475,6 +512,21 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         "tokens: {} in, {} out · cost: {cost}",
         r.tokens.input, r.tokens.output
     )?;
+    if let Some(j) = &r.judge {
+        let verdict = match j.verdict {
+            Some(v) => serde_json::to_value(v)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            None => "no verdict".into(),
+        };
+        let cost = seamark::brain::cost_text(j.spend.cost_usd, &j.model);
+        writeln!(
+            out,
+            "judge {}: {verdict} ({}) · tokens: {} in, {} out · cost: {cost}",
+            j.model, j.reason, j.spend.tokens.input, j.spend.tokens.output
+        )?;
+    }
     for d in &r.divergences {
         writeln!(out, "diverged: {d}")?;
     }

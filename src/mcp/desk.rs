@@ -802,6 +802,7 @@ impl Desk {
             report: None,
             skill: None,
             downloads: self.downloads.clone(),
+            judge: None,
         };
         if let Some(s) = self.session.take() {
             self.save_state(&s).await;

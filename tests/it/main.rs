@@ -20,6 +20,7 @@ mod docs;
 mod files;
 mod golden;
 mod guest;
+mod judge;
 mod layers;
 mod mcp;
 mod miniwob;

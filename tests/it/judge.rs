@@ -1,0 +1,164 @@
+//! `seamark run --judge MODEL`: a second model judges the run when the
+//! agent says COMPLETE. One scripted model server answers as the agent or as
+//! the judge by the request's model name, over OpenAI's wire format.
+
+use serde_json::Value;
+
+use crate::agent::records;
+use crate::cli::{Ran, Workdir};
+use crate::model_server::{ModelServer, Received, Reply};
+use crate::server::Server;
+
+/// The judge's model, as `--judge` names it.
+const JUDGE: &str = "openai/judge";
+
+fn is_judge(r: &Received) -> bool {
+    r.body["model"] == "judge"
+}
+
+/// The agent: ticks the first two boxes and says it is done; told it is
+/// not, ticks the third too.
+fn agent(r: &Received) -> String {
+    let mut boxes = vec!["First box", "Second box"];
+    if r.text().contains("COMPLETE was not accepted") {
+        boxes.push("Third box");
+    }
+    let mut commands: Vec<String> = boxes
+        .into_iter()
+        .filter(|b| r.line_of(b).contains("unchecked"))
+        .map(|b| format!("CLICK:{}", r.id_of(b)))
+        .collect();
+    commands.push("COMPLETE:ticked the boxes".into());
+    commands.join("\n")
+}
+
+/// A judge that passes the run once the steps show the third box clicked.
+fn fair(r: &Received) -> Reply {
+    Reply::Text(if !is_judge(r) {
+        agent(r)
+    } else if r.text().contains("(checkbox \"Third box\")") {
+        r#"{"verdict": "pass", "reason": "all three boxes were ticked"}"#.into()
+    } else {
+        r#"{"verdict": "fail", "reason": "the third box was never ticked"}"#.into()
+    })
+}
+
+async fn run(model: &ModelServer, judge: &str) -> (Workdir, Ran) {
+    let server = Server::start(None).await;
+    let work = Workdir::new(model);
+    let url = server.url("three-boxes.html");
+    let ran = work
+        .run(&[
+            "run",
+            "--json",
+            "--no-skills",
+            "--out",
+            "rec",
+            "--task",
+            "Tick the boxes the person wants",
+            "--url",
+            &url,
+            "--judge",
+            judge,
+        ])
+        .await;
+    (work, ran)
+}
+
+fn judged(work: &Workdir) -> Vec<Value> {
+    records(&work.path("rec"), "check")
+        .into_iter()
+        .filter(|c| c["check"] == "judge")
+        .collect()
+}
+
+#[tokio::test]
+async fn the_judges_fail_reaches_the_agent_which_goes_on_and_its_pass_ends_the_run_done() {
+    let model = ModelServer::answering(fair).await;
+    let (work, ran) = run(&model, JUDGE).await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let v = ran.json();
+    assert_eq!(v["status"], "done");
+    assert_eq!(v["judge"]["verdict"], "pass", "{v}");
+    assert_eq!(v["judge"]["judged"], 2, "{v}");
+    assert_eq!(v["judge"]["model"], JUDGE, "{v}");
+    // Its tokens are its own, apart from the agent's.
+    assert!(
+        v["judge"]["spend"]["tokens"]["input"].as_u64() > Some(0),
+        "{v}"
+    );
+    let received = model.received();
+    let (judge, agent): (Vec<&Received>, Vec<&Received>) =
+        received.iter().partition(|r| is_judge(r));
+    // What the judge was shown: the task, the summary, the steps, a screenshot.
+    let first = judge[0].text();
+    assert!(first.contains("Tick the boxes the person wants"), "{first}");
+    assert!(first.contains("ticked the boxes"), "{first}");
+    assert!(first.contains("(checkbox \"Second box\")"), "{first}");
+    assert!(!judge[0].images().is_empty(), "the judge saw no screenshot");
+    assert!(judge[0].body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("You judge whether a web agent did the task")));
+    // Its reason reached the agent, which went on.
+    assert!(
+        agent[1]
+            .text()
+            .contains("the judge (openai/judge) says: the third box was never ticked"),
+        "{}",
+        agent[1].text()
+    );
+    let verdicts = judged(&work);
+    assert_eq!(verdicts.len(), 2, "{verdicts:?}");
+    assert_eq!(verdicts[0]["passed"], false);
+    assert_eq!(verdicts[1]["passed"], true);
+    assert_eq!(verdicts[1]["detail"], "pass: all three boxes were ticked");
+}
+
+#[tokio::test]
+async fn a_judge_that_always_fails_ends_the_run_unverified() {
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if is_judge(r) {
+            r#"{"verdict": "fail", "reason": "not convinced"}"#.into()
+        } else {
+            agent(r)
+        })
+    })
+    .await;
+    let (work, ran) = run(&model, JUDGE).await;
+    assert_eq!(ran.code(), Some(4), "{}", ran.stderr());
+    let v = ran.json();
+    assert_eq!(v["status"], "unverified");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not convinced")),
+        "{v}"
+    );
+    assert_eq!(judged(&work).len(), 2);
+}
+
+#[tokio::test]
+async fn an_unreadable_judge_answer_is_asked_once_more_then_the_run_ends_unverified() {
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if is_judge(r) {
+            "Looks good to me!".into()
+        } else {
+            agent(r)
+        })
+    })
+    .await;
+    let (work, ran) = run(&model, JUDGE).await;
+    assert_eq!(ran.code(), Some(4), "{}", ran.stderr());
+    let v = ran.json();
+    assert_eq!(v["reason"], "the judge's answer could not be read", "{v}");
+    let asks: Vec<Received> = model.received().into_iter().filter(is_judge).collect();
+    assert_eq!(asks.len(), 2, "asked once more, and no more");
+    assert!(asks[1]
+        .text()
+        .contains("Your last answer could not be read"));
+    let verdicts = judged(&work);
+    assert_eq!(verdicts.len(), 1);
+    assert!(verdicts[0]["detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("Looks good to me!")));
+}

@@ -807,9 +807,16 @@ impl Agent {
         steps: usize,
     ) -> Result<RunResult, AgentError> {
         drop_empty_downloads(journal.dir());
+        // Learned only from a run that was verified, when a judge was asked.
+        let unverified_by = run
+            .judge
+            .as_ref()
+            .filter(|j| j.verdict != Some(crate::judge::Verdict::Pass))
+            .map(|j| format!("the judge ({}) did not pass the run: {}", j.model, j.reason));
         if let Some(skills) = run.skills.as_mut() {
             skills.learn(
                 ending.status,
+                unverified_by,
                 &mut journal,
                 &self.options.act.secrets,
                 self.progress.as_ref(),

@@ -194,10 +194,13 @@ impl Skills {
 
     /// When the run ended done: learns it into a new skill, or learns the
     /// followed skill again when the model had to take over. Saved now, or
-    /// left in the report when the caller saves it later.
+    /// left in the report when the caller saves it later. `unverified_by`:
+    /// why a run that ended done was not verified (a judge that did not pass
+    /// it), and is not learned.
     pub(crate) fn learn(
         &mut self,
         status: RunStatus,
+        unverified_by: Option<String>,
         journal: &mut Journal,
         secrets: &Secrets,
         progress: &dyn Progress,
@@ -215,7 +218,7 @@ impl Skills {
         let mut tell = |event, name: Option<&str>, detail: String| {
             tell(journal, progress, SkillRecord::new(event, name, detail));
         };
-        if let Some(why) = &self.no_learning {
+        if let Some(why) = unverified_by.as_ref().or(self.no_learning.as_ref()) {
             tell(SkillEvent::NotLearned, None, format!("not learned: {why}"));
             return;
         }

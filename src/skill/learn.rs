@@ -142,6 +142,18 @@ impl Trail {
         if self.steps.is_empty() {
             return Err("the run did nothing a skill can do again".into());
         }
+        // Up to where it hands over to the model (the whole run when it never does).
+        let before_handing_over = self
+            .steps
+            .iter()
+            .position(|s| s.then_model.is_some())
+            .map_or(self.steps.len(), |i| i + 1);
+        if self.steps[..before_handing_over]
+            .iter()
+            .all(|s| s.done.is_empty())
+        {
+            return Err("the skill would do nothing before it hands over to the model".into());
+        }
         let site = site_of(start).ok_or_else(|| format!("{start:?} is no URL"))?;
         let (template, params) = template::parameterize(task, &self.values());
         let steps = self
@@ -252,5 +264,32 @@ fn action(done: &Done, params: &Params) -> Action {
         command: text,
         target: done.target.clone(),
         within: done.within,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skill_that_would_do_nothing_before_it_hands_over_is_not_learned() {
+        let step = |then_model: Option<&str>| TrailStep {
+            page: "example.com".into(),
+            done: Vec::new(),
+            then_model: then_model.map(str::to_string),
+        };
+        let trail = Trail {
+            steps: vec![step(None), step(Some("ANSWER"))],
+        };
+        let refused = trail.learn(
+            "Find the price",
+            "https://example.com/",
+            "runs/x",
+            &Secrets::default(),
+        );
+        assert_eq!(
+            refused.err().as_deref(),
+            Some("the skill would do nothing before it hands over to the model")
+        );
     }
 }

@@ -162,3 +162,49 @@ async fn an_unreadable_judge_answer_is_asked_once_more_then_the_run_ends_unverif
         .as_str()
         .is_some_and(|d| d.contains("Looks good to me!")));
 }
+
+#[tokio::test]
+async fn a_run_the_judge_is_unsure_of_ends_done_and_is_not_learned_as_a_skill() {
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if is_judge(r) {
+            r#"{"verdict": "unsure", "reason": "the screenshot does not show the boxes"}"#.into()
+        } else {
+            agent(r)
+        })
+    })
+    .await;
+    let server = Server::start(None).await;
+    let work = Workdir::new(&model);
+    let url = server.url("three-boxes.html");
+    let ran = work
+        .run(&[
+            "run",
+            "--json",
+            "--skills",
+            "skills",
+            "--out",
+            "rec",
+            "--task",
+            "Tick the boxes the person wants",
+            "--url",
+            &url,
+            "--judge",
+            JUDGE,
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let v = ran.json();
+    assert_eq!(v["judge"]["verdict"], "unsure", "{v}");
+    assert!(v["skill"]["learned"].is_null(), "{v}");
+    let notes: Vec<Value> = records(&work.path("rec"), "skill");
+    assert!(
+        notes.iter().any(|n| n["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("the judge (openai/judge) did not pass the run"))),
+        "{notes:?}"
+    );
+    assert!(!work
+        .path("skills")
+        .join("tick-the-boxes-the-person-wants.json")
+        .exists());
+}

@@ -24,6 +24,22 @@ pub struct Verdict {
 /// ending: the record keeps both.
 pub fn verdict(check: Option<&Check>, result: &RunResult, page: Option<PageLook>) -> Verdict {
     let Some(check) = check else {
+        // Without a check, the judge's verdict scores the run when it was asked.
+        if let Some(judge) = &result.judge {
+            let said = match judge.verdict {
+                Some(v) => serde_json::to_value(v)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                None => "nothing".into(),
+            };
+            return Verdict {
+                check: "judge".into(),
+                passed: result.status == RunStatus::Done
+                    && judge.verdict == Some(crate::judge::Verdict::Pass),
+                detail: format!("the judge ({}) said {said}: {}", judge.model, judge.reason),
+            };
+        }
         return Verdict {
             check: "ending".into(),
             passed: result.status == RunStatus::Done,

@@ -202,6 +202,7 @@ pub struct BatchOutcome {
 pub struct Batch {
     options: BatchOptions,
     brains: BrainMaker,
+    judges: Option<(BrainMaker, usize)>,
     progress: Arc<dyn BatchProgress>,
     interrupt: Option<Interrupt>,
 }
@@ -218,6 +219,8 @@ struct Shared {
     dir: PathBuf,
     pool: Arc<Pool>,
     brains: BrainMaker,
+    /// Each run's judge model and the screenshots it sees, when runs are judged.
+    judges: Option<(BrainMaker, usize)>,
     agent: AgentOptions,
     progress: Arc<dyn BatchProgress>,
     tally: Mutex<Tally>,
@@ -232,9 +235,18 @@ impl Batch {
         Self {
             options,
             brains,
+            judges: None,
             progress: Arc::new(Silent),
             interrupt: None,
         }
+    }
+
+    /// Judges each run with a model `judges` makes, shown the last `images`
+    /// screenshots (see [`crate::judge`]): a task without a check is scored
+    /// by its verdict.
+    pub fn judge(mut self, judges: BrainMaker, images: usize) -> Self {
+        self.judges = Some((judges, images));
+        self
     }
 
     /// Where progress goes.
@@ -334,6 +346,7 @@ impl Batch {
             dir: dir.clone(),
             pool: pool.clone(),
             brains: self.brains.clone(),
+            judges: self.judges.clone(),
             agent: o.agent.clone(),
             progress: self.progress.clone(),
             tally: Mutex::new(Tally::default()),
@@ -667,6 +680,12 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     if let Some(js) = &spec.setup {
         builder = builder.setup(js.clone());
     }
+    if let Some((judges, images)) = &shared.judges {
+        match judges(spec) {
+            Ok(b) => builder = builder.judge(crate::judge::Judge::new(b, *images)),
+            Err(e) => return fail(format!("no judge model: {e}"), &secrets),
+        }
+    }
     builder = builder.last_look(final_look(
         spec.check.clone().filter(Check::needs_page),
         look.clone(),
@@ -836,6 +855,7 @@ fn record(
         report,
         browser: seen.browser,
         downloads: result.downloads.clone(),
+        judge: result.judge.clone(),
         finished: utc_rfc3339(SystemTime::now()),
     };
     // The record given back is the one written: secrets redacted. One that

@@ -65,6 +65,9 @@ pub struct RunRecord {
     /// The files the run downloaded (their paths in the batch directory).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<crate::files::DownloadedFile>,
+    /// What the judge model said of the run, when it was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<crate::records::JudgeReport>,
     /// When it ended, RFC 3339 UTC.
     pub finished: String,
 }
@@ -161,6 +164,7 @@ mod tests {
         std::fs::write(dir.path().join(RESULTS), "{\"id\": \"a\", \"att").unwrap();
         let mut file = ResultsFile::open(dir.path()).unwrap();
         let record = RunRecord {
+            judge: None,
             id: "b".into(),
             attempt: 1,
             position: 0,

@@ -79,6 +79,10 @@ pub struct TaskSummary {
     pub cost_usd: Option<f64>,
     /// Median seconds of its runs.
     pub median_wall_s: f64,
+    /// What scored its runs: its check's kind, `judge` (the judge model's
+    /// verdict, for a task without a check) or `ending` (ended done).
+    #[serde(default)]
+    pub scored_by: String,
     /// Each run's report.html, relative to the batch directory, by attempt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reports: Vec<(usize, std::path::PathBuf)>,
@@ -183,13 +187,14 @@ impl Summary {
         }
         let _ = writeln!(
             out,
-            "\n| task | passed | pass^{k} | median steps | tokens in / out | cost | median time | reports |\n|---|---:|:---:|---:|---:|---:|---:|---|"
+            "\n| task | scored by | passed | pass^{k} | median steps | tokens in / out | cost | median time | reports |\n|---|---|---:|:---:|---:|---:|---:|---:|---|"
         );
         for t in &self.per_task {
             let _ = writeln!(
                 out,
-                "| {} | {}/{k} | {} | {} | {} / {} | {} | {:.1} s | {} |",
+                "| {} | {} | {}/{k} | {} | {} | {} / {} | {} | {:.1} s | {} |",
                 cell(&t.id),
+                cell(&t.scored_by),
                 t.passed,
                 if t.all_passed { "yes" } else { "no" },
                 t.median_steps,
@@ -206,7 +211,7 @@ impl Summary {
         }
         let _ = writeln!(
             out,
-            "| **all** | **{}/{}** | **{}/{}** | {} | {} / {} | {} | | |",
+            "| **all** | | **{}/{}** | **{}/{}** | {} | {} / {} | {} | | |",
             self.passed,
             self.runs,
             self.tasks_passing_all,
@@ -254,6 +259,11 @@ fn task_summary(runs: &[&RunRecord], repeat: usize) -> TaskSummary {
         tokens: total_tokens(runs.iter().copied()),
         cost_usd: total_cost(runs.iter().copied()),
         median_wall_s: median(runs.iter().map(|r| r.wall_time_s).collect()),
+        scored_by: {
+            let mut by: Vec<&str> = runs.iter().map(|r| r.verdict.check.as_str()).collect();
+            by.dedup();
+            by.join(", ")
+        },
         reports: runs
             .iter()
             .filter_map(|r| Some((r.attempt, r.report.clone()?)))
@@ -342,6 +352,7 @@ mod tests {
 
     fn rec(id: &str, attempt: usize, passed: bool, status: RunStatus, reason: &str) -> RunRecord {
         RunRecord {
+            judge: None,
             id: id.into(),
             attempt,
             position: id.as_bytes()[0] as usize,
@@ -405,10 +416,10 @@ mod tests {
         assert_eq!(s.failures[0].runs, vec!["b#1".to_string()]);
         let md = s.markdown("batch");
         assert!(
-            md.contains("| a | 2/2 | yes | 3 | 2,000 / 40 | unknown | 1.5 s |"),
+            md.contains("| a | url_contains | 2/2 | yes | 3 | 2,000 / 40 | unknown | 1.5 s |"),
             "{md}"
         );
-        assert!(md.contains("| b | 1/2 | no |"), "{md}");
+        assert!(md.contains("| b | url_contains | 1/2 | no |"), "{md}");
         assert!(md.contains("**passed 4 of 5 (80.0%)**"), "{md}");
         assert!(md.contains("1 run cut short and 2 never started"), "{md}");
     }

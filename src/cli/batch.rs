@@ -21,7 +21,7 @@ use seamark::clock::utc_stamp;
 use seamark::journal::slug;
 use seamark::safety::{ConfirmPolicy, Confirmer, Hold};
 
-use super::run::{model_name, CommonArgs, TerminalConfirmer};
+use super::run::{model_name, CommonArgs, JudgeArgs, TerminalConfirmer};
 use super::UsageError;
 
 #[derive(Debug, Args)]
@@ -87,6 +87,8 @@ pub struct BatchArgs {
     #[arg(long, value_name = "DIR")]
     skills: Option<PathBuf>,
     #[command(flatten)]
+    judging: JudgeArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -136,6 +138,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     brain::from_model_name(&model, http).map_err(|e| UsageError(e.to_string()))?;
     let brains: batch::BrainMaker =
         Arc::new(move |_: &TaskSpec| brain::from_model_name(&model, http));
+    let judges = args.judging.judges(http)?;
 
     let tty = std::io::stderr().is_terminal();
     let bar = tty.then(new_bar);
@@ -219,7 +222,11 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         agent,
         ..BatchOptions::new(dir)
     };
-    let outcome = Batch::new(options, brains)
+    let mut batch = Batch::new(options, brains);
+    if let Some((judges, images)) = judges {
+        batch = batch.judge(judges, images);
+    }
+    let outcome = batch
         .progress(progress.clone())
         .interrupt({
             let signals = super::signals::Signals::listen();

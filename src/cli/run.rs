@@ -180,6 +180,20 @@ impl JudgeArgs {
             brain::from_model_name(spec, http).map_err(|e| UsageError(format!("--judge: {e}")))?;
         Ok(Some(seamark::judge::Judge::new(brain, self.judge_images)))
     }
+
+    /// For a batch: what makes each run's judge model, and how many
+    /// screenshots it sees. A model that cannot be made is told now.
+    pub fn judges(
+        &self,
+        http: brain::HttpPolicy,
+    ) -> Result<Option<(seamark::batch::BrainMaker, usize)>, UsageError> {
+        let (Some(spec), Some(_)) = (self.judge.clone(), self.judge(http)?) else {
+            return Ok(None);
+        };
+        let maker: seamark::batch::BrainMaker =
+            Arc::new(move |_: &seamark::batch::TaskSpec| brain::from_model_name(&spec, http));
+        Ok(Some((maker, self.judge_images)))
+    }
 }
 
 /// The policies of the executor that `run`, `replay` and `mcp` share.

@@ -33,13 +33,20 @@ fn agent(r: &Received) -> String {
 }
 
 /// A judge that passes the run once the steps show the third box clicked.
-fn fair(r: &Received) -> Reply {
-    Reply::Text(if !is_judge(r) {
-        agent(r)
-    } else if r.text().contains("(checkbox \"Third box\")") {
+fn fair_verdict(r: &Received) -> String {
+    if r.text().contains("(checkbox \"Third box\")") {
         r#"{"verdict": "pass", "reason": "all three boxes were ticked"}"#.into()
     } else {
         r#"{"verdict": "fail", "reason": "the third box was never ticked"}"#.into()
+    }
+}
+
+/// The agent, and the fair judge.
+fn fair(r: &Received) -> Reply {
+    Reply::Text(if is_judge(r) {
+        fair_verdict(r)
+    } else {
+        agent(r)
     })
 }
 
@@ -207,4 +214,65 @@ async fn a_run_the_judge_is_unsure_of_ends_done_and_is_not_learned_as_a_skill() 
         .path("skills")
         .join("tick-the-boxes-the-person-wants.json")
         .exists());
+}
+
+#[tokio::test]
+async fn a_batch_scores_a_task_without_a_check_by_the_judges_verdict() {
+    // "wants": the agent ticks two boxes, is refused, ticks the third and
+    // passes. "likes": it ticks one and keeps saying it is done.
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if is_judge(r) {
+            fair_verdict(r)
+        } else if r.task().contains("likes") {
+            let first = r.line_of("First box");
+            match first.contains("unchecked") {
+                true => format!("CLICK:{}\nCOMPLETE:ticked the boxes", r.id_of("First box")),
+                false => "COMPLETE:ticked the boxes".into(),
+            }
+        } else {
+            agent(r)
+        })
+    })
+    .await;
+    let server = Server::start(None).await;
+    let work = Workdir::new(&model);
+    let url = server.url("three-boxes.html");
+    let lines: Vec<String> = [
+        ("wants", "Tick the boxes the person wants"),
+        ("likes", "Tick the boxes the person likes"),
+    ]
+    .iter()
+    .map(|(id, task)| serde_json::json!({"id": id, "task": task, "url": url}).to_string())
+    .collect();
+    std::fs::write(work.path("tasks.jsonl"), lines.join("\n")).expect("tasks");
+    let ran = work
+        .run(&["batch", "tasks.jsonl", "--out", "b", "--judge", JUDGE])
+        .await;
+    assert_eq!(ran.code(), Some(1), "one task failed: {}", ran.stderr());
+    let results: Vec<Value> = std::fs::read_to_string(work.path("b/results.jsonl"))
+        .expect("results")
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let of = |id: &str| {
+        results
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {results:?}"))
+            .clone()
+    };
+    let (wants, likes) = (of("wants"), of("likes"));
+    assert_eq!(wants["verdict"]["check"], "judge", "{wants}");
+    assert_eq!(wants["passed"], true, "{wants}");
+    assert_eq!(wants["judge"]["verdict"], "pass", "{wants}");
+    assert_eq!(likes["verdict"]["check"], "judge", "{likes}");
+    assert_eq!(likes["passed"], false, "{likes}");
+    assert_eq!(likes["status"], "unverified", "{likes}");
+    let table = std::fs::read_to_string(work.path("b/summary.md")).expect("summary");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("| wants | judge | 1/1 | yes |")),
+        "{table}"
+    );
 }

@@ -27,6 +27,7 @@
 pub mod check;
 pub mod miniwob;
 pub mod results;
+pub mod suites;
 pub mod summary;
 pub mod task;
 
@@ -49,6 +50,7 @@ use crate::schema::AnswerSchema;
 
 pub use check::Verdict;
 pub use results::{RunRecord, RESULTS};
+pub use suites::{read_suite, Suite};
 pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};
 pub use task::{parse_tasks, read_tasks, Check, LineError, TaskSpec, TasksError};
 

@@ -33,7 +33,7 @@ pub struct BatchArgs {
     #[arg(
         value_name = "TASKS.jsonl",
         id = "tasks_file",
-        required_unless_present_any = ["miniwob", "merge"]
+        required_unless_present_any = ["miniwob", "merge", "suite"]
     )]
     tasks_file: Option<PathBuf>,
     /// Runs at once, each in a browser context of its own (cookies, storage,
@@ -61,6 +61,18 @@ pub struct BatchArgs {
     /// the task, its raw reward (above 0) as the check, its time limit kept.
     #[arg(long, value_name = "DIR", conflicts_with = "tasks_file")]
     miniwob: Option<PathBuf>,
+    /// A public suite's task file, read as published, its ids kept:
+    /// `webvoyager FILE` (JSON lines of web_name, id, ques, web) or
+    /// `online-mind2web FILE` (a JSON array of task_id, confirmed_task,
+    /// website, reference_length, level). Its tasks have no check: they are
+    /// scored by their ending, or by --judge.
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["SUITE", "FILE"],
+        conflicts_with_all = ["tasks_file", "miniwob"]
+    )]
+    suite: Vec<String>,
     /// With --miniwob: only these tasks (comma-separated names).
     #[arg(
         long = "tasks",
@@ -155,12 +167,16 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         (Some(d), _) => (d.clone(), true),
         (None, Some(d)) => (d.clone(), false),
         (None, None) => {
-            let name = match (&args.tasks_file, &args.miniwob) {
-                (Some(f), _) => f
+            let file = args
+                .tasks_file
+                .clone()
+                .or_else(|| args.suite.get(1).map(PathBuf::from));
+            let name = match file {
+                Some(f) => f
                     .file_stem()
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                _ => "miniwob".into(),
+                None => "miniwob".into(),
             };
             (default_dir(&slug(&name)), false)
         }
@@ -174,9 +190,16 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     // A tasks file is checked before a browser starts.
-    let listed = match &args.tasks_file {
-        Some(file) => Some(batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?),
-        None => None,
+    let listed = match (&args.tasks_file, args.suite.as_slice()) {
+        (Some(file), _) => Some(batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?),
+        (None, [suite, file]) => {
+            let suite: batch::Suite = suite
+                .parse()
+                .map_err(|e: String| UsageError(format!("--suite: {e}")))?;
+            let file = PathBuf::from(file);
+            Some(batch::read_suite(suite, &file).map_err(|e| UsageError(e.to_string()))?)
+        }
+        _ => None,
     };
     let pool = Arc::new(
         Pool::start(&agent.browser, &remote)

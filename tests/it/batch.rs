@@ -1203,3 +1203,70 @@ async fn runs_are_spread_over_the_remote_browsers_given() {
         browser.kill().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn webvoyager_and_online_mind2web_files_run_as_published_with_their_ids() {
+    let model = ModelServer::answering(|_: &Received| Reply::Text("COMPLETE:looked".into())).await;
+    let sites = Server::start(None).await;
+    let work = Workdir::new(&model);
+    // As the suites publish them: WebVoyager's JSON lines, Online-Mind2Web's array.
+    let webvoyager = [
+        json!({"web_name": "Forms", "id": "Forms--0", "ques": "Look at the form", "web": sites.url("form.html")}),
+        json!({"web_name": "Forms", "id": "Forms--1", "ques": "Look at the boxes", "web": sites.url("three-boxes.html")}),
+    ]
+    .map(|t| t.to_string())
+    .join("\n");
+    std::fs::write(work.path("WebVoyager_data.jsonl"), webvoyager).expect("webvoyager");
+    let mind2web = json!([
+        {"task_id": "fb7b4f784cfde003e2548fdf4e8d6b4f", "confirmed_task": "Look at the form",
+         "website": sites.url("form.html"), "reference_length": 3, "level": "easy"}
+    ]);
+    std::fs::write(work.path("Online_Mind2Web.json"), mind2web.to_string()).expect("mind2web");
+    for (suite, file, ids) in [
+        (
+            "webvoyager",
+            "WebVoyager_data.jsonl",
+            vec!["Forms--0", "Forms--1"],
+        ),
+        (
+            "online-mind2web",
+            "Online_Mind2Web.json",
+            vec!["fb7b4f784cfde003e2548fdf4e8d6b4f"],
+        ),
+    ] {
+        let out = format!("b-{suite}");
+        let ran = work
+            .run(&["batch", "--suite", suite, file, "--out", &out])
+            .await;
+        assert_eq!(ran.code(), Some(0), "{suite}: {}", ran.stderr());
+        let results =
+            std::fs::read_to_string(work.path(&format!("{out}/results.jsonl"))).expect("results");
+        let mut got: Vec<String> = results
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|r| r["id"].as_str().map(str::to_string))
+            .collect();
+        got.sort();
+        assert_eq!(got, ids, "{suite}: the suite's ids are kept");
+    }
+    // A file that is not the suite's format is refused before anything runs.
+    std::fs::write(work.path("wrong.json"), "{\"id\": 1}").expect("wrong");
+    let refused = work
+        .run(&[
+            "batch",
+            "--suite",
+            "online-mind2web",
+            "wrong.json",
+            "--out",
+            "b-wrong",
+        ])
+        .await;
+    assert_eq!(refused.code(), Some(2), "{}", refused.stderr());
+    assert!(
+        refused
+            .stderr()
+            .contains("not an Online-Mind2Web task array"),
+        "{}",
+        refused.stderr()
+    );
+}

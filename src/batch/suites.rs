@@ -1,0 +1,110 @@
+//! The public suites' task files, read as they are published, their ids
+//! kept, into the tasks of a batch:
+//! - WebVoyager: JSON lines of `{"web_name", "id", "ques", "web"}`;
+//! - Online-Mind2Web: one JSON array of `{"task_id", "confirmed_task",
+//!   "website", "reference_length", "level"}`.
+//!
+//! Their tasks carry no check: a batch scores them by their ending, or by a
+//! judge model (`--judge`); Online-Mind2Web's own judge (WebJudge) scores
+//! the folder `--export online-mind2web` writes (see export.rs).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::task::{parse_tasks, LineError, TaskSpec, TasksError};
+
+/// A public suite whose task file seamark reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suite {
+    /// WebVoyager's JSON lines.
+    WebVoyager,
+    /// Online-Mind2Web's JSON array.
+    OnlineMind2Web,
+}
+
+impl std::str::FromStr for Suite {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "webvoyager" => Ok(Suite::WebVoyager),
+            "online-mind2web" => Ok(Suite::OnlineMind2Web),
+            other => Err(format!(
+                "{other:?} is no suite seamark reads: webvoyager or online-mind2web"
+            )),
+        }
+    }
+}
+
+/// One WebVoyager task, as published.
+#[derive(Debug, Deserialize)]
+struct WebVoyagerTask {
+    id: String,
+    ques: String,
+    web: String,
+}
+
+/// One Online-Mind2Web task, as published.
+#[derive(Debug, Deserialize)]
+struct OnlineMind2WebTask {
+    task_id: String,
+    confirmed_task: String,
+    website: String,
+}
+
+/// Reads a suite's task file into checked tasks (every bad task told at
+/// once, by its line or its place in the array).
+pub fn read_suite(suite: Suite, path: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| TasksError::Read {
+        path: file.clone(),
+        source,
+    })?;
+    let bad = |line: usize, message: String| TasksError::Lines {
+        file: file.clone(),
+        errors: vec![LineError { line, message }],
+    };
+    // Each task as a line of seamark's own tasks file, checked as those are.
+    let lines: Vec<String> = match suite {
+        Suite::WebVoyager => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                let t: WebVoyagerTask = serde_json::from_str(l)
+                    .map_err(|e| bad(i + 1, format!("not a WebVoyager task: {e}")))?;
+                Ok(json!({ "id": t.id, "task": t.ques, "url": t.web }).to_string())
+            })
+            .collect::<Result<_, TasksError>>()?,
+        Suite::OnlineMind2Web => {
+            let tasks: Vec<OnlineMind2WebTask> = serde_json::from_str(&text)
+                .map_err(|e| bad(e.line(), format!("not an Online-Mind2Web task array: {e}")))?;
+            tasks
+                .into_iter()
+                .map(|t| {
+                    json!({ "id": t.task_id, "task": t.confirmed_task, "url": t.website })
+                        .to_string()
+                })
+                .collect()
+        }
+    };
+    parse_tasks(
+        &lines.join("\n"),
+        &file,
+        path.parent().unwrap_or(Path::new(".")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suite_names_are_read_and_others_refused() {
+        assert_eq!("webvoyager".parse(), Ok(Suite::WebVoyager));
+        assert_eq!("online-mind2web".parse(), Ok(Suite::OnlineMind2Web));
+        assert!("mind2web".parse::<Suite>().is_err());
+    }
+}

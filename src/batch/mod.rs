@@ -25,6 +25,7 @@
 //! ```
 
 pub mod check;
+pub mod export;
 pub mod miniwob;
 pub mod results;
 pub mod suites;
@@ -49,6 +50,7 @@ use crate::safety::{Secret, Secrets};
 use crate::schema::AnswerSchema;
 
 pub use check::Verdict;
+pub use export::Export;
 pub use results::{RunRecord, RESULTS};
 pub use suites::{read_suite, Suite};
 pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};

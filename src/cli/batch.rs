@@ -73,6 +73,11 @@ pub struct BatchArgs {
         conflicts_with_all = ["tasks_file", "miniwob"]
     )]
     suite: Vec<String>,
+    /// After the batch, also write its runs in another suite's layout for
+    /// that suite's own judge: `online-mind2web DIR` writes the folders
+    /// WebJudge reads (DIR/<task_id>/result.json and trajectory/).
+    #[arg(long, num_args = 2, value_names = ["LAYOUT", "DIR"])]
+    export: Vec<String>,
     /// With --miniwob: only these tasks (comma-separated names).
     #[arg(
         long = "tasks",
@@ -151,6 +156,15 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let brains: batch::BrainMaker =
         Arc::new(move |_: &TaskSpec| brain::from_model_name(&model, http));
     let judges = args.judging.judges(http)?;
+    let export = match args.export.as_slice() {
+        [layout, dir] => Some((
+            layout
+                .parse::<batch::Export>()
+                .map_err(|e| UsageError(format!("--export: {e}")))?,
+            PathBuf::from(dir),
+        )),
+        _ => None,
+    };
 
     let tty = std::io::stderr().is_terminal();
     let bar = tty.then(new_bar);
@@ -273,6 +287,15 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             UsageError(e.to_string())
         }
     })?;
+    if let Some((layout, to)) = export {
+        let written = batch::export::write(layout, &outcome.dir, &outcome.records, &to)
+            .map_err(|e| anyhow::anyhow!("the export to {} failed: {e}", to.display()))?;
+        eprintln!(
+            "seamark: {written} run{} written for its judge in {}",
+            plural(written),
+            to.display()
+        );
+    }
     finish(&outcome, args.common.json)
 }
 

@@ -1270,3 +1270,66 @@ async fn webvoyager_and_online_mind2web_files_run_as_published_with_their_ids() 
         refused.stderr()
     );
 }
+
+#[tokio::test]
+async fn an_online_mind2web_export_is_the_folder_webjudge_reads() {
+    // The agent ticks the first box, then answers.
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(match r.line_of("First box").contains("unchecked") {
+            true => format!("PLAN: tick the first box\nCLICK:{}", r.id_of("First box")),
+            false => "ANSWER:the first box is ticked\nCOMPLETE:ticked it".into(),
+        })
+    })
+    .await;
+    let sites = Server::start(None).await;
+    let work = Workdir::new(&model);
+    let id = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    let tasks = json!([{"task_id": id, "confirmed_task": "Tick the first box",
+        "website": sites.url("three-boxes.html"), "reference_length": 2, "level": "easy"}]);
+    std::fs::write(work.path("tasks.json"), tasks.to_string()).expect("tasks");
+    let ran = work
+        .run(&[
+            "batch",
+            "--suite",
+            "online-mind2web",
+            "tasks.json",
+            "--out",
+            "b",
+            "--export",
+            "online-mind2web",
+            "exp",
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    let folder = work.path(&format!("exp/{id}"));
+    let result: Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.join("result.json")).expect("result.json"),
+    )
+    .expect("JSON");
+    assert_eq!(result["task_id"], id);
+    assert_eq!(result["task"], "Tick the first box");
+    assert_eq!(result["final_result_response"], "the first box is ticked");
+    let actions = result["action_history"].as_array().expect("action_history");
+    assert_eq!(
+        actions.len(),
+        1,
+        "the answer and COMPLETE are no actions: {actions:?}"
+    );
+    let action = actions[0].as_str().unwrap_or_default();
+    assert!(
+        action.starts_with("CLICK:") && action.contains("First box"),
+        "{action}"
+    );
+    let thoughts = result["thoughts"].as_array().expect("thoughts");
+    assert_eq!(thoughts.len(), 2, "one per step: {thoughts:?}");
+    assert_eq!(thoughts[0], "tick the first box");
+    // One screenshot per step, ordered by the number WebJudge sorts on.
+    let mut shots: Vec<String> = std::fs::read_dir(folder.join("trajectory"))
+        .expect("trajectory/")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    shots.sort();
+    assert_eq!(shots, ["0_screenshot.png", "1_screenshot.png"]);
+    let png = std::fs::read(folder.join("trajectory/0_screenshot.png")).expect("png");
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+}

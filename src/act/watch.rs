@@ -185,9 +185,9 @@ impl Watch {
         }
         // Timers are counted from the page's next document on, and in the
         // one it shows now.
-        let count_timers = AddScriptToEvaluateOnNewDocumentParams::new(super::settle::TIMERS_JS);
+        let count_timers = AddScriptToEvaluateOnNewDocumentParams::new(TIMERS_JS);
         let _ = page.execute(count_timers).await;
-        let _ = crate::browser::evaluate(page, super::settle::TIMERS_JS).await;
+        let _ = crate::browser::evaluate(page, TIMERS_JS).await;
         let ev = &self.events;
         let tasks = [
             watch_dialogs(page, dialogs, prompt_text.to_string(), ev.clone()).await,
@@ -472,3 +472,49 @@ fn remove_partial(partial: &std::path::Path) {
     let _ = std::fs::remove_file(partial);
     let _ = std::fs::remove_file(partial.with_extension("crdownload"));
 }
+
+/// Counts the timers a page sets a short wait away (≤ 500 ms: a debounce,
+/// a deferred render), in the page's own world before its scripts run:
+/// `__seamarkTimers(since, until)` says how many of those set between the
+/// two (ms since the epoch) are still to fire, or fired less than 100 ms
+/// ago: a debounce's callback starts a fetch that the browser tells of a
+/// moment later, and until then the page would look quiet. A timer set
+/// from a timer's callback is one more link of a chain, and a chain of more
+/// than three links is a loop (a clock, a poll), not the command's doing: it
+/// is not counted.
+const TIMERS_JS: &str = r#"(() => {
+  const w = window;
+  if (w.__seamarkTimers) return;
+  const set = w.setTimeout, clear = w.clearTimeout, due = new Map(), fired = new Map();
+  const GRACE = 100;
+  const forget = (now) => { for (const [id, f] of fired) if (now - f.at > GRACE) fired.delete(id); };
+  let link = 0;
+  w.setTimeout = function (fn, ms, ...args) {
+    if (typeof fn !== 'function') return set.call(w, fn, ms, ...args);
+    const mine = link + 1;
+    let id;
+    const run = function () {
+      const t = due.get(id);
+      if (t !== undefined) {
+        due.delete(id);
+        const now = Date.now();
+        if (fired.size > 64) forget(now);
+        fired.set(id, { set: t, at: now });
+      }
+      const outer = link;
+      link = mine;
+      try { return fn.apply(this, arguments); } finally { link = outer; }
+    };
+    id = set.call(w, run, ms, ...args);
+    if ((+ms || 0) <= 500 && mine <= 3) due.set(id, Date.now());
+    return id;
+  };
+  w.clearTimeout = function (id) { due.delete(id); return clear.call(w, id); };
+  Object.defineProperty(w, '__seamarkTimers', { value: (since, until) => {
+    forget(Date.now());
+    let n = 0;
+    for (const t of due.values()) if (t >= since && t <= until) n++;
+    for (const f of fired.values()) if (f.set >= since && f.set <= until) n++;
+    return n;
+  } });
+})()"#;

@@ -1,8 +1,9 @@
 //! The house's layers: each module of `src/` imports only modules below it,
-//! so that a newcomer can read them from the bottom up. A circle (the report
-//! taking the journal's records from the agent that calls it; the node
-//! registry taking the reader's script from the reader that stands on it)
-//! fails here with the modules that close it.
+//! so that a newcomer can read them from the bottom up, and so does each
+//! file of a folder among its siblings. A circle (the report taking the
+//! journal's records from the agent that calls it; the node registry taking
+//! the reader's script from the reader that stands on it; act's settle and
+//! watch each taking the other's) fails here with the modules that close it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,6 +75,75 @@ fn circle_through(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Opt
         }
     }
     None
+}
+
+/// For each folder of `src/`, the files (by name, `mod.rs` aside: it holds
+/// what its files share) each file names as `super::<file>` or
+/// `crate::<folder>::<file>`.
+fn sibling_imports(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    let mut folders = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(src) else {
+        return folders;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let folder = entry.file_name().to_string_lossy().into_owned();
+        let mut files = Vec::new();
+        sources(&dir, &mut files);
+        let names: BTreeSet<String> = files
+            .iter()
+            .filter(|f| f.parent() == Some(dir.as_path()))
+            .filter_map(|f| Some(f.file_stem()?.to_string_lossy().into_owned()))
+            .filter(|n| n != "mod")
+            .collect();
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for name in &names {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.rs"))).expect("a file");
+            let uses = graph.entry(name.clone()).or_default();
+            for line in text.lines() {
+                let code = line.split("//").next().unwrap_or("");
+                for prefix in ["super::".to_string(), format!("crate::{folder}::")] {
+                    for (at, _) in code.match_indices(&prefix) {
+                        let next: String = code[at + prefix.len()..]
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if names.contains(&next) && next != *name {
+                            uses.insert(next);
+                        }
+                    }
+                }
+            }
+        }
+        folders.insert(folder, graph);
+    }
+    folders
+}
+
+#[test]
+fn no_file_of_a_folder_imports_a_sibling_that_imports_it_back() {
+    let folders = sibling_imports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(
+        folders.contains_key("act"),
+        "the folders were found: {folders:?}"
+    );
+    let circles: Vec<String> = folders
+        .iter()
+        .flat_map(|(folder, graph)| {
+            graph
+                .keys()
+                .filter_map(|f| circle_through(graph, f))
+                .map(move |c| format!("{folder}: {}", c.join(" → ")))
+        })
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "import circles between the files of a folder:\n{}",
+        circles.join("\n")
+    );
 }
 
 #[test]

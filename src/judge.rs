@@ -32,6 +32,17 @@ pub enum Verdict {
     Unsure,
 }
 
+impl Verdict {
+    /// The verdict as the judge writes it: `pass`, `fail` or `unsure`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Unsure => "unsure",
+        }
+    }
+}
+
 /// The judge's answer, as the run keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
@@ -193,6 +204,13 @@ impl Judge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdicts_word_is_its_json() {
+        for v in [Verdict::Pass, Verdict::Fail, Verdict::Unsure] {
+            assert_eq!(serde_json::to_value(v).ok(), Some(json!(v.word())));
+        }
+    }
 
     #[test]
     fn a_verdict_is_read_from_its_json_and_anything_else_is_not() {

@@ -22,6 +22,17 @@ pub struct Spend {
     pub cost_usd: Option<f64>,
 }
 
+impl std::ops::AddAssign for Spend {
+    /// Tokens add up; so does cost, where either side knows one.
+    fn add_assign(&mut self, other: Spend) {
+        self.tokens += other.tokens;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 /// How a run ended, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

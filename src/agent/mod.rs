@@ -523,12 +523,7 @@ impl Run {
 
     /// Counts what a model call cost.
     fn add_spend(&mut self, spend: Spend) {
-        self.spend.tokens += spend.tokens;
-        self.spend.cost_usd = match (self.spend.cost_usd, spend.cost_usd) {
-            (Some(a), Some(b)) => Some(a + b),
-            (None, b) => b,
-            (a, None) => a,
-        };
+        self.spend += spend;
     }
 
     /// A run going on from where `r` left it.

@@ -821,27 +821,20 @@ impl Agent {
                     spend: crate::records::Spend::default(),
                 });
             report.judged += 1;
-            report.spend.tokens += usage;
-            let cost = checks.prices.of(&model).map(|p| p.cost(usage));
-            report.spend.cost_usd = match (report.spend.cost_usd, cost) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
+            report.spend += crate::records::Spend {
+                tokens: usage,
+                cost_usd: checks.prices.of(&model).map(|p| p.cost(usage)),
             };
-            match answer {
+            // What the journal keeps, and the run's end when there is no verdict.
+            let (passed, detail, unread) = match answer {
                 Ok(j) => {
                     report.verdict = Some(j.verdict);
                     report.reason = j.reason.clone();
-                    let word = serde_json::to_value(j.verdict).unwrap_or_default();
-                    let detail = format!("{}: {}", word.as_str().unwrap_or_default(), j.reason);
                     let passed = j.verdict != crate::judge::Verdict::Fail;
-                    let record =
-                        crate::check::CheckRecord::new(step, "judge", &model, passed, detail);
-                    if let Err(e) = journal.write(&record) {
-                        tracing::warn!("the judge's record was not written: {e}");
-                    }
                     if !passed {
                         failed.push(format!("the judge ({model}) says: {}", j.reason));
                     }
+                    (passed, format!("{}: {}", j.verdict.word(), j.reason), None)
                 }
                 Err(e) => {
                     report.verdict = None;
@@ -854,13 +847,15 @@ impl Agent {
                             format!("the judge could not be asked: {b}")
                         }
                     };
-                    let record =
-                        crate::check::CheckRecord::new(step, "judge", &model, false, e.to_string());
-                    if let Err(e) = journal.write(&record) {
-                        tracing::warn!("the judge's record was not written: {e}");
-                    }
-                    return Ok(Ending::new(RunStatus::Unverified, reason));
+                    (false, e.to_string(), Some(reason))
                 }
+            };
+            let record = crate::check::CheckRecord::new(step, "judge", &model, passed, detail);
+            if let Err(e) = journal.write(&record) {
+                tracing::warn!("the judge's record was not written: {e}");
+            }
+            if let Some(reason) = unread {
+                return Ok(Ending::new(RunStatus::Unverified, reason));
             }
         }
         if failed.is_empty() {

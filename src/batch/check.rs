@@ -26,13 +26,7 @@ pub fn verdict(check: Option<&Check>, result: &RunResult, page: Option<PageLook>
     let Some(check) = check else {
         // Without a check, the judge's verdict scores the run when it was asked.
         if let Some(judge) = &result.judge {
-            let said = match judge.verdict {
-                Some(v) => serde_json::to_value(v)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                None => "nothing".into(),
-            };
+            let said = judge.verdict.map_or("nothing", crate::judge::Verdict::word);
             return Verdict {
                 check: "judge".into(),
                 passed: result.status == RunStatus::Done

@@ -194,6 +194,23 @@ impl Wire {
         }
     }
 
+    /// Follows the scripts of a frame's `session` and, when `checked`, holds
+    /// its requests for the filter: each is asked for even when one before
+    /// it failed, and the first failure is given back.
+    async fn follow(&self, session: &str, checked: bool) -> Result<(), String> {
+        let mut steps = vec![("Runtime.enable", json!({}))];
+        if checked {
+            steps.push(("Fetch.enable", every_request_json()));
+        }
+        let mut first = Ok(());
+        for (method, params) in steps {
+            if let Err(e) = self.call(Some(session), method, params).await {
+                first = first.and(Err(e));
+            }
+        }
+        first
+    }
+
     /// Hands an answer to the command waiting for it.
     fn answered(&self, id: u64, message: &Value) {
         if let Some(tx) = lock(&self.waiting).remove(&id) {
@@ -349,15 +366,12 @@ async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: V
     ) else {
         return;
     };
-    let mut steps = vec![("Runtime.enable", json!({}))];
-    if checked {
-        steps.push(("Fetch.enable", every_request_json()));
-    }
-    steps.push(("Target.setAutoAttach", hold_children()));
-    for (method, params) in steps {
-        if let Err(e) = wire.call(Some(session), method, params).await {
-            tracing::debug!("frame {target}: {e}");
-        }
+    let followed = wire.follow(session, checked).await;
+    let held = wire
+        .call(Some(session), "Target.setAutoAttach", hold_children())
+        .await;
+    if let Err(e) = followed.and(held.map(|_| ())) {
+        tracing::debug!("frame {target}: {e}");
     }
     lock(&sessions)
         .entry(target.to_string())
@@ -537,14 +551,8 @@ impl RemoteFrames {
             .ok_or_else(|| format!("attached to {target} without a session"))?
             .to_string();
         // Contexts come as events before this answers.
-        channel
-            .call(Some(&session), "Runtime.enable", json!({}))
-            .await?;
-        if lock(&self.filter).is_some() {
-            channel
-                .call(Some(&session), "Fetch.enable", every_request_json())
-                .await?;
-        }
+        let checked = lock(&self.filter).is_some();
+        channel.wire.follow(&session, checked).await?;
         lock(&self.sessions).insert(target.to_string(), session.clone());
         Ok(session)
     }

@@ -527,13 +527,9 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         r.tokens.input, r.tokens.output
     )?;
     if let Some(j) = &r.judge {
-        let verdict = match j.verdict {
-            Some(v) => serde_json::to_value(v)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            None => "no verdict".into(),
-        };
+        let verdict = j
+            .verdict
+            .map_or("no verdict", seamark::judge::Verdict::word);
         let cost = seamark::brain::cost_text(j.spend.cost_usd, &j.model);
         writeln!(
             out,

@@ -8,6 +8,7 @@ use crate::agent::records;
 use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::verify::tick;
 
 /// The judge's model, as `--judge` names it.
 const JUDGE: &str = "openai/judge";
@@ -19,17 +20,18 @@ fn is_judge(r: &Received) -> bool {
 /// The agent: ticks the first two boxes and says it is done; told it is
 /// not, ticks the third too.
 fn agent(r: &Received) -> String {
-    let mut boxes = vec!["First box", "Second box"];
-    if r.text().contains("COMPLETE was not accepted") {
-        boxes.push("Third box");
+    tick(r, "ticked the boxes")
+}
+
+/// The agent, and a judge that always answers `verdict`.
+fn judged_by(verdict: &'static str) -> impl Fn(&Received) -> Reply + Send + Sync {
+    move |r: &Received| {
+        Reply::Text(if is_judge(r) {
+            verdict.into()
+        } else {
+            agent(r)
+        })
     }
-    let mut commands: Vec<String> = boxes
-        .into_iter()
-        .filter(|b| r.line_of(b).contains("unchecked"))
-        .map(|b| format!("CLICK:{}", r.id_of(b)))
-        .collect();
-    commands.push("COMPLETE:ticked the boxes".into());
-    commands.join("\n")
 }
 
 /// A judge that passes the run once the steps show the third box clicked.
@@ -123,13 +125,9 @@ async fn the_judges_fail_reaches_the_agent_which_goes_on_and_its_pass_ends_the_r
 
 #[tokio::test]
 async fn a_judge_that_always_fails_ends_the_run_unverified() {
-    let model = ModelServer::answering(|r: &Received| {
-        Reply::Text(if is_judge(r) {
-            r#"{"verdict": "fail", "reason": "not convinced"}"#.into()
-        } else {
-            agent(r)
-        })
-    })
+    let model = ModelServer::answering(judged_by(
+        r#"{"verdict": "fail", "reason": "not convinced"}"#,
+    ))
     .await;
     let (work, ran) = run(&model, JUDGE).await;
     assert_eq!(ran.code(), Some(4), "{}", ran.stderr());
@@ -146,14 +144,7 @@ async fn a_judge_that_always_fails_ends_the_run_unverified() {
 
 #[tokio::test]
 async fn an_unreadable_judge_answer_is_asked_once_more_then_the_run_ends_unverified() {
-    let model = ModelServer::answering(|r: &Received| {
-        Reply::Text(if is_judge(r) {
-            "Looks good to me!".into()
-        } else {
-            agent(r)
-        })
-    })
-    .await;
+    let model = ModelServer::answering(judged_by("Looks good to me!")).await;
     let (work, ran) = run(&model, JUDGE).await;
     assert_eq!(ran.code(), Some(4), "{}", ran.stderr());
     let v = ran.json();
@@ -172,13 +163,9 @@ async fn an_unreadable_judge_answer_is_asked_once_more_then_the_run_ends_unverif
 
 #[tokio::test]
 async fn a_run_the_judge_is_unsure_of_ends_done_and_is_not_learned_as_a_skill() {
-    let model = ModelServer::answering(|r: &Received| {
-        Reply::Text(if is_judge(r) {
-            r#"{"verdict": "unsure", "reason": "the screenshot does not show the boxes"}"#.into()
-        } else {
-            agent(r)
-        })
-    })
+    let model = ModelServer::answering(judged_by(
+        r#"{"verdict": "unsure", "reason": "the screenshot does not show the boxes"}"#,
+    ))
     .await;
     let server = Server::start(None).await;
     let work = Workdir::new(&model);

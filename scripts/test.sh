@@ -5,9 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-if [ ! -d ../shared/corpus/pages ]; then
-  echo "test: ../shared/corpus/pages is missing (the saved real pages the corpus test reads)" >&2
-  exit 1
+# The corpus of saved real pages lives outside the repository: SEAMARK_CORPUS
+# names its folder, ../shared/corpus beside the clone by default. Without it
+# the tests that read it (their names say "corpus") are skipped, unless
+# SEAMARK_REQUIRE_CORPUS=1 (CI) makes that a failure.
+export SEAMARK_CORPUS="${SEAMARK_CORPUS:-$PWD/../shared/corpus}"
+skip=()
+if [ ! -d "$SEAMARK_CORPUS/pages" ]; then
+  if [ "${SEAMARK_REQUIRE_CORPUS:-0}" = 1 ]; then
+    echo "test: FAILED: the corpus of saved pages is not at $SEAMARK_CORPUS/pages (SEAMARK_REQUIRE_CORPUS=1)" >&2
+    exit 1
+  fi
+  echo "test: skipping the corpus suite: no saved pages at $SEAMARK_CORPUS/pages (set SEAMARK_CORPUS to its folder)" >&2
+  skip=(-- --skip corpus)
 fi
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
@@ -31,7 +41,7 @@ none_left_behind() {
 }
 # Doc tests first, so that the last summary printed is the integration tests'.
 cargo test --locked --doc
-cargo test --locked --lib --bins --tests
+cargo test --locked --lib --bins --tests "${skip[@]}"
 if ! none_left_behind; then
   echo "test: FAILED: browsers were left running (listed above)" >&2
   exit 1

@@ -3,7 +3,7 @@
 //! One step of the loop is: [`browser`] (a real Chromium over CDP) →
 //! [`perceive`] (an [`perceive::Observation`]: screenshot, element table,
 //! signature) → [`mark`] (numbered boxes drawn on the screenshot) → the model →
-//! the executor. See `../shared/DESIGN.md` for the whole design.
+//! the executor. See `docs/design.md` for the whole design.
 
 pub mod act;
 pub mod agent;

@@ -1,7 +1,7 @@
 //! From a table entry to a point a real click reaches: scroll the node into
 //! view, read its boxes again (they move when the page scrolls), and hit-test
 //! candidate points until one lands on the element. A click at a covered point
-//! "succeeds" and clicks the cover (../shared/NOTES.md), so a covered element is
+//! "succeeds" and clicks the cover (docs/notes.md), so a covered element is
 //! reported with what covers it instead.
 
 use chromiumoxide::cdp::browser_protocol::dom::{

@@ -496,7 +496,7 @@ impl SharedBrowser {
         origin: String,
     ) -> Self {
         // The handler yields per-message errors; keep polling it, or every later
-        // command times out (../shared/NOTES.md). A broken connection (the
+        // command times out (docs/notes.md). A broken connection (the
         // browser was killed, or its host went away) is the end: the handler
         // is dropped, so that every command waiting on it fails at once
         // instead of at its timeout, and the browser counts as lost.

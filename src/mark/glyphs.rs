@@ -1,6 +1,6 @@
 //! The digit atlas: the ten digits of the bundled font rasterized once at the
 //! label size, then blitted. Text rasterization is most of the drawing cost
-//! (../shared/NOTES.md), and an atlas makes every label the same pixels.
+//! (docs/notes.md), and an atlas makes every label the same pixels.
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 

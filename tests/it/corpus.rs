@@ -1,4 +1,4 @@
-//! Perception on real saved sites (../shared/corpus/pages): no error, every
+//! Perception on real saved sites (the corpus: `SEAMARK_CORPUS`): no error, every
 //! interactable box inside the viewport, occlusion by layout analysis equal to
 //! hit-testing every control, and a sample of boxes really hit by their own
 //! element according to the browser's own hit test.

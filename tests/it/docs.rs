@@ -237,3 +237,58 @@ fn a_flag_seamark_lacks_is_caught() {
     assert!(check("seamark read <URL> [--max-chars N]").is_empty());
     assert!(!check("seamark read <URL> [--no-such-flag N]").is_empty());
 }
+
+/// The relative link targets of a Markdown page: `[text](target)`, without
+/// the web's (`http…`, `mailto:`) and without an anchor.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = rest[..end].split('#').next().unwrap_or_default().trim();
+        let external = target.contains("://") || target.starts_with("mailto:");
+        if !target.is_empty() && !external && !target.contains(' ') {
+            links.push(target.to_string());
+        }
+    }
+    links
+}
+
+/// The repository stands alone: every link the README and docs/ give lands
+/// on a file inside the repository (the design document once lived in
+/// `../shared`, outside any clone).
+#[test]
+fn every_link_in_the_docs_points_inside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .expect("the repository's folder");
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).expect("read a page");
+        let folder = page.parent().expect("a page's folder");
+        for link in relative_links(&text) {
+            checked += 1;
+            match folder.join(&link).canonicalize() {
+                Ok(target) if target.starts_with(&root) => {}
+                Ok(target) => broken.push(format!(
+                    "{}: {link} is outside the repository ({})",
+                    page.display(),
+                    target.display()
+                )),
+                Err(e) => broken.push(format!("{}: {link}: {e}", page.display())),
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links that lead nowhere or outside:\n{}",
+        broken.join("\n")
+    );
+    assert!(checked > 10, "only {checked} links found in the docs");
+    assert_eq!(
+        relative_links("[a](../x.md#top) [b](https://e.org)"),
+        ["../x.md"]
+    );
+}

@@ -1,4 +1,4 @@
-//! MiniWoB++ tasks (../shared/miniwob), solved from the element table alone: the
+//! MiniWoB++ tasks (vendor/miniwob), solved from the element table alone: the
 //! test reads the instruction, finds the element it names in the table, and the
 //! executor acts on it by id. The page itself scores the episode, so a target
 //! missing from the table, misnamed, or clicked at a point that misses it fails.

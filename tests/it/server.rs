@@ -1,5 +1,5 @@
 //! An in-process HTTP server for the tests and benchmarks: serves `tests/sites/`,
-//! `../shared/corpus/pages/` and `../shared/miniwob/html/` on 127.0.0.1, plus a
+//! the corpus's saved pages (`corpus_dir`) and `vendor/miniwob/html/` on 127.0.0.1, plus a
 //! few generated pages, and keeps an access log. Start two for two origins.
 
 use std::path::PathBuf;
@@ -37,16 +37,27 @@ pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sites")
 }
 
-/// Where the saved real pages are (`../shared/corpus/pages`).
+/// Where the saved real pages are: `SEAMARK_CORPUS/pages`, with
+/// `../shared/corpus` beside the clone when the variable is unset. The corpus
+/// is not in the repository; `scripts/test.sh` skips the tests that read it
+/// when it is absent.
 pub fn corpus_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/pages")
+    let root = std::env::var_os("SEAMARK_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"));
+    root.join("pages")
 }
 
-/// Where the MiniWoB++ task pages and their scripts are (`../shared/miniwob/html`).
 /// The saved pages of the corpus (their directory names), sorted.
 pub fn corpus_pages() -> Vec<String> {
-    let mut dirs: Vec<String> = std::fs::read_dir(corpus_dir())
-        .expect("../shared/corpus/pages must be present beside the clone")
+    let dir = corpus_dir();
+    let mut dirs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "the corpus of saved pages is not at {} ({e}): set SEAMARK_CORPUS to its folder",
+                dir.display()
+            )
+        })
         .filter_map(|d| d.ok())
         .filter(|d| d.path().join("index.html").is_file())
         .map(|d| d.file_name().to_string_lossy().into_owned())
@@ -55,8 +66,9 @@ pub fn corpus_pages() -> Vec<String> {
     dirs
 }
 
+/// Where the MiniWoB++ task pages and their scripts are (`vendor/miniwob/html`).
 pub fn miniwob_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/miniwob/html")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor/miniwob/html")
 }
 
 impl Server {

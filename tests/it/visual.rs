@@ -1,4 +1,4 @@
-//! The visual MiniWoB++ tasks (../shared/miniwob): shapes to drag, lines
+//! The visual MiniWoB++ tasks (vendor/miniwob): shapes to drag, lines
 //! to draw, centres and angles to find on an SVG that no mark names. They
 //! run through `seamark batch --miniwob`, and the page scores each episode.
 //! The scripted model sees only what a model sees: the task, the element

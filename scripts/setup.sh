@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what seamark needs on a fresh Debian machine: Chromium (Debian's
-# package) when no Chromium is found. Rust and cargo must already be there.
+# package) when no Chromium is found, and, for the tests, the official MCP
+# Python SDK (PyPI's `mcp`) that drives `seamark mcp` as people's clients do.
+# Rust and cargo must already be there.
 set -euo pipefail
 
 have_chromium() {
@@ -24,3 +26,10 @@ if ! have_chromium; then
   exit 1
 fi
 command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found: install Rust (rustup)" >&2; exit 1; }
+
+# The interop test (tests/interop/mcp_client.py) drives seamark with the
+# official MCP Python SDK.
+if ! python3 -c 'import mcp.client.streamable_http' >/dev/null 2>&1; then
+  echo "setup: installing the MCP Python SDK (PyPI's mcp) for the interop test" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mcp>=2.3,<3' >&2
+fi

@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
+use hyper::body::Incoming;
+use hyper::service::Service;
+use hyper::{Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -153,7 +156,22 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
             },
             stop = &mut signals => break Some(stop),
         };
-        let service = service.clone();
+        // A client's DELETE (the end of its session) is answered 200 OK:
+        // rmcp answers 202 Accepted, which the official Python SDK logs as
+        // "Session termination failed: 202" at every session end (it takes
+        // 200 or 204).
+        let inner = service.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            let ends_session = request.method() == Method::DELETE;
+            let answer = inner.call(request);
+            async move {
+                let mut response = answer.await?;
+                if ends_session && response.status() == StatusCode::ACCEPTED {
+                    *response.status_mut() = StatusCode::OK;
+                }
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
         tokio::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)

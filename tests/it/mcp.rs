@@ -1,5 +1,6 @@
-//! `seamark mcp` driven by a real MCP client (rmcp's), over a child
-//! process's stdio and over streamable HTTP, against the fixture site.
+//! `seamark mcp` driven by real MCP clients (rmcp's, and the official Python
+//! SDK's), over a child process's stdio and over streamable HTTP, against the
+//! fixture site.
 
 use std::time::Duration;
 
@@ -52,31 +53,7 @@ impl Mcp {
 
     /// `seamark mcp --http PORT --out rec ARGS`, and a client over HTTP.
     async fn http(args: &[&str]) -> Mcp {
-        let port = {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
-            l.local_addr().expect("addr").port().to_string()
-        };
-        let mut all = vec!["mcp", "--http", port.as_str(), "--out", "rec"];
-        all.extend_from_slice(args);
-        let (mut cmd, dir) = command(&all);
-        cmd.stderr(std::process::Stdio::piped()).kill_on_drop(true);
-        let mut server = cmd.spawn().expect("start seamark mcp --http");
-        // Wait for the line that says it listens.
-        let stderr = server.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let url = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Ok(Some(l)) = lines.next_line().await {
-                if let Some(u) = l.split("streamable HTTP at ").nth(1) {
-                    return u.trim().to_string();
-                }
-            }
-            String::new()
-        })
-        .await
-        .expect("seamark mcp --http listens");
-        assert!(url.ends_with("/mcp"), "{url}");
-        // Its stderr is read to the end: a closed pipe would fail its last lines.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (server, url, dir) = http_server(args).await;
         let client =
             ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
                 .await
@@ -96,6 +73,37 @@ impl Mcp {
             .await
             .expect("MCP handshake over HTTP")
     }
+}
+
+/// `seamark mcp --http PORT --out rec ARGS` started and listening: the
+/// process, its endpoint and the temp dir it runs in.
+async fn http_server(args: &[&str]) -> (tokio::process::Child, String, TestDir) {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        l.local_addr().expect("addr").port().to_string()
+    };
+    let mut all = vec!["mcp", "--http", port.as_str(), "--out", "rec"];
+    all.extend_from_slice(args);
+    let (mut cmd, dir) = command(&all);
+    cmd.stderr(std::process::Stdio::piped()).kill_on_drop(true);
+    let mut server = cmd.spawn().expect("start seamark mcp --http");
+    // Wait for the line that says it listens.
+    let stderr = server.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let url = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(l)) = lines.next_line().await {
+            if let Some(u) = l.split("streamable HTTP at ").nth(1) {
+                return u.trim().to_string();
+            }
+        }
+        String::new()
+    })
+    .await
+    .expect("seamark mcp --http listens");
+    assert!(url.ends_with("/mcp"), "{url}");
+    // Its stderr is read to the end: a closed pipe would fail its last lines.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (server, url, dir)
 }
 
 /// What one tool call of this client gave.
@@ -907,4 +915,99 @@ async fn observe_with_a_zoom_adds_a_close_look_of_a_box_or_an_element() {
         look.height()
     );
     mcp.close().await;
+}
+
+/// What the official MCP Python SDK's client (`tests/interop/mcp_client.py`)
+/// got from seamark: each call's text and error flag, and the SDK's warnings.
+async fn python_sdk_client(args: &[&str]) -> Value {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/mcp_client.py");
+    let out = tokio::process::Command::new("python3")
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .expect("python3 runs (scripts/setup.sh installs it with the SDK)");
+    assert!(
+        out.status.success(),
+        "the Python SDK client failed (is the `mcp` package installed? scripts/setup.sh \
+         installs it):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+/// What every session of the Python SDK must have got: the tools, a page
+/// opened and observed, a form typed into and submitted (the server heard
+/// the city), a read and the tabs, a wrong argument type refused as an error,
+/// and no warning from the SDK (a DELETE answered 202 made it warn
+/// "Session termination failed: 202" at every session end).
+fn the_python_sdk_session_worked(calls: &Value, server: &Server) {
+    let names: Vec<&str> = calls["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["act", "observe", "open", "read", "tabs"], "{calls}");
+    for call in ["open", "observe", "act", "read", "tabs"] {
+        assert_eq!(calls[call]["is_error"], false, "{call}: {calls}");
+    }
+    let acted = calls["act"]["text"].as_str().unwrap_or_default();
+    assert!(acted.contains("→ done: typed \"Lisbon\""), "{acted}");
+    assert!(
+        server.was_requested("/weather.html?city=Lisbon"),
+        "the form was not submitted: {calls}"
+    );
+    let read = calls["read"]["text"].as_str().unwrap_or_default();
+    assert!(read.contains("Weather"), "{read}");
+    assert!(
+        calls["tabs"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("weather.html"),
+        "{calls}"
+    );
+    assert_eq!(calls["wrong_type"]["is_error"], true, "{calls}");
+    assert!(
+        calls["wrong_type"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("integer"),
+        "{calls}"
+    );
+    assert_eq!(calls["warnings"], json!([]), "the SDK warned");
+}
+
+#[tokio::test]
+async fn the_official_python_sdk_drives_seamark_over_stdio_and_over_http() {
+    let server = Server::start(None).await;
+    let lookup = server.url("lookup.html");
+    // Over stdio: the SDK starts `seamark mcp` itself and ends it by closing
+    // its stdin, after which the session's report is written.
+    let dir = crate::processes::TestDir::new();
+    let out = dir.path().join("rec");
+    let binary = env!("CARGO_BIN_EXE_seamark");
+    let out_arg = out.to_string_lossy().into_owned();
+    let calls = python_sdk_client(&["stdio", binary, &lookup, "--out", &out_arg]).await;
+    the_python_sdk_session_worked(&calls, &server);
+    assert!(
+        out.join("report.html").is_file(),
+        "no report after the SDK ended the session"
+    );
+    // Over streamable HTTP, with the session ended by the SDK's DELETE.
+    let (mut mcp, url, dir) = http_server(&[]).await;
+    let calls = python_sdk_client(&["http", &url, &lookup]).await;
+    the_python_sdk_session_worked(&calls, &server);
+    let ended = dir.path().join("rec/session-1/report.html");
+    for _ in 0..100 {
+        if ended.is_file() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        ended.is_file(),
+        "the session the SDK ended was not reported"
+    );
+    terminate(&mut mcp, "seamark mcp --http").await;
 }

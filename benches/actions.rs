@@ -12,13 +12,14 @@
 //! `cargo bench --bench actions`; `scripts/bench-table.py` prints the table.
 
 mod common;
+use seamark::records::Status;
 
 use common::server;
 
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use seamark::act::{ActOptions, Executor, Status, AMBIENT_GAP};
+use seamark::act::{ActOptions, Executor, AMBIENT_GAP};
 use seamark::browser::{BrowserOptions, Session};
 use seamark::perceive;
 use seamark::protocol::parse;

@@ -10,6 +10,7 @@
 //! `cargo bench --bench report`.
 
 mod common;
+use seamark::records::{BatchReport, Outcome, Status};
 
 use common::server;
 
@@ -18,7 +19,6 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rayon::prelude::*;
-use seamark::act::{BatchReport, Outcome, Status};
 use seamark::agent::{Spend, StartRecord, StepRecord, StepTimings};
 use seamark::browser::{BrowserOptions, Session};
 use seamark::journal::Journal;

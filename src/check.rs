@@ -10,38 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::browser::{evaluate, Session};
 
-/// The journal's record of a check run on a run's page or answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckRecord {
-    /// Always `check`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// The step whose COMPLETE it judged.
-    pub step: usize,
-    /// The check's kind (`url_contains`, `js`, …).
-    pub check: String,
-    /// What it asks for, as written.
-    pub wanted: String,
-    /// Whether it held.
-    pub passed: bool,
-    /// What was found.
-    pub detail: String,
-}
-
-impl CheckRecord {
-    /// The record of a check of the step `step`.
-    pub fn new(step: usize, check: &str, wanted: &str, passed: bool, detail: String) -> Self {
-        Self {
-            kind: "check",
-            step,
-            check: check.to_string(),
-            wanted: wanted.to_string(),
-            passed,
-            detail,
-        }
-    }
-}
-
 /// A check: what must hold of the final page, or of the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]

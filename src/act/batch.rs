@@ -3,7 +3,9 @@
 //! the page's: through `execute`), the batch cut at the first failure or
 //! change of the page, and what the batch brought gathered in its report.
 
-use super::{failed_stop, stop_after, watch, BatchReport, Executor, Finish, Outcome, Status};
+use crate::records::{BatchReport, Finish, Outcome, Status};
+
+use super::{failed_stop, stop_after, watch, Executor};
 use crate::browser::Session;
 use crate::protocol::{Command, Step};
 

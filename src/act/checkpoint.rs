@@ -9,16 +9,16 @@
 //! The state stays in memory: it holds the site's session, so the journal
 //! records only the checkpoint's name, URL, title and sizes.
 
-use std::collections::HashSet;
+use crate::records::{CheckpointEvent, CheckpointRecord, Outcome, Status};
 
-use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 use crate::browser::Session;
 use crate::perceive::Observation;
 use crate::protocol::{Command, Step};
 use crate::storage::PageState;
 
-use super::{actions, host_of, Executor, Outcome, Status};
+use super::{actions, host_of, Executor};
 
 /// How many checkpoints a run keeps; the oldest goes first.
 const KEPT: usize = 20;
@@ -34,36 +34,6 @@ pub(super) struct Checkpoint {
     structure: String,
     controls: HashSet<(String, String)>,
     state: PageState,
-}
-
-/// What happened to a checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckpointEvent {
-    /// `CHECKPOINT:name` kept the page.
-    Kept,
-    /// `BACK:checkpoint` went back to it.
-    Back,
-}
-
-/// The journal's record of a checkpoint kept or gone back to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckpointRecord {
-    /// Always `checkpoint`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// The step whose command it was (set by whoever journals it).
-    pub step: usize,
-    /// Kept, or gone back to.
-    pub event: CheckpointEvent,
-    /// The phase's name.
-    pub name: String,
-    /// The checkpoint's URL.
-    pub url: String,
-    /// Its page's title.
-    pub title: String,
-    /// What was kept, or how the page came back.
-    pub detail: String,
 }
 
 /// The controls of a look, as role and name.

@@ -3,11 +3,12 @@
 //! page), what it brought told (dialogs, downloads, blocked requests, a
 //! page outside the policy left), and the page compared with the look
 //! before it.
+use crate::records::{Outcome, Status};
 
 use std::time::{Duration, Instant, SystemTime};
 
 use super::batch::Heard;
-use super::{actions, article, effects, gone, tab_ids, Executor, Outcome, Status};
+use super::{actions, article, effects, gone, tab_ids, Executor};
 use crate::browser::Session;
 use crate::perceive::{self, Element};
 use crate::protocol::{Command, Spot, Step};

@@ -27,21 +27,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::{Deserialize, Serialize};
-
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
 use crate::protocol::{Command, ReadTarget, Step};
 use crate::read;
+use crate::records::{BatchReport, Download, Outcome, Status};
 use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
 
 pub use batch::MAX_COMMANDS;
-pub use checkpoint::{same_name as same_checkpoint_name, CheckpointEvent, CheckpointRecord};
+pub use checkpoint::same_name as same_checkpoint_name;
 pub use points::{element_at, to_css, to_image};
 pub use tabs::{tabs_note, TabInfo};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
-pub use watch::{Dialog, DialogPolicy, Download};
-pub use zoom::{magnification_words, ZoomRequest};
+pub use watch::DialogPolicy;
+pub use zoom::magnification_words;
 
 /// The download size cap unless told otherwise, in MB.
 pub const DEFAULT_MAX_DOWNLOAD_MB: u64 = 100;
@@ -128,173 +127,6 @@ pub enum ActError {
     /// The page could not be perceived.
     #[error(transparent)]
     Perceive(#[from] PerceiveError),
-}
-
-/// How a command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// It ran and something changed (see the outcome's changes).
-    Done,
-    /// It ran and nothing visible changed.
-    NoEffect,
-    /// It could not run; the reason says why and what to do.
-    Failed,
-    /// A destructive action held for a person's confirmation and not allowed.
-    Held,
-    /// Refused by the domain policy before it ran.
-    Refused,
-    /// A COMPLETE the run's checks did not accept: the task is not done yet.
-    NotAccepted,
-}
-
-impl Status {
-    /// Whether the command did not run as asked (failed, held or refused):
-    /// the batch stops there and the step counts as failed.
-    pub fn is_failure(self) -> bool {
-        matches!(
-            self,
-            Status::Failed | Status::Held | Status::Refused | Status::NotAccepted
-        )
-    }
-}
-
-/// The result of one command, written for the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Outcome {
-    /// The command as written canonically, e.g. `CLICK:3`.
-    pub command: String,
-    /// Done, no effect, or failed.
-    pub status: Status,
-    /// What happened, in a sentence: what was done, or why it failed.
-    pub message: String,
-    /// What changed on the page: navigations, elements that appeared, values set.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub changes: Vec<String>,
-    /// The page signature moved: what the batch was planned for is gone.
-    pub page_changed: bool,
-    /// Milliseconds from the start of the command to the settled page.
-    pub ms: f64,
-}
-
-impl Outcome {
-    fn new(step: &Step, status: Status, message: impl Into<String>) -> Self {
-        Self {
-            command: step.command.to_string(),
-            status,
-            message: message.into(),
-            changes: Vec::new(),
-            page_changed: false,
-            ms: 0.0,
-        }
-    }
-
-    /// One line for the model: `CLICK:3 → done: clicked button "Go"; navigated to …`.
-    pub fn line(&self) -> String {
-        let status = match self.status {
-            Status::Done => "done",
-            Status::NoEffect => "no visible effect",
-            Status::Failed => "FAILED",
-            Status::Held => "HELD",
-            Status::Refused => "REFUSED",
-            Status::NotAccepted => "NOT ACCEPTED",
-        };
-        let mut s = format!("{} → {status}: {}", self.command, self.message);
-        if !self.changes.is_empty() {
-            s.push_str("; ");
-            s.push_str(&self.changes.join("; "));
-        }
-        s
-    }
-}
-
-/// How the task ended, when a command ended it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Finish {
-    /// `COMPLETE`: the task is done.
-    Complete {
-        /// What was done.
-        summary: String,
-    },
-    /// `STOP`: an impasse.
-    Stop {
-        /// Why.
-        reason: String,
-    },
-    /// `ASK`: the person must answer first.
-    Ask {
-        /// The question.
-        question: String,
-    },
-}
-
-/// What a batch did: the commands that ran, and those dropped and why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct BatchReport {
-    /// Outcomes of the commands that ran, in order.
-    pub outcomes: Vec<Outcome>,
-    /// Commands not run, as written.
-    pub dropped: Vec<String>,
-    /// Why they were dropped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dropped_because: Option<String>,
-    /// Whether a page command changed something (WAIT and the commands that
-    /// end a task do not count): what the orchestrator calls progress.
-    pub progress: bool,
-    /// Information the model gave with `ANSWER`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub answers: Vec<String>,
-    /// What each `READ` gave (Markdown of the page, a part of it), for the
-    /// model's next step: page text, to show only as page data.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub readings: Vec<String>,
-    /// The region the last `ZOOM` asked to see closer, for the next look.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zoom: Option<ZoomRequest>,
-    /// The answer as data: the JSON value of the last `ANSWER` that followed
-    /// the schema (with a schema only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
-    /// `COMPLETE` or `STOP`, when one ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub finish: Option<Finish>,
-    /// JS dialogs the page opened during the batch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dialogs: Vec<Dialog>,
-    /// Downloads the batch started.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub downloads: Vec<Download>,
-    /// Requests the domain policy refused during the batch.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub blocked: Vec<Blocked>,
-    /// Destructive actions held for confirmation, and what was decided.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub confirmations: Vec<Decision>,
-    /// Checkpoints kept or gone back to, for the journal's own records
-    /// (their `step` left for the journal's writer to set).
-    #[serde(skip)]
-    pub checkpoints: Vec<CheckpointRecord>,
-}
-
-impl BatchReport {
-    /// Whether a command failed.
-    pub fn failed(&self) -> bool {
-        self.outcomes.iter().any(|o| o.status.is_failure())
-    }
-
-    /// The report as the model reads it next step.
-    pub fn feedback(&self) -> String {
-        let mut lines: Vec<String> = self.outcomes.iter().map(Outcome::line).collect();
-        if !self.dropped.is_empty() {
-            lines.push(format!(
-                "not run: {} ({})",
-                self.dropped.join("; "),
-                self.dropped_because.as_deref().unwrap_or("dropped")
-            ));
-        }
-        lines.join("\n")
-    }
 }
 
 /// A secret typed into a field: the value as typed (never shown), the host it

@@ -4,11 +4,13 @@
 //! the tab before it. The domain policy holds in every tab: one whose page
 //! it refuses is not shown.
 
+use crate::records::{Outcome, Status};
+
 use std::time::Duration;
 
 use chromiumoxide::Page;
 
-use super::{actions, Executor, Outcome, Status};
+use super::{actions, Executor};
 use crate::browser::Session;
 use crate::protocol::{Step, TabTarget};
 

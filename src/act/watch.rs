@@ -26,8 +26,8 @@ use chromiumoxide::Page;
 use crate::browser::{DialogAnswer, Session};
 use crate::files::downloads::{mime_of, safe_file_name, unique_path};
 use crate::files::{sha256_of, DownloadedFile};
+use crate::records::{Dialog, Download};
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
 use tokio::task::JoinHandle;
 
 /// How JS dialogs are answered. An alert is always accepted (it has one button).
@@ -38,55 +38,6 @@ pub enum DialogPolicy {
     Accept,
     /// Cancel on confirm and prompt.
     Dismiss,
-}
-
-/// A JS dialog the page opened, and how it was answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Dialog {
-    /// `alert`, `confirm`, `prompt` or `beforeunload`.
-    pub kind: String,
-    /// The dialog's text.
-    pub message: String,
-    /// Whether it was accepted (OK) rather than dismissed.
-    pub accepted: bool,
-}
-
-/// A download an action started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Download {
-    /// Where it came from.
-    pub url: String,
-    /// The name the site suggested (before sanitizing).
-    pub file_name: String,
-    /// `in progress`, `completed`, `canceled`, `refused` (downloads off)
-    /// or `too large` (it passed the cap, and what came was removed).
-    pub state: String,
-    /// The file it became, once completed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub saved: Option<DownloadedFile>,
-    /// The frame that started it: in a browser other runs share, it tells
-    /// whose download it is.
-    #[serde(skip)]
-    pub(super) frame: String,
-}
-
-impl Download {
-    /// What the model is told of it: `downloaded report.csv (36 B, text/csv)`.
-    pub fn describe(&self) -> String {
-        match (&self.saved, self.state.as_str()) {
-            (Some(file), _) => format!("downloaded {}", file.describe()),
-            (None, "refused") => {
-                format!("download of {} refused (downloads are off)", self.file_name)
-            }
-            (None, "too large") => format!(
-                "download of {} stopped: it passed the download size cap (--max-download-mb), \
-                 and the part that came was removed",
-                self.file_name
-            ),
-            (None, "in progress") => format!("download of {} still in progress", self.file_name),
-            (None, state) => format!("download of {} {state}", self.file_name),
-        }
-    }
 }
 
 /// Shared record of events, filled by the watcher tasks.

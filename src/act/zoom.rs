@@ -2,18 +2,14 @@
 //! capture is the next look's (the agent's or the MCP desk's), so that the
 //! close look and the screenshot beside it show the same moment.
 
-use super::{Executor, Outcome, Status};
+use crate::records::{Outcome, Status};
+
+use super::Executor;
 use crate::browser::Viewport;
 use crate::mark;
 use crate::perceive::Rect;
 use crate::protocol::{Step, ZoomRegion};
-
-/// A close look asked for: the region of the viewport, in CSS pixels.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ZoomRequest {
-    /// The region of the viewport, in CSS pixels.
-    pub region: Rect,
-}
+use crate::records::ZoomRequest;
 
 /// The smallest side of a region, in CSS pixels: a close look at less
 /// shows no more than the screenshot does.

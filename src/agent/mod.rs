@@ -52,6 +52,7 @@ use ask::Answer;
 pub use ask::Asker;
 pub use prompt::{instruction_like, SYSTEM};
 pub use resume::{Resume, ResumeError};
+pub use skills::LearnedSkill;
 
 /// Errors that keep a run from starting. Once it runs, every ending is a
 /// [`RunResult`].
@@ -117,10 +118,6 @@ pub struct AgentOptions {
     /// fails refuses COMPLETE, and a second refusal ends the run
     /// [`RunStatus::Unverified`].
     pub expect: Vec<crate::check::Check>,
-    /// Leave a learned skill unsaved in the result
-    /// ([`SkillReport::unsaved`]) for the caller to save once it has judged
-    /// the run (a batch saves it when the run passes its check).
-    pub learn_later: bool,
 }
 
 impl Default for AgentOptions {
@@ -145,7 +142,6 @@ impl Default for AgentOptions {
             hand_over: false,
             skills: None,
             expect: Vec::new(),
-            learn_later: false,
         }
     }
 }
@@ -188,6 +184,8 @@ pub struct Agent {
     open_url: Option<String>,
     /// The model that judges the run at COMPLETE, if any.
     judge: Option<Judge>,
+    /// Where a learned skill is left unsaved (see [`AgentBuilder::learn_into`]).
+    learn_into: Option<LearnedSkill>,
 }
 
 /// A look at the final page after the last step, before the browser closes
@@ -290,6 +288,7 @@ pub struct AgentBuilder {
     resume: Option<Resume>,
     answer: Option<String>,
     judge: Option<Judge>,
+    learn_into: Option<LearnedSkill>,
 }
 
 impl AgentBuilder {
@@ -377,6 +376,13 @@ impl AgentBuilder {
         self
     }
 
+    /// Leave a skill the run learns in `slot` instead of saving it (see
+    /// [`LearnedSkill`]).
+    pub fn learn_into(mut self, slot: LearnedSkill) -> Self {
+        self.learn_into = Some(slot);
+        self
+    }
+
     /// A look at the final page before the browser closes (see [`LastLook`]).
     pub fn last_look(mut self, look: LastLook) -> Self {
         self.last_look = Some(look);
@@ -436,6 +442,7 @@ impl AgentBuilder {
             answer: self.answer,
             open_url: None,
             judge: self.judge,
+            learn_into: self.learn_into,
         })
     }
 }
@@ -463,7 +470,7 @@ struct Run {
     /// What the last step's READ commands gave, for the next prompt.
     readings: Vec<String>,
     /// The region the last step's ZOOM asked to see closer.
-    zoom: Option<crate::act::ZoomRequest>,
+    zoom: Option<crate::records::ZoomRequest>,
     /// This step's close look, sent beside its screenshot only.
     close_look: Option<Image>,
     /// The last answer that followed the schema.
@@ -625,7 +632,7 @@ impl Agent {
                 if let Some(dir) = self.options.skills.clone() {
                     let (skills, usage) = skills::Skills::choose(
                         crate::skill::SkillStore::new(dir),
-                        self.options.learn_later,
+                        self.learn_into.clone(),
                         &self.task,
                         &self.url,
                         self.brain.as_mut(),

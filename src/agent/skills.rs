@@ -1,18 +1,22 @@
 //! The loop's use of a skills folder in one run: the skill it follows, its
 //! steps while the pages fit, where the model takes over, and the skill
 //! learned when the run ends done.
+use crate::records::{SkillEvent, SkillRecord, StepMark};
 
-use crate::act::BatchReport;
 use crate::brain::{Brain, Usage};
 use crate::journal::Journal;
 use crate::perceive::Observation;
 use crate::protocol::Step;
+use crate::records::BatchReport;
 use crate::safety::Secrets;
-use crate::skill::{
-    self, Follow, Found, Planned, SkillEvent, SkillRecord, SkillStore, StepMark, Trail,
-};
+use crate::skill::{self, Follow, Found, Planned, SkillStore, Trail};
 
 use super::{Progress, RunStatus, SkillReport};
+
+/// Where a run leaves the skill it learned, unsaved, for its caller to save
+/// once it has judged the run (a batch saves it when the run passes its
+/// check).
+pub type LearnedSkill = std::sync::Arc<std::sync::Mutex<Option<skill::Skill>>>;
 
 /// A run's skills: what it follows, and what it did for learning.
 pub(crate) struct Skills {
@@ -20,8 +24,8 @@ pub(crate) struct Skills {
     /// The run's task and start URL, for learning.
     task: String,
     url: String,
-    /// Leave what is learned unsaved in the report.
-    later: bool,
+    /// Where what is learned is left unsaved, instead of the folder.
+    later: Option<LearnedSkill>,
     follow: Option<Follow>,
     trail: Trail,
     /// Why nothing is learned from this run whatever its ending.
@@ -46,7 +50,7 @@ impl Skills {
     /// call. Gives the tokens that call took.
     pub(crate) async fn choose(
         store: SkillStore,
-        later: bool,
+        later: Option<LearnedSkill>,
         task: &str,
         url: &str,
         brain: &mut dyn Brain,
@@ -244,8 +248,8 @@ impl Skills {
                 SkillEvent::Learned
             }
         };
-        if self.later {
-            self.report.unsaved = Some(skill);
+        if let Some(slot) = &self.later {
+            *slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(skill);
             return;
         }
         let name = skill.name.clone();

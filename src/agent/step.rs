@@ -1,11 +1,12 @@
 //! One step of the loop, each stage a function named for it: look, notes,
 //! the record, plan (a skill's commands or the model's), act, the outcome
 //! taken in, the person asked, and how the step ends the run.
+use crate::records::{BatchReport, CheckpointEvent, CheckpointRecord, Finish};
 
 use std::time::Instant;
 
 use super::{ask, prompt, skills, view, Agent, Ending, Run};
-use crate::act::{BatchReport, CheckpointEvent, CheckpointRecord, Executor, Finish};
+use crate::act::Executor;
 use crate::brain::{self, Prompt};
 use crate::browser::Session;
 use crate::journal::Journal;
@@ -772,7 +773,7 @@ impl Agent {
     ) -> Result<Ending, String> {
         let (session, journal) = (&*stage.session, &mut *stage.journal);
         let mut failed = Vec::new();
-        let mut keep = |record: crate::check::CheckRecord, told: String| {
+        let mut keep = |record: crate::records::CheckRecord, told: String| {
             if !record.passed {
                 failed.push(format!("{} {:?}: {told}", record.check, record.wanted));
             }
@@ -793,7 +794,13 @@ impl Agent {
             );
             let told = crate::check::told(check, &detail, checks.sealed);
             keep(
-                crate::check::CheckRecord::new(step, check.kind(), check.wanted(), passed, detail),
+                crate::records::CheckRecord::new(
+                    step,
+                    check.kind(),
+                    check.wanted(),
+                    passed,
+                    detail,
+                ),
                 told,
             );
         }
@@ -802,7 +809,7 @@ impl Agent {
                 crate::evidence::judge(counted, &summary, run.answer.as_deref(), session).await;
             let told = detail.clone();
             keep(
-                crate::check::CheckRecord::new(step, "count", &wanted, passed, detail),
+                crate::records::CheckRecord::new(step, "count", &wanted, passed, detail),
                 told,
             );
         }
@@ -850,7 +857,7 @@ impl Agent {
                     (false, e.to_string(), Some(reason))
                 }
             };
-            let record = crate::check::CheckRecord::new(step, "judge", &model, passed, detail);
+            let record = crate::records::CheckRecord::new(step, "judge", &model, passed, detail);
             if let Err(e) = journal.write(&record) {
                 tracing::warn!("the judge's record was not written: {e}");
             }
@@ -967,7 +974,7 @@ fn refuse_complete(report: &mut BatchReport, why: &str) {
         .iter_mut()
         .rfind(|o| o.command.starts_with("COMPLETE"))
     {
-        o.status = crate::act::Status::NotAccepted;
+        o.status = crate::records::Status::NotAccepted;
         o.message = why.to_string();
     }
 }
@@ -995,7 +1002,7 @@ async fn close_look(
     step: usize,
     stage: &mut Stage<'_>,
     obs: &perceive::Observation,
-    zoom: crate::act::ZoomRequest,
+    zoom: crate::records::ZoomRequest,
     secrets: &crate::safety::Secrets,
 ) -> CloseLook {
     match view::close_look(stage.session, stage.exec, secrets, obs, zoom).await {

@@ -4,7 +4,9 @@
 //! secret fields painted over, and the note naming the secrets it may type.
 //! The agent loop and the MCP server show pages through these alike.
 
-use crate::act::{Executor, ZoomRequest};
+use crate::records::ZoomRequest;
+
+use crate::act::Executor;
 use crate::brain::Image;
 use crate::browser::{Region, Session};
 use crate::files::UploadFolder;

@@ -41,7 +41,7 @@ use std::time::{Instant, SystemTime};
 use futures::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch, Semaphore};
 
-use crate::agent::{Agent, AgentOptions, Interrupt, LastLook, RunResult, RunStatus};
+use crate::agent::{Agent, AgentOptions, Interrupt, LastLook, LearnedSkill, RunResult, RunStatus};
 use crate::brain::{Brain, BrainError, Usage};
 use crate::browser::{BrowserError, Pool, Session};
 use crate::clock::utc_rfc3339;
@@ -690,6 +690,12 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
             Err(e) => return fail(format!("no judge model: {e}"), &secrets),
         }
     }
+    // A skill is learned from a run that passes its check, known only once
+    // the run is scored.
+    let learned: LearnedSkill = Arc::default();
+    if shared.agent.skills.is_some() {
+        builder = builder.learn_into(learned.clone());
+    }
     builder = builder.last_look(final_look(
         spec.check.clone().filter(Check::needs_page),
         look.clone(),
@@ -708,9 +714,9 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     let seen = std::mem::take(&mut *lock(&look));
     let scored = record(unit, &rel, &result, seen, &secrets);
     keep_verdict(&run_dir, &result, &scored.0, spec.check.as_ref(), &secrets);
-    let learned = result.skill.as_ref().and_then(|s| s.unsaved.as_ref());
+    let learned = lock(&learned).take();
     if let (true, Some(dir), Some(skill)) = (scored.0.passed, &shared.agent.skills, learned) {
-        if let Err(why) = crate::skill::SkillStore::new(dir).save(skill) {
+        if let Err(why) = crate::skill::SkillStore::new(dir).save(&skill) {
             tracing::warn!("run {}: the skill learned was not saved: {why}", spec.id);
         }
     }
@@ -727,7 +733,7 @@ fn keep_verdict(
     check: Option<&Check>,
     secrets: &Secrets,
 ) {
-    let record = crate::check::CheckRecord::new(
+    let record = crate::records::CheckRecord::new(
         result.steps,
         &scored.verdict.check,
         check.map_or("done", Check::wanted),
@@ -797,9 +803,6 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
     let spec = &unit.spec;
     let mut options = shared.agent.clone();
     options.out = Some(run_dir.to_path_buf());
-    // A skill is learned from a run that passes its check, known only once
-    // the run is scored.
-    options.learn_later = options.skills.is_some();
     if let Some(n) = spec.max_steps {
         options.max_steps = n;
     }

@@ -2,26 +2,29 @@
 //! directory, driven call by call. Every call that acts is journaled as a
 //! step of a run (the observation it was planned on, the commands, their
 //! outcomes), so a session is reported like a run.
+use crate::records::CheckRecord;
+use crate::records::StepMark;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use crate::records::BatchReport;
+use crate::records::Finish;
 
-use crate::act::Finish;
-use crate::act::{ActOptions, BatchReport, Executor};
+use crate::act::{ActOptions, Executor};
 use crate::agent;
 use crate::agent::view::{self, ModelView};
 use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
 use crate::brain::Image;
 use crate::browser::{BrowserOptions, Pool, Session};
-use crate::check::{Check, CheckRecord};
+use crate::check::Check;
 use crate::clock::utc_rfc3339;
 use crate::journal::{Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::safety::{ConfirmPolicy, DomainGuard};
-use crate::skill::{Follow, Found, SkillStore, StepMark};
+use crate::skill::{Follow, Found, SkillStore};
 use crate::storage::{Item, StorageState};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
 
 use super::consent::{ElicitConfirmer, PeerSlot};
 use rmcp::service::{Peer, RoleServer};
@@ -130,7 +133,7 @@ pub struct Desk {
     /// The files downloads saved.
     downloads: Vec<crate::files::DownloadedFile>,
     /// The region a ZOOM asked to see closer, for the next look.
-    zoom: Option<crate::act::ZoomRequest>,
+    zoom: Option<crate::records::ZoomRequest>,
 }
 
 impl Desk {
@@ -351,7 +354,7 @@ impl Desk {
     async fn add_close_look(
         &mut self,
         obs: &Observation,
-        zoom: crate::act::ZoomRequest,
+        zoom: crate::records::ZoomRequest,
         out: &mut ToolOutput,
     ) {
         let (Some(session), Some(exec)) = (self.session.as_ref(), self.exec.as_ref()) else {
@@ -745,7 +748,7 @@ impl Desk {
             self.downloads.push(file);
         }
         for checkpoint in &report.checkpoints {
-            let checkpoint = crate::act::CheckpointRecord {
+            let checkpoint = crate::records::CheckpointRecord {
                 step: self.steps,
                 ..checkpoint.clone()
             };

@@ -2,13 +2,13 @@
 //! which escapes every value it inserts; the style and the script are the
 //! only inline code, allowed by their hashes in the page's
 //! Content-Security-Policy.
+use crate::records::{BatchReport, CheckpointEvent, Status};
 
 use askama::Template;
 use base64::Engine;
 use ring::digest;
 
 use super::{RunLog, ANIMATION};
-use crate::act::{BatchReport, CheckpointEvent, Status};
 use crate::records::StepRecord;
 
 const STYLE: &str = include_str!("report.css");
@@ -247,7 +247,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
 }
 
 /// A check as a step's card lists it.
-fn check_line(c: &crate::check::CheckRecord) -> String {
+fn check_line(c: &crate::records::CheckRecord) -> String {
     let held = if c.passed { "held" } else { "did not hold" };
     format!("{} {:?} {held}: {}", c.check, c.wanted, c.detail)
 }
@@ -256,7 +256,7 @@ fn check_line(c: &crate::check::CheckRecord) -> String {
 /// held, and what they found.
 fn verdict(log: &RunLog) -> Option<(usize, bool, String)> {
     let step = log.checks.last()?.step;
-    let last: Vec<&crate::check::CheckRecord> =
+    let last: Vec<&crate::records::CheckRecord> =
         log.checks.iter().filter(|c| c.step == step).collect();
     let held = last.iter().all(|c| c.passed);
     let words = match held {

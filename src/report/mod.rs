@@ -81,11 +81,11 @@ pub struct RunLog {
     /// Where the run went on after it was cut off.
     pub resumes: Vec<ResumeRecord>,
     /// What the run did with skills: followed, ignored, learned.
-    pub skills: Vec<crate::skill::SkillRecord>,
+    pub skills: Vec<crate::records::SkillRecord>,
     /// The checks run when the model said COMPLETE (`--expect-*`).
-    pub checks: Vec<crate::check::CheckRecord>,
+    pub checks: Vec<crate::records::CheckRecord>,
     /// The checkpoints kept and gone back to.
-    pub checkpoints: Vec<crate::act::CheckpointRecord>,
+    pub checkpoints: Vec<crate::records::CheckpointRecord>,
     /// The files downloads saved.
     pub downloads: Vec<crate::records::DownloadRecord>,
     /// What could not be read, line by line.
@@ -355,8 +355,8 @@ fn caption(step: &StepRecord, ending: Option<&RunResult>) -> Vec<CaptionLine> {
         for o in &report.outcomes {
             let word = html::status_word(o.status);
             let tone = match o.status {
-                crate::act::Status::Done => Tone::Plain,
-                crate::act::Status::NoEffect => Tone::Muted,
+                crate::records::Status::Done => Tone::Plain,
+                crate::records::Status::NoEffect => Tone::Muted,
                 _ => Tone::Bad,
             };
             lines.push(CaptionLine::new(format!("{} → {word}", o.command), tone));

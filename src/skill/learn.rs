@@ -1,9 +1,11 @@
 //! Learning a skill: what a run did, step by step, with each command's
 //! target described, and the task's values found in what was typed.
 
+use crate::records::BatchReport;
+
 use std::time::SystemTime;
 
-use crate::act::{same_checkpoint_name, BatchReport};
+use crate::act::same_checkpoint_name;
 use crate::perceive::Observation;
 use crate::protocol::{Command, ImagePoint, Step};
 use crate::safety::Secrets;

@@ -149,63 +149,6 @@ impl Within {
     }
 }
 
-/// How a step of a run stands to a skill: done from it, or where the model
-/// took over from it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepMark {
-    /// The skill.
-    pub name: String,
-    /// The skill's step this run step did, when it was done from the skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<usize>,
-    /// Why the model took over at this step, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub took_over: Option<String>,
-}
-
-/// What happened to skills in a run, as the journal records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SkillEvent {
-    /// The run follows a skill.
-    Follow,
-    /// A skill file, or a match, was left alone: the detail says why.
-    Ignored,
-    /// A new skill was learned from the run.
-    Learned,
-    /// The skill the run followed was learned again (the model took over).
-    Updated,
-    /// The run ended done but was not learned: the detail says why.
-    NotLearned,
-}
-
-/// The journal's record of a skill event.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SkillRecord {
-    /// Always `skill`.
-    #[serde(skip_deserializing)]
-    pub kind: &'static str,
-    /// What happened.
-    pub event: SkillEvent,
-    /// The skill, when one is named.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// In a sentence.
-    pub detail: String,
-}
-
-impl SkillRecord {
-    /// A record of `event`.
-    pub fn new(event: SkillEvent, name: Option<&str>, detail: impl Into<String>) -> Self {
-        Self {
-            kind: "skill",
-            event,
-            name: name.map(str::to_string),
-            detail: detail.into(),
-        }
-    }
-}
-
 /// Whether a command is the model's alone: what it reads and answers.
 pub fn model_only(command: &Command) -> Option<&'static str> {
     match command {

@@ -2,8 +2,9 @@
 //! cut when the page changes, covers reported instead of clicked, tabs,
 //! dialogs, downloads, crashes, and bad input that never panics.
 
-use seamark::act::{ActOptions, DialogPolicy, Status::*};
+use seamark::act::{ActOptions, DialogPolicy};
 use seamark::files::UploadFolder;
+use seamark::records::Status::*;
 use serde_json::Value;
 
 use crate::support::{Fixture, ReportExt};
@@ -541,7 +542,7 @@ async fn answer_complete_and_stop_end_the_batch_without_touching_the_page() {
     assert_eq!(report.answers, vec!["13 options"]);
     assert_eq!(
         report.finish,
-        Some(seamark::act::Finish::Complete {
+        Some(seamark::records::Finish::Complete {
             summary: "counted them".into()
         })
     );

@@ -161,3 +161,24 @@ fn no_module_imports_one_that_imports_it_back() {
         circles.join("\n")
     );
 }
+
+/// The journal's records sit below everything that writes or reads them:
+/// records and the report name none of the executor, skills, the loop, batch
+/// or MCP (records once took `BatchReport` from act and `StepMark` from
+/// skill, and the report its outcomes from act).
+#[test]
+fn the_records_and_the_report_import_nothing_that_writes_them() {
+    let graph = imports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let writers = ["act", "skill", "agent", "batch", "mcp", "cli"];
+    for reader in ["records", "report", "journal"] {
+        let above: Vec<&String> = graph
+            .get(reader)
+            .map(|uses| {
+                uses.iter()
+                    .filter(|m| writers.contains(&m.as_str()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(above.is_empty(), "{reader} imports {above:?}");
+    }
+}

@@ -3,8 +3,8 @@
 //! executor acts on it by id. The page itself scores the episode, so a target
 //! missing from the table, misnamed, or clicked at a point that misses it fails.
 
-use seamark::act::Status;
 use seamark::perceive::{element_list, Element};
+use seamark::records::Status;
 
 use crate::support::{Actor, Fixture, ReportExt};
 

@@ -1,6 +1,7 @@
 //! Beyond the marks: a point of the image the model was sent
 //! (`CLICK:@x,y`) lands where the image shows it, whatever the shrink, and
 //! a point outside the image clicks nothing.
+use seamark::records::Status;
 
 use base64::Engine;
 
@@ -276,7 +277,6 @@ async fn a_shape_on_a_canvas_is_dragged_into_its_zone_and_a_slider_is_dragged() 
 #[tokio::test]
 async fn a_click_at_a_point_on_a_destructive_button_goes_through_the_guard_as_its_id_would() {
     use crate::support::{Fixture, ReportExt};
-    use seamark::act::Status;
     let mut a = Fixture::open("delete.html").await.actor().await;
     let obs = a.look().await;
     let delete = obs

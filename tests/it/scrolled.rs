@@ -6,8 +6,8 @@
 //! click below the first screen was refused as "covered by another element":
 //! the hit test took viewport points for document points.)
 
-use seamark::act::Status::*;
 use seamark::perceive::Direction;
+use seamark::records::Status::*;
 
 use crate::cli::run_with_model;
 use crate::model_server::{reply, ModelServer, Turn};

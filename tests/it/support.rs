@@ -2,9 +2,11 @@
 //! with a guard that perception changed nothing, and assertions that read as
 //! sentences: `seen.named("Buy now").button().occluded_by("Cookie consent")`.
 
+use seamark::records::{BatchReport, Outcome, Status};
+
 use std::time::Duration;
 
-use seamark::act::{ActOptions, BatchReport, Executor, Outcome, Status};
+use seamark::act::{ActOptions, Executor};
 use seamark::browser::{BrowserOptions, Session, Viewport};
 use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
 use seamark::protocol::parse;

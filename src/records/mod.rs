@@ -7,7 +7,14 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::act::BatchReport;
+mod events;
+mod outcome;
+
+pub use events::{
+    CheckRecord, CheckpointEvent, CheckpointRecord, SkillEvent, SkillRecord, StepMark,
+};
+pub use outcome::{BatchReport, Dialog, Download, Finish, Outcome, Status, ZoomRequest};
+
 use crate::brain::{self, Usage};
 use crate::browser::Viewport;
 use crate::files::DownloadedFile;
@@ -164,10 +171,6 @@ pub struct SkillReport {
     /// The skill file learned or updated from the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub learned: Option<PathBuf>,
-    /// When the run learns later (the agent's `learn_later` option): the
-    /// skill learned, not saved yet.
-    #[serde(skip)]
-    pub unsaved: Option<crate::skill::Skill>,
 }
 
 /// Timings of one step, in milliseconds.
@@ -291,7 +294,7 @@ pub struct StepRecord {
     /// A step done from a skill (no model call), or where the model took
     /// over from one and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub skill: Option<crate::skill::StepMark>,
+    pub skill: Option<StepMark>,
     /// Costs.
     pub timings: StepTimings,
 }

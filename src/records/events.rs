@@ -1,0 +1,123 @@
+//! The journal's records of events beside the steps: checkpoints kept or
+//! gone back to, checks run on a run's end, and what happened to skills.
+
+use serde::{Deserialize, Serialize};
+
+/// What happened to a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointEvent {
+    /// `CHECKPOINT:name` kept the page.
+    Kept,
+    /// `BACK:checkpoint` went back to it.
+    Back,
+}
+
+/// The journal's record of a checkpoint kept or gone back to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointRecord {
+    /// Always `checkpoint`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The step whose command it was (set by whoever journals it).
+    pub step: usize,
+    /// Kept, or gone back to.
+    pub event: CheckpointEvent,
+    /// The phase's name.
+    pub name: String,
+    /// The checkpoint's URL.
+    pub url: String,
+    /// Its page's title.
+    pub title: String,
+    /// What was kept, or how the page came back.
+    pub detail: String,
+}
+
+/// The journal's record of a check run on a run's page or answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRecord {
+    /// Always `check`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The step whose COMPLETE it judged.
+    pub step: usize,
+    /// The check's kind (`url_contains`, `js`, …).
+    pub check: String,
+    /// What it asks for, as written.
+    pub wanted: String,
+    /// Whether it held.
+    pub passed: bool,
+    /// What was found.
+    pub detail: String,
+}
+
+impl CheckRecord {
+    /// The record of a check of the step `step`.
+    pub fn new(step: usize, check: &str, wanted: &str, passed: bool, detail: String) -> Self {
+        Self {
+            kind: "check",
+            step,
+            check: check.to_string(),
+            wanted: wanted.to_string(),
+            passed,
+            detail,
+        }
+    }
+}
+
+/// How a step of a run stands to a skill: done from it, or where the model
+/// took over from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepMark {
+    /// The skill.
+    pub name: String,
+    /// The skill's step this run step did, when it was done from the skill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// Why the model took over at this step, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took_over: Option<String>,
+}
+
+/// What happened to skills in a run, as the journal records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillEvent {
+    /// The run follows a skill.
+    Follow,
+    /// A skill file, or a match, was left alone: the detail says why.
+    Ignored,
+    /// A new skill was learned from the run.
+    Learned,
+    /// The skill the run followed was learned again (the model took over).
+    Updated,
+    /// The run ended done but was not learned: the detail says why.
+    NotLearned,
+}
+
+/// The journal's record of a skill event.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SkillRecord {
+    /// Always `skill`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// What happened.
+    pub event: SkillEvent,
+    /// The skill, when one is named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// In a sentence.
+    pub detail: String,
+}
+
+impl SkillRecord {
+    /// A record of `event`.
+    pub fn new(event: SkillEvent, name: Option<&str>, detail: impl Into<String>) -> Self {
+        Self {
+            kind: "skill",
+            event,
+            name: name.map(str::to_string),
+            detail: detail.into(),
+        }
+    }
+}

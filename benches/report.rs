@@ -10,7 +10,7 @@
 //! `cargo bench --bench report`.
 
 mod common;
-use seamark::records::{BatchReport, Outcome, Status};
+use seamark::records::{BatchReport, Outcome, Shown, Status};
 
 use common::server;
 
@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rayon::prelude::*;
-use seamark::agent::{Spend, StartRecord, StepRecord, StepTimings};
+use seamark::agent::{StartRecord, StepRecord};
 use seamark::browser::{BrowserOptions, Session};
 use seamark::journal::Journal;
 use seamark::mark::{self, Encoding, MarkStyle};
@@ -99,23 +99,20 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
         } else {
             Status::Done
         };
-        let record = StepRecord {
-            kind: "step",
-            step,
+        let shown = Shown {
             url: format!("https://example.com/page/{step}"),
             title: format!("Page {step}"),
             signature: format!("{step:016x}"),
             elements: "[1] link \"Pricing\"\n[2] button \"Sign in\"\n".repeat(40),
             notes: Vec::new(),
             screenshot,
-            close_look: None,
+        };
+        let record = StepRecord {
             prompt_chars: 6000,
-            prompt_tokens: Default::default(),
             images: 2,
             answer: Some("PLAN: look at the pricing\nSCROLL:down\nCLICK:2".into()),
             plan: Some("look at the pricing".into()),
             commands: vec!["SCROLL:down".into(), "CLICK:2".into()],
-            parse_error: None,
             report: Some(BatchReport {
                 outcomes: vec![
                     outcome("SCROLL:down", Status::Done),
@@ -123,14 +120,7 @@ fn run_dir(dir: &Path, shots: &[Vec<u8>]) {
                 ],
                 ..BatchReport::default()
             }),
-            blocked: Vec::new(),
-            spend: Spend::default(),
-            divergence: None,
-            error: None,
-            url_after: None,
-            asked: None,
-            skill: None,
-            timings: StepTimings::default(),
+            ..StepRecord::new(step, shown)
         };
         journal.write(&record).expect("step");
     }

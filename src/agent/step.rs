@@ -12,7 +12,7 @@ use crate::browser::Session;
 use crate::journal::Journal;
 use crate::perceive;
 use crate::protocol;
-use crate::records::{ActRecord, Asked, RunStatus, Spend, StepRecord, StepTimings};
+use crate::records::{ActRecord, Asked, RunStatus, Shown, StepRecord, StepTimings};
 use crate::safety;
 use ask::Answer;
 
@@ -349,32 +349,18 @@ impl Agent {
         while run.images.len() > self.options.images.max(1) {
             run.images.pop_front();
         }
-        let record = StepRecord {
-            kind: "step",
-            step,
+        let shown = Shown {
             url: obs.url.clone(),
             title,
             signature: obs.signature.clone(),
             elements,
             notes,
             screenshot,
-            close_look: None,
-            prompt_chars: 0,
-            prompt_tokens: brain::PromptTokens::default(),
-            images: 0,
-            answer: None,
-            plan: None,
-            commands: Vec::new(),
-            parse_error: None,
-            report: None,
+        };
+        let record = StepRecord {
             blocked,
-            spend: Spend::default(),
-            divergence: None,
-            error: None,
-            url_after: None,
-            asked: None,
-            skill: None,
             timings,
+            ..StepRecord::new(step, shown)
         };
         (obs, record, reading)
     }

@@ -1,11 +1,10 @@
 //! Anthropic Messages: the image as a base64 source block.
 
 use futures::future::BoxFuture;
-use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{json, Value};
 
-use super::http::{Endpoint, HttpPolicy};
-use super::{Brain, BrainError, Prompt, Reply, Usage};
+use super::http::{Dialect, Endpoint, HttpPolicy};
+use super::{Brain, BrainError, Prompt, Reply};
 
 /// The default endpoint.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -13,6 +12,19 @@ pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 const VERSION: &str = "2023-06-01";
 /// Longest answer asked for: commands are short.
 const MAX_TOKENS: u32 = 1024;
+
+/// Messages' HTTP: the key in `x-api-key`, the API version in a header,
+/// usage as input and output tokens.
+static MESSAGES: Dialect = Dialect {
+    default_base: ANTHROPIC_BASE_URL,
+    path: "/v1/messages",
+    key_header: "x-api-key",
+    key_prefix: "",
+    key_var: "ANTHROPIC_API_KEY",
+    headers: &[("anthropic-version", VERSION)],
+    input_tokens: "/usage/input_tokens",
+    output_tokens: "/usage/output_tokens",
+};
 
 /// A Messages model.
 pub struct Anthropic {
@@ -28,14 +40,7 @@ impl Anthropic {
         policy: HttpPolicy,
     ) -> Result<Self, BrainError> {
         Ok(Self {
-            endpoint: Endpoint::new(
-                model,
-                key,
-                base_url,
-                ANTHROPIC_BASE_URL,
-                "/v1/messages",
-                policy,
-            )?,
+            endpoint: Endpoint::new(&MESSAGES, model, key, base_url, policy)?,
         })
     }
 
@@ -61,7 +66,8 @@ impl Anthropic {
     }
 }
 
-fn read(answer: Value) -> Result<Reply, BrainError> {
+/// The answer text of a Messages response: its text blocks, joined.
+fn text_of(answer: &Value) -> Result<String, BrainError> {
     let blocks = answer
         .get("content")
         .and_then(Value::as_array)
@@ -69,21 +75,12 @@ fn read(answer: Value) -> Result<Reply, BrainError> {
             reason: "no content array".into(),
             body: answer.to_string(),
         })?;
-    let text: String = blocks
+    Ok(blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect::<Vec<_>>()
-        .join("\n");
-    let n = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    Ok(Reply {
-        text,
-        usage: Usage {
-            input: n("/usage/input_tokens"),
-            output: n("/usage/output_tokens"),
-        },
-        divergence: None,
-    })
+        .join("\n"))
 }
 
 impl Brain for Anthropic {
@@ -92,27 +89,18 @@ impl Brain for Anthropic {
     }
 
     fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
-        Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            headers.insert("anthropic-version", HeaderValue::from_static(VERSION));
-            if let Some(key) = &self.endpoint.key {
-                let mut v = HeaderValue::from_str(key).map_err(|_| {
-                    BrainError::NotConfigured(
-                        "ANTHROPIC_API_KEY holds characters a header cannot".into(),
-                    )
-                })?;
-                v.set_sensitive(true);
-                headers.insert("x-api-key", v);
-            }
-            let answer = self.endpoint.post(headers, &self.body(prompt)).await?;
-            read(answer)
-        })
+        Box::pin(async move { self.endpoint.ask(&self.body(prompt), text_of).await })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::brain::http::reply;
+
+    fn read(answer: Value) -> Result<Reply, BrainError> {
+        reply(&MESSAGES, &answer, text_of)
+    }
 
     #[test]
     fn text_blocks_and_usage_are_read() {

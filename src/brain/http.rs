@@ -8,11 +8,11 @@
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use super::BrainError;
+use super::{BrainError, Reply, Usage};
 use crate::safety::{Secret, Secrets};
 
 /// Timeouts and retries of model calls.
@@ -39,13 +39,36 @@ impl Default for HttpPolicy {
     }
 }
 
+/// What sets a provider's HTTP apart from the others': where it is, how
+/// it takes the key, what headers it wants, and where its answers count
+/// tokens. The rest (the client, retries, sealing the key out of errors,
+/// usage) is [`Endpoint`]'s, the same for every provider.
+pub(super) struct Dialect {
+    /// The base URL when none is given.
+    pub default_base: &'static str,
+    /// The path under the base URL.
+    pub path: &'static str,
+    /// The header the key goes in, and the text before the key there.
+    pub key_header: &'static str,
+    pub key_prefix: &'static str,
+    /// The variable a person sets the key in, to name in an error.
+    pub key_var: &'static str,
+    /// Headers every request carries.
+    pub headers: &'static [(&'static str, &'static str)],
+    /// Where an answer counts its input and output tokens (JSON pointers).
+    pub input_tokens: &'static str,
+    pub output_tokens: &'static str,
+}
+
 /// A provider's endpoint for one model: where to POST, with which key and
-/// policy. Both providers are one of these plus their own wire format.
+/// policy. Both providers are one of these plus their own body and the
+/// place of the answer's text.
 pub(super) struct Endpoint {
     /// The model's name at the provider.
     pub model: String,
-    /// The API key, when one is sent.
-    pub key: Option<String>,
+    dialect: &'static Dialect,
+    /// The headers every request carries, the key among them.
+    headers: HeaderMap,
     url: String,
     policy: HttpPolicy,
     client: reqwest::Client,
@@ -54,17 +77,16 @@ pub(super) struct Endpoint {
 }
 
 impl Endpoint {
-    /// `path` under `base_url` (else `default_base`), with a client that has
-    /// the policy's timeout.
+    /// The dialect's path under `base_url` (else its default base), with a
+    /// client that has the policy's timeout and the key in its header.
     pub fn new(
+        dialect: &'static Dialect,
         model: &str,
         key: Option<String>,
         base_url: Option<String>,
-        default_base: &str,
-        path: &str,
         policy: HttpPolicy,
     ) -> Result<Self, BrainError> {
-        let base = base_url.unwrap_or_else(|| default_base.to_string());
+        let base = base_url.unwrap_or_else(|| dialect.default_base.to_string());
         let client = reqwest::Client::builder()
             .timeout(policy.timeout)
             .connect_timeout(policy.timeout.min(Duration::from_secs(20)))
@@ -77,22 +99,68 @@ impl Endpoint {
             .transpose()
             .map_err(BrainError::NotConfigured)?
             .unwrap_or_default();
+        let mut headers = HeaderMap::new();
+        for (name, value) in dialect.headers {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        if let Some(key) = &key {
+            let mut value = HeaderValue::from_str(&format!("{}{key}", dialect.key_prefix))
+                .map_err(|_| {
+                    BrainError::NotConfigured(format!(
+                        "{} holds characters a header cannot",
+                        dialect.key_var
+                    ))
+                })?;
+            value.set_sensitive(true);
+            headers.insert(dialect.key_header, value);
+        }
         Ok(Self {
             model: model.to_string(),
-            key,
+            dialect,
+            headers,
             sealed,
-            url: format!("{}{path}", base.trim_end_matches('/')),
+            url: format!("{}{}", base.trim_end_matches('/'), dialect.path),
             policy,
             client,
         })
     }
 
-    /// POSTs `body` with `headers` under the policy.
-    pub async fn post(&self, headers: HeaderMap, body: &Value) -> Result<Value, BrainError> {
-        post_json(&self.client, &self.policy, &self.url, headers, body)
-            .await
-            .map_err(|e| seal(e, &self.sealed))
+    /// POSTs `body` under the policy and reads the answer: its text where
+    /// `text` finds it, and the tokens it counts.
+    pub async fn ask(
+        &self,
+        body: &Value,
+        text: fn(&Value) -> Result<String, BrainError>,
+    ) -> Result<Reply, BrainError> {
+        let answer = post_json(
+            &self.client,
+            &self.policy,
+            &self.url,
+            self.headers.clone(),
+            body,
+        )
+        .await
+        .map_err(|e| seal(e, &self.sealed))?;
+        reply(self.dialect, &answer, text)
     }
+}
+
+/// An answer as a [`Reply`]: its text where `text` finds it, and its usage
+/// where the dialect counts it (0 where it does not).
+pub(super) fn reply(
+    dialect: &Dialect,
+    answer: &Value,
+    text: fn(&Value) -> Result<String, BrainError>,
+) -> Result<Reply, BrainError> {
+    let n = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    Ok(Reply {
+        text: text(answer)?,
+        usage: Usage {
+            input: n(dialect.input_tokens),
+            output: n(dialect.output_tokens),
+        },
+        divergence: None,
+    })
 }
 
 /// `error` with the key replaced wherever the provider's words put it.

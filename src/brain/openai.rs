@@ -3,14 +3,26 @@
 //! base64 data URL.
 
 use futures::future::BoxFuture;
-use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::http::{Endpoint, HttpPolicy};
-use super::{Brain, BrainError, Prompt, Reply, Usage};
+use super::http::{Dialect, Endpoint, HttpPolicy};
+use super::{Brain, BrainError, Prompt, Reply};
 
 /// The default endpoint.
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Chat completions' HTTP: a bearer token, usage as prompt and completion
+/// tokens.
+static CHAT_COMPLETIONS: Dialect = Dialect {
+    default_base: OPENAI_BASE_URL,
+    path: "/chat/completions",
+    key_header: "authorization",
+    key_prefix: "Bearer ",
+    key_var: "OPENAI_API_KEY",
+    headers: &[],
+    input_tokens: "/usage/prompt_tokens",
+    output_tokens: "/usage/completion_tokens",
+};
 
 /// A chat-completions model.
 pub struct OpenAi {
@@ -27,14 +39,7 @@ impl OpenAi {
         policy: HttpPolicy,
     ) -> Result<Self, BrainError> {
         Ok(Self {
-            endpoint: Endpoint::new(
-                model,
-                key,
-                base_url,
-                OPENAI_BASE_URL,
-                "/chat/completions",
-                policy,
-            )?,
+            endpoint: Endpoint::new(&CHAT_COMPLETIONS, model, key, base_url, policy)?,
         })
     }
 
@@ -57,9 +62,9 @@ impl OpenAi {
     }
 }
 
-/// The answer text and usage of a chat-completions response.
-fn read(answer: Value) -> Result<Reply, BrainError> {
-    let text = answer
+/// The answer text of a chat-completions response.
+fn text_of(answer: &Value) -> Result<String, BrainError> {
+    answer
         .pointer("/choices/0/message/content")
         .and_then(|c| match c {
             Value::String(s) => Some(s.clone()),
@@ -76,16 +81,7 @@ fn read(answer: Value) -> Result<Reply, BrainError> {
         .ok_or_else(|| BrainError::Malformed {
             reason: "no choices[0].message.content".into(),
             body: answer.to_string(),
-        })?;
-    let n = |p: &str| answer.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-    Ok(Reply {
-        text,
-        usage: Usage {
-            input: n("/usage/prompt_tokens"),
-            output: n("/usage/completion_tokens"),
-        },
-        divergence: None,
-    })
+        })
 }
 
 impl Brain for OpenAi {
@@ -94,26 +90,18 @@ impl Brain for OpenAi {
     }
 
     fn answer<'a>(&'a mut self, prompt: &'a Prompt) -> BoxFuture<'a, Result<Reply, BrainError>> {
-        Box::pin(async move {
-            let mut headers = HeaderMap::new();
-            if let Some(key) = &self.endpoint.key {
-                let mut v = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-                    BrainError::NotConfigured(
-                        "OPENAI_API_KEY holds characters a header cannot".into(),
-                    )
-                })?;
-                v.set_sensitive(true);
-                headers.insert(AUTHORIZATION, v);
-            }
-            let answer = self.endpoint.post(headers, &self.body(prompt)).await?;
-            read(answer)
-        })
+        Box::pin(async move { self.endpoint.ask(&self.body(prompt), text_of).await })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::brain::http::reply;
+
+    fn read(answer: Value) -> Result<Reply, BrainError> {
+        reply(&CHAT_COMPLETIONS, &answer, text_of)
+    }
 
     #[test]
     fn answers_and_usage_are_read_and_odd_bodies_are_errors() {

@@ -12,7 +12,7 @@ use seamark::act::ActOptions;
 use seamark::agent::{Agent, AgentOptions, Resume};
 use seamark::brain;
 use seamark::files::UploadFolder;
-use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secret, Secrets, DEFAULT_WORDS};
+use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secrets, DEFAULT_WORDS};
 
 use super::run::{run_agent, ModelCallArgs, TerminalConfirmer};
 use super::{BrowserArgs, UsageError};
@@ -78,13 +78,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         }
         _ => {}
     }
-    let secrets = args
-        .secret
-        .iter()
-        .map(|s| s.parse::<Secret>())
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(Secrets::new)
-        .map_err(usage)?;
+    let secrets = Secrets::parse_all(&args.secret).map_err(usage)?;
     let confirmer = std::io::stdin()
         .is_terminal()
         .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);

@@ -18,7 +18,7 @@ use seamark::browser::BrowserOptions;
 use seamark::check::Check;
 use seamark::files::UploadFolder;
 use seamark::safety::{
-    ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secret, Secrets,
+    ConfirmGuard, ConfirmPolicy, Confirmer, DomainPattern, DomainPolicy, Hold, Secrets,
     DEFAULT_WORDS,
 };
 use seamark::schema::AnswerSchema;
@@ -254,13 +254,7 @@ impl PolicyArgs {
         confirmer: Option<Arc<dyn Confirmer>>,
     ) -> anyhow::Result<ActOptions> {
         // Parsed here rather than by clap, whose errors would echo the value.
-        let secrets = self
-            .secret
-            .iter()
-            .map(|s| s.parse::<Secret>())
-            .collect::<Result<Vec<_>, _>>()
-            .and_then(Secrets::new)
-            .map_err(UsageError)?;
+        let secrets = Secrets::parse_all(&self.secret).map_err(UsageError)?;
         if self.read_chars < 500 {
             return Err(UsageError("--read-chars must be 500 or more".into()).into());
         }

@@ -11,7 +11,7 @@ use crate::records::Finish;
 use crate::act::{ActOptions, Executor};
 use crate::agent;
 use crate::agent::view::{self, ModelView};
-use crate::agent::{RunResult, RunStatus, Spend, StartRecord, StepRecord, StepTimings};
+use crate::agent::{RunResult, RunStatus, StartRecord, StepRecord, StepTimings};
 use crate::brain::Image;
 use crate::browser::{BrowserOptions, Pool, Session};
 use crate::check::Check;
@@ -19,6 +19,7 @@ use crate::clock::utc_rfc3339;
 use crate::journal::{Journal, JournalError};
 use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
+use crate::records::Shown;
 use crate::safety::{ConfirmPolicy, DomainGuard};
 use crate::skill::{Follow, Found, SkillStore};
 use crate::storage::{Item, StorageState};
@@ -99,16 +100,6 @@ impl ToolOutput {
             is_error: true,
         }
     }
-}
-
-/// The last observation shown, as a step record needs it.
-struct Shown {
-    url: String,
-    title: String,
-    signature: String,
-    elements: String,
-    notes: Vec<String>,
-    screenshot: String,
 }
 
 /// The browser, its executor and the session's journal.
@@ -695,43 +686,17 @@ impl Desk {
         skill: Option<StepMark>,
     ) {
         self.steps += 1;
-        let shown = self.shown.take().unwrap_or(Shown {
-            url: String::new(),
-            title: String::new(),
-            signature: String::new(),
-            elements: String::new(),
-            notes: Vec::new(),
-            screenshot: String::new(),
-        });
+        let shown = self.shown.take().unwrap_or_default();
         let record = StepRecord {
-            kind: "step",
-            step: self.steps,
-            url: shown.url,
-            title: shown.title,
-            signature: shown.signature,
-            elements: shown.elements,
-            notes: shown.notes,
-            screenshot: shown.screenshot,
-            close_look: None,
-            prompt_chars: 0,
-            prompt_tokens: Default::default(),
-            images: 0,
             answer: Some(answer.to_string()),
-            plan: None,
             commands: steps.iter().map(|s| s.to_string()).collect(),
-            parse_error: None,
             report: Some(report.clone()),
-            blocked: Vec::new(),
-            spend: Spend::default(),
-            divergence: None,
-            error: None,
-            url_after: None,
-            asked: None,
             skill,
             timings: StepTimings {
                 act_ms,
                 ..StepTimings::default()
             },
+            ..StepRecord::new(self.steps, shown)
         };
         if let Err(e) = self.journal.write(&record) {
             tracing::warn!("the session's journal could not be written: {e}");

@@ -299,6 +299,67 @@ pub struct StepRecord {
     pub timings: StepTimings,
 }
 
+/// What a step was shown of the page: where it was, and what the model (or
+/// the MCP client) read of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shown {
+    /// Page URL.
+    pub url: String,
+    /// Page title.
+    pub title: String,
+    /// Page signature.
+    pub signature: String,
+    /// The element list as it was read.
+    pub elements: String,
+    /// What was told about the page besides the list.
+    pub notes: Vec<String>,
+    /// The marked screenshot's file in the run directory.
+    pub screenshot: String,
+}
+
+impl StepRecord {
+    /// The record of step `step` on the page `shown`, before anything is
+    /// asked or done: the loop, MCP and the benchmarks fill in the rest as
+    /// the step goes.
+    pub fn new(step: usize, shown: Shown) -> StepRecord {
+        let Shown {
+            url,
+            title,
+            signature,
+            elements,
+            notes,
+            screenshot,
+        } = shown;
+        StepRecord {
+            kind: "step",
+            step,
+            url,
+            title,
+            signature,
+            elements,
+            notes,
+            screenshot,
+            close_look: None,
+            prompt_chars: 0,
+            prompt_tokens: brain::PromptTokens::default(),
+            images: 0,
+            answer: None,
+            plan: None,
+            commands: Vec::new(),
+            parse_error: None,
+            report: None,
+            blocked: Vec::new(),
+            spend: Spend::default(),
+            divergence: None,
+            error: None,
+            url_after: None,
+            asked: None,
+            skill: None,
+            timings: StepTimings::default(),
+        }
+    }
+}
+
 /// A question put to the person, and its answer (a secret's placeholder for
 /// a secret answer; none when no one could answer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -135,7 +135,18 @@ pub struct Secrets {
 }
 
 impl Secrets {
-    /// Secrets from their specs; two with one name is an error.
+    /// Secrets from their specs as a person writes them (`--secret
+    /// NAME=SOURCE`, repeated); a spec that does not parse, or two with one
+    /// name, is an error that names it without its value.
+    pub fn parse_all(specs: &[String]) -> Result<Secrets, String> {
+        specs
+            .iter()
+            .map(|s| s.parse::<Secret>())
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(Secrets::new)
+    }
+
+    /// Secrets; two with one name is an error.
     pub fn new(list: Vec<Secret>) -> Result<Secrets, String> {
         for (i, s) in list.iter().enumerate() {
             if list[..i].iter().any(|t| t.name == s.name) {

@@ -21,6 +21,7 @@ use crate::browser::Session;
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
 use crate::protocol::{Command, ScrollDirection, Spot};
+use crate::safety::Danger;
 
 /// What an action did, before the page is looked at again.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,21 +249,6 @@ fn centre_in_view(e: &Element) -> Result<Point, String> {
         x: r.x + r.w / 2.0,
         y: r.y + r.h / 2.0,
     })
-}
-
-/// What makes a click or an Enter destructive: whether it submits a form,
-/// the form's name, and the password or payment fields in it.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-pub(super) struct Danger {
-    pub submits: bool,
-    /// The form has a password field.
-    pub password: bool,
-    /// How many of its password fields hold something.
-    pub passwords_filled: u32,
-    /// The form has a payment field (a card number, a CVV).
-    pub payment: bool,
-    pub form: String,
-    pub text: String,
 }
 
 const DANGER_JS: &str = r#"function(pressEnter) {

@@ -57,7 +57,7 @@ impl Executor {
     /// Runs every command of a batch, as [`Executor::run`] says.
     async fn run_all(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
         let before = self.heard();
-        self.decisions.clear();
+        self.book.decisions.clear();
         let mut report = BatchReport::default();
         let ends = steps
             .iter()
@@ -232,7 +232,7 @@ impl Executor {
             .to_vec();
         report.downloads = self.downloads_since(session, before.downloads).await;
         report.blocked = self.blocked_since(before.blocked);
-        report.confirmations = std::mem::take(&mut self.decisions);
+        report.confirmations = std::mem::take(&mut self.book.decisions);
         self.redact(report);
     }
 }

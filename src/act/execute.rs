@@ -8,7 +8,7 @@ use crate::records::{Outcome, Status};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::batch::Heard;
-use super::{actions, article, effects, gone, tab_ids, Executor};
+use super::{actions, effects, gone, tab_ids, Executor};
 use crate::browser::Session;
 use crate::perceive::{self, Element};
 use crate::protocol::{Command, Spot, Step};
@@ -180,7 +180,7 @@ impl Executor {
                 | Command::Deselect { .. }
         );
         if let (true, false, Some(e)) = (writes, outcome.status.is_failure(), target) {
-            self.typed.insert(e.backend_node_id);
+            self.book.typed.insert(e.backend_node_id);
         }
         (outcome, confirmed)
     }
@@ -304,5 +304,13 @@ impl Executor {
                 self.stale = Some("the page could not be read".into());
             }
         }
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
     }
 }

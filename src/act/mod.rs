@@ -13,26 +13,26 @@ mod batch;
 mod checkpoint;
 mod effects;
 mod execute;
+mod guard;
 mod input;
 mod locate;
 mod points;
+mod read;
 mod settle;
 mod tabs;
 mod urls;
 mod watch;
 mod zoom;
 
-use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::browser::Session;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
-use crate::protocol::{Command, ReadTarget, Step};
-use crate::read;
-use crate::records::{BatchReport, Download, Outcome, Status};
-use crate::safety::{Blocked, ConfirmGuard, Decision, DomainPolicy, Hold, Secrets};
+use crate::protocol::Step;
+use crate::records::{Download, Outcome};
+use crate::safety::{Blocked, ConfirmGuard, DomainPolicy, Secrets};
 
 pub use batch::MAX_COMMANDS;
 pub use checkpoint::same_name as same_checkpoint_name;
@@ -129,14 +129,6 @@ pub enum ActError {
     Perceive(#[from] PerceiveError),
 }
 
-/// A secret typed into a field: the value as typed (never shown), the host it
-/// was typed on, and the secrets' names.
-struct SecretField {
-    value: String,
-    host: String,
-    names: Vec<String>,
-}
-
 /// The executor: the last observation, the page watchers, and the options.
 pub struct Executor {
     options: ActOptions,
@@ -159,20 +151,10 @@ pub struct Executor {
     /// The session's tabs (their target ids) in the order they opened: a
     /// tab's number in the list.
     tab_order: Vec<String>,
-    /// Requests refused by the domain policy (the guard's and the executor's own).
-    blocked: Arc<Mutex<Vec<Blocked>>>,
-    /// Decisions on held actions, for the batch report.
-    decisions: Vec<Decision>,
-    /// Nodes the executor typed into, and those that got a secret.
-    typed: HashSet<i64>,
-    secret_nodes: HashSet<i64>,
-    /// Fields holding a secret, by frame and node: what was typed there,
-    /// and on which host.
-    secret_fields: HashMap<(String, i64), SecretField>,
-    /// The step's marked screenshot, shown to the person asked to confirm.
-    screenshot: Option<PathBuf>,
+    /// What the guard keeps between commands (see [`guard::GuardBook`]).
+    book: guard::GuardBook,
     /// The last reading, to go on with at `READ:more`.
-    reader: Option<read::Reader>,
+    reader: Option<crate::read::Reader>,
     /// Whether an answer that follows the schema was given.
     data_given: bool,
     /// The plan's phases kept with `CHECKPOINT`, oldest first.
@@ -195,7 +177,7 @@ impl Executor {
                 }),
         )
         .await;
-        let blocked = options.blocked.clone().unwrap_or_default();
+        let book = guard::GuardBook::new(options.blocked.clone().unwrap_or_default());
         Executor {
             options,
             watch,
@@ -208,12 +190,7 @@ impl Executor {
             ambient: perceive::Ambient::default(),
             previous_pages: Vec::new(),
             tab_order: vec![session.page().target_id().inner().clone()],
-            blocked,
-            decisions: Vec::new(),
-            typed: HashSet::new(),
-            secret_nodes: HashSet::new(),
-            secret_fields: HashMap::new(),
-            screenshot: None,
+            book,
             reader: None,
             data_given: false,
             checkpoints: Vec::new(),
@@ -304,28 +281,6 @@ impl Executor {
         self.seen.as_ref()
     }
 
-    /// Nodes TYPE wrote into (their values may go to the model), and those
-    /// that got a secret (their values and pixels never do).
-    pub fn typed_nodes(&self) -> (&HashSet<i64>, &HashSet<i64>) {
-        (&self.typed, &self.secret_nodes)
-    }
-
-    /// The marked screenshot of the current step, for confirmation prompts.
-    pub fn set_screenshot(&mut self, path: Option<PathBuf>) {
-        self.screenshot = path;
-    }
-
-    fn blocked_len(&self) -> usize {
-        self.blocked.lock().map(|b| b.len()).unwrap_or(0)
-    }
-
-    fn blocked_since(&self, n: usize) -> Vec<Blocked> {
-        self.blocked
-            .lock()
-            .map(|b| b.get(n..).unwrap_or_default().to_vec())
-            .unwrap_or_default()
-    }
-
     /// The downloads after the first `n` that the session's own tabs started
     /// (in a shared browser, other runs' downloads are heard too).
     async fn downloads_since(&self, session: &Session, n: usize) -> Vec<Download> {
@@ -355,418 +310,6 @@ impl Executor {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-    }
-
-    /// Runs a `READ`: the outcome, and the part read.
-    async fn read(
-        &mut self,
-        session: &Session,
-        step: &Step,
-        of: &ReadTarget,
-    ) -> (Outcome, Option<String>) {
-        let max = self.options.read_chars;
-        if let ReadTarget::Download(name) = of {
-            return self.read_download(session, step, name, max).await;
-        }
-        let (page, viewport) = (session.page(), session.viewport());
-        // Asked first: telling the element's node may teach the table.
-        let region = match of {
-            ReadTarget::Element(id) => Some(self.element(page, *id, step).await),
-            _ => None,
-        };
-        let shown: HashSet<i64> = self.typed.difference(&self.secret_nodes).copied().collect();
-        let marks = read::Marks {
-            table: self.seen.as_ref().map(|o| &o.table),
-            values: read::Values::Only(&shown),
-        };
-        if *of == ReadTarget::More {
-            let Some(reader) = self.reader.as_mut() else {
-                return (
-                    Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
-                    None,
-                );
-            };
-            if reader.done() {
-                return (
-                    Outcome::new(
-                        step,
-                        Status::NoEffect,
-                        "the whole reading was given already; READ again to read the page as it is now",
-                    ),
-                    None,
-                );
-            }
-            return match reader.next_part(page, viewport, &marks, max).await {
-                Ok(part) => (
-                    Outcome::new(
-                        step,
-                        Status::Done,
-                        part_message(&part, "continued the last reading"),
-                    ),
-                    Some(part_text(&part)),
-                ),
-                Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
-            };
-        }
-        let scope = match (of, region) {
-            (_, Some(Ok(e))) => read::Scope::Region {
-                frame: e.frame,
-                node: e.backend_node_id,
-            },
-            (_, Some(Err(why))) => return (Outcome::new(step, Status::Failed, why), None),
-            (ReadTarget::Text(t), None) => read::Scope::Text(t.clone()),
-            _ => read::Scope::Page,
-        };
-        self.reader = None;
-        let started = read::Reader::start(page, viewport, scope, &marks, max).await;
-        let mut reader = match started {
-            Ok(r) => r,
-            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
-        };
-        let part = match reader.next_part(page, viewport, &marks, max).await {
-            Ok(p) => p,
-            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
-        };
-        if part.text.trim().is_empty() {
-            return (
-                Outcome::new(
-                    step,
-                    Status::NoEffect,
-                    "the page has no readable text (an empty page, an image, a PDF or a canvas); look at the screenshot",
-                ),
-                None,
-            );
-        }
-        let what = match of {
-            ReadTarget::Element(id) => format!("read the region of [{id}]"),
-            ReadTarget::Text(t) => format!("read the section holding {t:?}"),
-            _ => "read the page".to_string(),
-        };
-        let mut message = part_message(&part, &what);
-        if reader.reading().cut && !part.more && part.left() == 0 {
-            message.push_str(&format!(
-                "; the page holds more than the {} characters read at most: READ:\"text\" reaches a part further down",
-                read::MAX_COLLECTED
-            ));
-        }
-        let text = part_text(&part);
-        self.reader = Some(reader);
-        (Outcome::new(step, Status::Done, message), Some(text))
-    }
-
-    /// Runs a `READ:download:NAME`: the text of a text file a download of
-    /// this session saved, at most `max` characters.
-    async fn read_download(
-        &self,
-        session: &Session,
-        step: &Step,
-        name: &str,
-        max: usize,
-    ) -> (Outcome, Option<String>) {
-        let saved: Vec<crate::files::DownloadedFile> = self
-            .downloads_since(session, 0)
-            .await
-            .into_iter()
-            .filter_map(|d| d.saved)
-            .collect();
-        let Some(file) = saved.iter().find(|f| f.name == name) else {
-            let names: Vec<&str> = saved.iter().map(|f| f.name.as_str()).collect();
-            let known = if names.is_empty() {
-                "nothing was downloaded".to_string()
-            } else {
-                format!("the files downloaded are: {}", names.join(", "))
-            };
-            return (
-                Outcome::new(
-                    step,
-                    Status::Failed,
-                    format!("no download is named {name}: {known}"),
-                ),
-                None,
-            );
-        };
-        if !file.is_text() {
-            return (
-                Outcome::new(
-                    step,
-                    Status::Failed,
-                    format!(
-                        "{} is not text ({}): its text cannot be read",
-                        file.name, file.mime
-                    ),
-                ),
-                None,
-            );
-        }
-        let bytes = match read_start(&file.path, max * 4) {
-            Ok(b) => b,
-            Err(e) => {
-                let why = format!("{} cannot be read: {e}", file.name);
-                return (Outcome::new(step, Status::Failed, why), None);
-            }
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let shown: String = text.chars().take(max).collect();
-        let whole = (shown.len() as u64) >= file.size;
-        let message = if whole {
-            format!("read {}: all of it", file.describe())
-        } else {
-            format!(
-                "read the first {} characters of {}",
-                shown.chars().count(),
-                file.describe()
-            )
-        };
-        let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
-        (Outcome::new(step, Status::Done, message), Some(reading))
-    }
-
-    /// Secret values out of everything the report says (a page may echo them).
-    fn redact(&self, report: &mut BatchReport) {
-        let secrets = &self.options.secrets;
-        if secrets.is_empty() {
-            return;
-        }
-        for o in &mut report.outcomes {
-            o.message = secrets.redact(&o.message);
-            for c in &mut o.changes {
-                *c = secrets.redact(c);
-            }
-        }
-        for d in &mut report.dialogs {
-            d.message = secrets.redact(&d.message);
-        }
-        for r in &mut report.readings {
-            *r = secrets.redact(r);
-        }
-    }
-
-    /// The checks before a command touches the page: secrets filled in (only
-    /// on their domains), FETCH within the domain policy, destructive actions
-    /// confirmed. Returns the command to perform.
-    async fn guard(
-        &mut self,
-        session: &Session,
-        step: &Step,
-        target: Option<&Element>,
-    ) -> Result<Command, (Status, String)> {
-        match &step.command {
-            Command::Type { id, text } if Secrets::has_placeholder(text) => {
-                // The host of the field's own document: in a frame of
-                // another site, that site gets what is typed. Unknown (the
-                // field is gone): no host, and no secret is filled in.
-                let host = match target {
-                    Some(e) => actions::document_url(session.page(), &e.frame, e.backend_node_id)
-                        .await
-                        .map(|u| host_of(&u))
-                        .unwrap_or_default(),
-                    None => page_host(session).await,
-                };
-                let filled = self
-                    .options
-                    .secrets
-                    .fill(text, &host)
-                    .map_err(|why| (Status::Failed, why))?;
-                if let Some(e) = target {
-                    self.secret_nodes.insert(e.backend_node_id);
-                    self.secret_fields.insert(
-                        (e.frame.clone(), e.backend_node_id),
-                        SecretField {
-                            value: filled.clone(),
-                            host,
-                            names: Secrets::placeholder_names(text),
-                        },
-                    );
-                }
-                Ok(Command::Type {
-                    id: *id,
-                    text: filled,
-                })
-            }
-            // Seamark knows where a secret may go by the field's id and page;
-            // a bare point names no field.
-            Command::TypeAt { text, .. } if Secrets::has_placeholder(text) => Err((
-                Status::Refused,
-                "a secret is typed only into a field by its id (TYPE:id:{{secret:NAME}}), \
-                 never at a point"
-                    .into(),
-            )),
-            Command::Fetch { url } => {
-                let current = actions::page_url(session.page()).await;
-                let resolved = fetch_target(url, &current, &self.options.fetch_schemes)
-                    .map_err(|why| (Status::Failed, why))?;
-                if let Some(why) = self.refuse_url(resolved.as_str()) {
-                    return Err((Status::Refused, why));
-                }
-                Ok(Command::Fetch {
-                    url: resolved.to_string(),
-                })
-            }
-            Command::Click { .. }
-            | Command::ClickAt { .. }
-            | Command::TypeAt { .. }
-            | Command::Press { .. } => {
-                self.confirm(session, step, target).await?;
-                Ok(step.command.clone())
-            }
-            Command::Type { .. } | Command::Clear { .. } => {
-                // What the field holds now is not the secret typed before.
-                if let Some(e) = target {
-                    self.secret_fields
-                        .remove(&(e.frame.clone(), e.backend_node_id));
-                }
-                Ok(step.command.clone())
-            }
-            other => Ok(other.clone()),
-        }
-    }
-
-    /// Why the domain policy refuses to open `url`, recorded with the
-    /// guard's refusals; `None` when it may be opened.
-    fn refuse_url(&self, url: &str) -> Option<String> {
-        let why = self.options.domains.url_refusal(url)?;
-        if let Ok(mut b) = self.blocked.lock() {
-            b.push(Blocked {
-                target: url.to_string(),
-                reason: why.clone(),
-                at: crate::clock::utc_rfc3339(SystemTime::now()),
-            });
-        }
-        Some(format!("refused by the domain policy: {why}"))
-    }
-
-    /// Holds a destructive click or Enter for a person's yes.
-    async fn confirm(
-        &mut self,
-        session: &Session,
-        step: &Step,
-        target: Option<&Element>,
-    ) -> Result<(), (Status, String)> {
-        // Ticking a box or picking an option is undone as easily: only what
-        // acts (buttons, links, menu items, Enter in a form) can destroy.
-        const REVERSIBLE: &[&str] = &[
-            "checkbox",
-            "radio",
-            "switch",
-            "textbox",
-            "searchbox",
-            "combobox",
-            "option",
-            "slider",
-            "spinbutton",
-            "tab",
-            "treeitem",
-            "listbox",
-        ];
-        if target.is_some_and(|e| REVERSIBLE.contains(&e.role.as_str())) {
-            return Ok(());
-        }
-        let Some(danger) = actions::danger(session.page(), &step.command, target).await else {
-            return Ok(());
-        };
-        let guard = self.options.confirm.clone();
-        let name = target.map(|e| e.name.as_str()).unwrap_or_default();
-        // Held only for its password field (no destructive name, no payment).
-        let mut held_for_password = false;
-        let why = if let Some(w) = guard.word_in(name).or_else(|| guard.word_in(&danger.text)) {
-            format!("its name says \"{w}\"")
-        } else if let Some(w) = danger
-            .submits
-            .then(|| guard.word_in(&danger.form))
-            .flatten()
-        {
-            format!("it submits a form named \"{}\" (\"{w}\")", danger.form)
-        } else if danger.submits && danger.payment {
-            "it submits a form with a payment field".to_string()
-        } else if danger.submits && danger.password {
-            held_for_password = true;
-            "it submits a form with a password field".to_string()
-        } else {
-            return Ok(());
-        };
-        let element = match target {
-            Some(e) => format!("{} \"{}\"", e.role, e.name),
-            None => "the focused field".to_string(),
-        };
-        let hold = Hold {
-            command: step.command.to_string(),
-            element,
-            why: why.clone(),
-            url: actions::page_url(session.page()).await,
-            screenshot: self.screenshot.clone(),
-        };
-        // The sign-in the person asked for: every filled password field of the
-        // form holds a secret they gave for this host. Nothing else to consent to.
-        if held_for_password {
-            if let Some(names) = self
-                .signs_in_with_secrets(session, &step.command, target, danger.passwords_filled)
-                .await
-            {
-                self.decisions.push(Decision {
-                    hold,
-                    allowed: true,
-                    by: format!(
-                        "a sign-in with the secret {} given for this host",
-                        names.join(", ")
-                    ),
-                });
-                return Ok(());
-            }
-        }
-        // Asking may wait on a person at the terminal: off the async threads.
-        let decision = tokio::task::spawn_blocking(move || guard.decide(hold))
-            .await
-            .map_err(|e| {
-                (
-                    Status::Failed,
-                    format!("the confirmation could not be asked: {e}"),
-                )
-            })?;
-        let (allowed, by) = (decision.allowed, decision.by.clone());
-        self.decisions.push(decision);
-        if allowed {
-            Ok(())
-        } else {
-            Err((
-                Status::Held,
-                format!(
-                    "held for a person's confirmation because {why}, and refused ({by}); nothing \
-                     was done. Find another way, or STOP if the task needs it"
-                ),
-            ))
-        }
-    }
-
-    /// Whether the form this command submits has `filled` password fields and
-    /// each holds a secret typed on this very host, still as typed. Returns
-    /// the secrets' names.
-    async fn signs_in_with_secrets(
-        &self,
-        session: &Session,
-        command: &Command,
-        target: Option<&Element>,
-        filled: u32,
-    ) -> Option<Vec<String>> {
-        if filled == 0 || self.secret_fields.is_empty() {
-            return None;
-        }
-        let page = session.page();
-        let (form_frame, form) = actions::form_of(page, command, target).await?;
-        let host = host_of(&actions::document_url(page, &form_frame, form).await?);
-        let mut names = Vec::new();
-        let mut holding = 0;
-        for ((frame, node), typed) in &self.secret_fields {
-            if typed.host == host
-                && *frame == form_frame
-                && actions::password_form(page, frame, *node, &typed.value).await == Some(form)
-            {
-                holding += 1;
-                names.extend(typed.names.iter().cloned());
-            }
-        }
-        names.sort();
-        names.dedup();
-        (holding == filled).then_some(names)
     }
 
     /// The element a command names, checked: the table is current, the id is
@@ -958,11 +501,6 @@ async fn document_age(session: &Session) -> Option<Duration> {
     Some(Duration::from_secs_f64(ms.max(0.0) / 1e3))
 }
 
-/// The host of the page being driven ("" when it has none).
-async fn page_host(session: &Session) -> String {
-    host_of(&actions::page_url(session.page()).await)
-}
-
 /// Target ids of the browser's tabs.
 async fn tab_ids(session: &Session) -> Vec<String> {
     match session.tabs().await {
@@ -997,41 +535,6 @@ fn failed_stop(outcome: &Outcome) -> String {
     )
 }
 
-/// What an outcome of `READ` says of the part it gave.
-fn part_message(part: &read::Part, what: &str) -> String {
-    let shown = part.text.chars().count();
-    if part.more {
-        format!(
-            "{what}: {shown} characters, in the page data below; the page holds more, READ:more gives the next part"
-        )
-    } else if part.left() == 0 && part.from == 0 {
-        format!("{what}: {shown} characters, in the page data below")
-    } else if part.left() == 0 {
-        format!("{what}: the last {shown} characters, in the page data below")
-    } else {
-        format!(
-            "{what}: {shown} characters, in the page data below; {} more, READ:more gives the next part",
-            part.left()
-        )
-    }
-}
-
-/// A part with the line that says what is left.
-fn part_text(part: &read::Part) -> String {
-    match part.trailer() {
-        Some(t) => format!("{}{t}", part.text),
-        None => part.text.clone(),
-    }
-}
-
-fn article(word: &str) -> String {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        format!("an {word}")
-    } else {
-        format!("a {word}")
-    }
-}
-
 /// Whether the name the model echoed is the element's: the same words,
 /// ignoring case, spacing and quotes; a model may shorten a long name, so a
 /// prefix of at least four characters also matches.
@@ -1047,16 +550,6 @@ pub fn names_match(echo: &str, name: &str) -> bool {
     e == n || (e.chars().count() >= 4 && n.starts_with(&e))
 }
 
-/// The first `n` bytes of a file (all of a smaller one).
-fn read_start(path: &std::path::Path, n: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(n as u64)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1068,19 +561,5 @@ mod tests {
         assert!(names_match("Search flights…", "Search flights and hotels"));
         assert!(!names_match("Submit", "Cancel"));
         assert!(!names_match("Go", "Google"));
-    }
-
-    #[test]
-    fn outcome_lines_read_as_sentences() {
-        let step = Step {
-            command: Command::Click { id: 3 },
-            echo: None,
-        };
-        let mut o = Outcome::new(&step, Status::Done, "clicked button \"Go\"");
-        o.changes.push("navigated to http://x/".into());
-        assert_eq!(
-            o.line(),
-            "CLICK:3 → done: clicked button \"Go\"; navigated to http://x/"
-        );
     }
 }

@@ -234,3 +234,23 @@ pub struct ZoomRequest {
     /// The region of the viewport, in CSS pixels.
     pub region: Rect,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Command;
+
+    #[test]
+    fn outcome_lines_read_as_sentences() {
+        let step = Step {
+            command: Command::Click { id: 3 },
+            echo: None,
+        };
+        let mut o = Outcome::new(&step, Status::Done, "clicked button \"Go\"");
+        o.changes.push("navigated to http://x/".into());
+        assert_eq!(
+            o.line(),
+            "CLICK:3 → done: clicked button \"Go\"; navigated to http://x/"
+        );
+    }
+}

@@ -53,6 +53,79 @@ impl std::str::FromStr for ConfirmPolicy {
     }
 }
 
+/// Roles whose actions are undone as easily as done: never held.
+const REVERSIBLE: &[&str] = &[
+    "checkbox",
+    "radio",
+    "switch",
+    "textbox",
+    "searchbox",
+    "combobox",
+    "option",
+    "slider",
+    "spinbutton",
+    "tab",
+    "treeitem",
+    "listbox",
+];
+
+/// Whether an action on an element of `role` is undone as easily as done
+/// (a box ticked, an option picked): such an action is never held.
+pub fn is_reversible(role: &str) -> bool {
+    REVERSIBLE.contains(&role)
+}
+
+/// What makes a click or an Enter destructive, as the page tells it: whether
+/// it submits a form, the form's name, and the password or payment fields in
+/// it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Danger {
+    /// It submits a form.
+    pub submits: bool,
+    /// The form has a password field.
+    pub password: bool,
+    /// How many of its password fields hold something.
+    pub passwords_filled: u32,
+    /// The form has a payment field (a card number, a CVV).
+    pub payment: bool,
+    /// The form's name (its label, name or id).
+    pub form: String,
+    /// The text of what is acted on.
+    pub text: String,
+}
+
+/// Why an action waits for a person's yes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HoldReason {
+    /// Its name or text has a destructive word.
+    Named(String),
+    /// It submits a form whose name has one.
+    FormNamed {
+        /// The form's name.
+        form: String,
+        /// The word.
+        word: String,
+    },
+    /// It submits a form with a payment field.
+    Payment,
+    /// It submits a form with a password field (and nothing else makes it
+    /// destructive): a sign-in with the person's own secrets goes through.
+    Password,
+}
+
+impl std::fmt::Display for HoldReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HoldReason::Named(w) => write!(f, "its name says \"{w}\""),
+            HoldReason::FormNamed { form, word } => {
+                write!(f, "it submits a form named \"{form}\" (\"{word}\")")
+            }
+            HoldReason::Payment => f.write_str("it submits a form with a payment field"),
+            HoldReason::Password => f.write_str("it submits a form with a password field"),
+        }
+    }
+}
+
 /// An action held for confirmation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hold {
@@ -181,6 +254,41 @@ impl ConfirmGuard {
             .map(|(w, _)| w.as_str())
     }
 
+    /// Why an action on an element of `role` named `name` must wait for a
+    /// person, given what the page says of it (`danger`: none when it acts
+    /// on nothing that submits or destroys); `None` when it may go.
+    /// Ticking a box or picking an option is undone as easily, so only what
+    /// acts (buttons, links, menu items, Enter in a form) is ever held.
+    pub fn hold_reason(
+        &self,
+        role: Option<&str>,
+        name: &str,
+        danger: Option<&Danger>,
+    ) -> Option<HoldReason> {
+        if role.is_some_and(is_reversible) {
+            return None;
+        }
+        let danger = danger?;
+        if let Some(w) = self.word_in(name).or_else(|| self.word_in(&danger.text)) {
+            return Some(HoldReason::Named(w.to_string()));
+        }
+        if danger.submits {
+            if let Some(w) = self.word_in(&danger.form) {
+                return Some(HoldReason::FormNamed {
+                    form: danger.form.clone(),
+                    word: w.to_string(),
+                });
+            }
+            if danger.payment {
+                return Some(HoldReason::Payment);
+            }
+            if danger.password {
+                return Some(HoldReason::Password);
+            }
+        }
+        None
+    }
+
     /// Decides on a held action.
     pub fn decide(&self, hold: Hold) -> Decision {
         let policy = match (&self.strict, self.policy) {
@@ -210,6 +318,68 @@ impl ConfirmGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn submit(form: &str) -> Danger {
+        Danger {
+            submits: true,
+            form: form.into(),
+            text: "Go".into(),
+            ..Danger::default()
+        }
+    }
+
+    #[test]
+    fn what_is_held_and_why_is_told_from_the_name_the_form_and_its_fields() {
+        let guard = ConfirmGuard::default();
+        let hold = |role: Option<&str>, name: &str, d: Option<&Danger>| {
+            guard.hold_reason(role, name, d).map(|r| r.to_string())
+        };
+        // A destructive name holds, whatever the page says of a form.
+        assert_eq!(
+            hold(Some("button"), "Delete account", Some(&Danger::default())).as_deref(),
+            Some("its name says \"delete\"")
+        );
+        // Nothing that submits or destroys: it goes.
+        assert_eq!(hold(Some("button"), "Delete", None), None);
+        // A box ticked is undone as easily: never held.
+        assert_eq!(
+            hold(Some("checkbox"), "Delete my data", Some(&submit(""))),
+            None
+        );
+        // The form's name, then its fields, in that order.
+        assert_eq!(
+            hold(Some("button"), "Go", Some(&submit("checkout"))).as_deref(),
+            Some("it submits a form named \"checkout\" (\"checkout\")")
+        );
+        let card = Danger {
+            payment: true,
+            password: true,
+            ..submit("billing")
+        };
+        assert_eq!(
+            guard.hold_reason(Some("button"), "Go", Some(&card)),
+            Some(HoldReason::Payment)
+        );
+        let sign_in = Danger {
+            password: true,
+            ..submit("login")
+        };
+        assert_eq!(
+            guard.hold_reason(None, "", Some(&sign_in)),
+            Some(HoldReason::Password)
+        );
+        // A plain form that submits nothing dangerous goes.
+        assert_eq!(
+            hold(Some("button"), "Search", Some(&submit("search"))),
+            None
+        );
+        // A link that does not submit, named harmlessly: it goes.
+        let link = Danger {
+            text: "Pricing".into(),
+            ..Danger::default()
+        };
+        assert_eq!(hold(Some("link"), "Pricing", Some(&link)), None);
+    }
 
     #[test]
     fn words_match_whole_words_in_any_case() {

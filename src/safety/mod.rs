@@ -11,7 +11,10 @@ mod scrub;
 mod secrets;
 mod totp;
 
-pub use confirm::{ConfirmGuard, ConfirmPolicy, Confirmer, Decision, Hold, DEFAULT_WORDS};
+pub use confirm::{
+    is_reversible, ConfirmGuard, ConfirmPolicy, Confirmer, Danger, Decision, Hold, HoldReason,
+    DEFAULT_WORDS,
+};
 pub use domains::{DomainPattern, DomainPolicy};
 pub use impasse::{detect as detect_impasse, Impasse};
 pub use proxy::{Blocked, DomainGuard};

@@ -1,0 +1,219 @@
+//! `READ`: the page, a region, the section holding a text, the next part
+//! of the last reading, or a text file a download saved, as page data for
+//! the model. Values typed by seamark are shown; secrets never are.
+
+use std::collections::HashSet;
+
+use super::Executor;
+use crate::browser::Session;
+use crate::protocol::{ReadTarget, Step};
+use crate::read;
+use crate::records::{Outcome, Status};
+
+impl Executor {
+    /// Runs a `READ`: the outcome, and the part read.
+    pub(super) async fn read(
+        &mut self,
+        session: &Session,
+        step: &Step,
+        of: &ReadTarget,
+    ) -> (Outcome, Option<String>) {
+        let max = self.options.read_chars;
+        if let ReadTarget::Download(name) = of {
+            return self.read_download(session, step, name, max).await;
+        }
+        let (page, viewport) = (session.page(), session.viewport());
+        // Asked first: telling the element's node may teach the table.
+        let region = match of {
+            ReadTarget::Element(id) => Some(self.element(page, *id, step).await),
+            _ => None,
+        };
+        let shown: HashSet<i64> = self
+            .book
+            .typed
+            .difference(&self.book.secret_nodes)
+            .copied()
+            .collect();
+        let marks = read::Marks {
+            table: self.seen.as_ref().map(|o| &o.table),
+            values: read::Values::Only(&shown),
+        };
+        if *of == ReadTarget::More {
+            let Some(reader) = self.reader.as_mut() else {
+                return (
+                    Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
+                    None,
+                );
+            };
+            if reader.done() {
+                return (
+                    Outcome::new(
+                        step,
+                        Status::NoEffect,
+                        "the whole reading was given already; READ again to read the page as it is now",
+                    ),
+                    None,
+                );
+            }
+            return match reader.next_part(page, viewport, &marks, max).await {
+                Ok(part) => (
+                    Outcome::new(
+                        step,
+                        Status::Done,
+                        part_message(&part, "continued the last reading"),
+                    ),
+                    Some(part_text(&part)),
+                ),
+                Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
+            };
+        }
+        let scope = match (of, region) {
+            (_, Some(Ok(e))) => read::Scope::Region {
+                frame: e.frame,
+                node: e.backend_node_id,
+            },
+            (_, Some(Err(why))) => return (Outcome::new(step, Status::Failed, why), None),
+            (ReadTarget::Text(t), None) => read::Scope::Text(t.clone()),
+            _ => read::Scope::Page,
+        };
+        self.reader = None;
+        let started = read::Reader::start(page, viewport, scope, &marks, max).await;
+        let mut reader = match started {
+            Ok(r) => r,
+            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
+        };
+        let part = match reader.next_part(page, viewport, &marks, max).await {
+            Ok(p) => p,
+            Err(e) => return (Outcome::new(step, Status::Failed, e.to_string()), None),
+        };
+        if part.text.trim().is_empty() {
+            return (
+                Outcome::new(
+                    step,
+                    Status::NoEffect,
+                    "the page has no readable text (an empty page, an image, a PDF or a canvas); look at the screenshot",
+                ),
+                None,
+            );
+        }
+        let what = match of {
+            ReadTarget::Element(id) => format!("read the region of [{id}]"),
+            ReadTarget::Text(t) => format!("read the section holding {t:?}"),
+            _ => "read the page".to_string(),
+        };
+        let mut message = part_message(&part, &what);
+        if reader.reading().cut && !part.more && part.left() == 0 {
+            message.push_str(&format!(
+                "; the page holds more than the {} characters read at most: READ:\"text\" reaches a part further down",
+                read::MAX_COLLECTED
+            ));
+        }
+        let text = part_text(&part);
+        self.reader = Some(reader);
+        (Outcome::new(step, Status::Done, message), Some(text))
+    }
+
+    /// Runs a `READ:download:NAME`: the text of a text file a download of
+    /// this session saved, at most `max` characters.
+    async fn read_download(
+        &self,
+        session: &Session,
+        step: &Step,
+        name: &str,
+        max: usize,
+    ) -> (Outcome, Option<String>) {
+        let saved: Vec<crate::files::DownloadedFile> = self
+            .downloads_since(session, 0)
+            .await
+            .into_iter()
+            .filter_map(|d| d.saved)
+            .collect();
+        let Some(file) = saved.iter().find(|f| f.name == name) else {
+            let names: Vec<&str> = saved.iter().map(|f| f.name.as_str()).collect();
+            let known = if names.is_empty() {
+                "nothing was downloaded".to_string()
+            } else {
+                format!("the files downloaded are: {}", names.join(", "))
+            };
+            return (
+                Outcome::new(
+                    step,
+                    Status::Failed,
+                    format!("no download is named {name}: {known}"),
+                ),
+                None,
+            );
+        };
+        if !file.is_text() {
+            return (
+                Outcome::new(
+                    step,
+                    Status::Failed,
+                    format!(
+                        "{} is not text ({}): its text cannot be read",
+                        file.name, file.mime
+                    ),
+                ),
+                None,
+            );
+        }
+        let bytes = match read_start(&file.path, max * 4) {
+            Ok(b) => b,
+            Err(e) => {
+                let why = format!("{} cannot be read: {e}", file.name);
+                return (Outcome::new(step, Status::Failed, why), None);
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let shown: String = text.chars().take(max).collect();
+        let whole = (shown.len() as u64) >= file.size;
+        let message = if whole {
+            format!("read {}: all of it", file.describe())
+        } else {
+            format!(
+                "read the first {} characters of {}",
+                shown.chars().count(),
+                file.describe()
+            )
+        };
+        let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
+        (Outcome::new(step, Status::Done, message), Some(reading))
+    }
+}
+
+/// What an outcome of `READ` says of the part it gave.
+fn part_message(part: &read::Part, what: &str) -> String {
+    let shown = part.text.chars().count();
+    if part.more {
+        format!(
+            "{what}: {shown} characters, in the page data below; the page holds more, READ:more gives the next part"
+        )
+    } else if part.left() == 0 && part.from == 0 {
+        format!("{what}: {shown} characters, in the page data below")
+    } else if part.left() == 0 {
+        format!("{what}: the last {shown} characters, in the page data below")
+    } else {
+        format!(
+            "{what}: {shown} characters, in the page data below; {} more, READ:more gives the next part",
+            part.left()
+        )
+    }
+}
+
+/// A part with the line that says what is left.
+fn part_text(part: &read::Part) -> String {
+    match part.trailer() {
+        Some(t) => format!("{}{t}", part.text),
+        None => part.text.clone(),
+    }
+}
+
+/// The first `n` bytes of a file (all of a smaller one).
+fn read_start(path: &std::path::Path, n: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(n as u64)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}

@@ -30,5 +30,5 @@ pub mod safety;
 pub mod schema;
 pub mod serve;
 pub mod skill;
+pub mod start_url;
 pub mod storage;
-pub mod target;

@@ -7,7 +7,7 @@ use crate::records::{Outcome, Status};
 
 use std::time::{Duration, Instant, SystemTime};
 
-use super::batch::Heard;
+use super::sequence::Heard;
 use super::{actions, effects, gone, tab_ids, Executor};
 use crate::browser::Session;
 use crate::perceive::{self, Element};

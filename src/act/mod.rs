@@ -9,7 +9,6 @@
 //! visible effect, or failed (with why).
 
 mod actions;
-mod batch;
 mod checkpoint;
 mod effects;
 mod execute;
@@ -18,6 +17,7 @@ mod input;
 mod locate;
 mod points;
 mod read;
+mod sequence;
 mod settle;
 mod tabs;
 mod urls;
@@ -34,9 +34,9 @@ use crate::protocol::Step;
 use crate::records::{Download, Outcome};
 use crate::safety::{Blocked, ConfirmGuard, DomainPolicy, Secrets};
 
-pub use batch::MAX_COMMANDS;
 pub use checkpoint::same_name as same_checkpoint_name;
 pub use points::{element_at, to_css, to_image};
+pub use sequence::MAX_COMMANDS;
 pub use tabs::{tabs_note, TabInfo};
 pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
 pub use watch::DialogPolicy;

@@ -786,7 +786,7 @@ impl Agent {
         }
         let attached =
             self.options.browser.cdp.is_some() || self.pool.as_ref().is_some_and(|p| !p.launches());
-        let start = crate::target::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
+        let start = crate::start_url::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
             return Err(format!(
                 "the start URL is refused by the domain policy: {why}"
@@ -862,7 +862,7 @@ impl Agent {
         let budget = |reason: String| Ending::new(RunStatus::Budget, reason);
         let before = run.before;
         let target = self.open_url.clone().unwrap_or_else(|| self.url.clone());
-        let url = match crate::target::to_url(&target) {
+        let url = match crate::start_url::to_url(&target) {
             Ok(u) => u,
             Err(e) => return (fail(format!("bad start URL: {e}")), before),
         };

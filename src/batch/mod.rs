@@ -24,10 +24,10 @@
 //! # }
 //! ```
 
-pub mod check;
 pub mod export;
 pub mod miniwob;
 pub mod results;
+pub mod score;
 pub mod suites;
 pub mod summary;
 pub mod task;
@@ -49,9 +49,9 @@ use crate::journal::Journal;
 use crate::safety::{Secret, Secrets};
 use crate::schema::AnswerSchema;
 
-pub use check::Verdict;
 pub use export::Export;
 pub use results::{RunRecord, RESULTS};
+pub use score::Verdict;
 pub use suites::{read_suite, Suite};
 pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};
 pub use task::{parse_tasks, read_tasks, Check, LineError, TaskSpec, TasksError};
@@ -762,7 +762,7 @@ fn keep_verdict(
 #[derive(Default)]
 struct FinalLook {
     /// What the check asked of the page, when it looks at one.
-    page: Option<check::PageLook>,
+    page: Option<score::PageLook>,
     /// The browser the run was in.
     browser: Option<String>,
 }
@@ -773,7 +773,7 @@ fn final_look(check: Option<Check>, slot: Arc<Mutex<FinalLook>>) -> LastLook {
     Box::new(move |session: &Session| {
         Box::pin(async move {
             let page = match &check {
-                Some(c) => Some(check::look(session, c).await),
+                Some(c) => Some(score::look(session, c).await),
                 None => None,
             };
             *lock(&slot) = FinalLook {
@@ -836,7 +836,7 @@ fn record(
     seen: FinalLook,
     secrets: &Secrets,
 ) -> (RunRecord, String) {
-    let verdict = check::verdict(unit.spec.check.as_ref(), result, seen.page);
+    let verdict = score::verdict(unit.spec.check.as_ref(), result, seen.page);
     let report = result
         .report
         .as_ref()

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::check::Verdict;
+use super::score::Verdict;
 use crate::agent::RunStatus;
 use crate::brain::Usage;
 

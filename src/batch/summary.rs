@@ -348,7 +348,7 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::check::Verdict;
+    use crate::batch::score::Verdict;
 
     fn rec(id: &str, attempt: usize, passed: bool, status: RunStatus, reason: &str) -> RunRecord {
         RunRecord {

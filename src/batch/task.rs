@@ -180,7 +180,7 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path) -> Vec<String> {
         } else {
             spec.url.clone()
         };
-        match crate::target::to_url(&target) {
+        match crate::start_url::to_url(&target) {
             Ok(u) => spec.url = u,
             Err(e) => out.push(format!("bad url: {e}")),
         }

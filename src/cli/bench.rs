@@ -61,7 +61,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut pages = Vec::new();
     for target in &args.targets {
-        match seamark::target::to_url(target) {
+        match seamark::start_url::to_url(target) {
             Ok(url) => pages.push((target.clone(), Ok(url))),
             Err(e) => pages.push((target.clone(), Err(e))),
         }

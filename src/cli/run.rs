@@ -414,7 +414,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.task.trim().is_empty() {
         return Err(UsageError("--task is empty: say what to do, in plain words".into()).into());
     }
-    seamark::target::to_url(&args.url).map_err(|e| UsageError(format!("--url: {e}")))?;
+    seamark::start_url::to_url(&args.url).map_err(|e| UsageError(format!("--url: {e}")))?;
     let model = model_name(args.model.as_ref())?;
     let brain = brain::from_model_name(&model, args.common.http())
         .map_err(|e| UsageError(e.to_string()))?;

@@ -257,7 +257,7 @@ impl Desk {
 
     /// `open`: navigates and shows the page.
     pub async fn open(&mut self, target: &str, image: bool) -> ToolOutput {
-        let url = match crate::target::to_url(target) {
+        let url = match crate::start_url::to_url(target) {
             Ok(u) => u,
             Err(e) => return ToolOutput::error(format!("bad URL: {e}")),
         };

@@ -305,7 +305,7 @@ impl Skill {
 
 /// The part of a URL a skill's site compares: scheme, host, port and path.
 pub fn site_of(url: &str) -> Option<String> {
-    let target = crate::target::to_url(url).ok()?;
+    let target = crate::start_url::to_url(url).ok()?;
     let mut u = url::Url::parse(&target).ok()?;
     u.set_query(None);
     u.set_fragment(None);

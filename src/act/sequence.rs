@@ -1,4 +1,4 @@
-//! A batch of commands, in order: each command dispatched to what runs it
+//! A sequence of commands (one reply, or one MCP `act`), in order: each command dispatched to what runs it
 //! (the orchestrator's own: ANSWER, READ, checkpoints, COMPLETE, ASK, STOP;
 //! the page's: through `execute`), the batch cut at the first failure or
 //! change of the page, and what the batch brought gathered in its report.

@@ -1,7 +1,8 @@
-//! A sequence of commands (one reply, or one MCP `act`), in order: each command dispatched to what runs it
-//! (the orchestrator's own: ANSWER, READ, checkpoints, COMPLETE, ASK, STOP;
-//! the page's: through `execute`), the batch cut at the first failure or
-//! change of the page, and what the batch brought gathered in its report.
+//! A sequence of commands (one reply, or one MCP `act`), in order: each
+//! command dispatched to what runs it (the orchestrator's own: ANSWER, READ,
+//! checkpoints, COMPLETE, ASK, STOP; the page's: through `execute`), the
+//! sequence cut at the first failure or change of the page, and what it
+//! brought gathered in its report.
 
 use crate::records::{BatchReport, Finish, Outcome, Status};
 

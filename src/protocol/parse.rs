@@ -428,29 +428,62 @@ fn checkpoint_name(args: &str) -> Result<String, String> {
 }
 
 fn command(keyword: &str, args: &str) -> Result<Step, String> {
-    let plain = |command| Step {
-        command,
-        echo: None,
-    };
-    let step = match keyword {
-        "CLICK" | "HOVER" if args.trim_start().starts_with('@') => {
-            let at = image_point(args)?;
-            plain(if keyword == "CLICK" {
-                Command::ClickAt { at }
-            } else {
-                Command::HoverAt { at }
-            })
+    let at_point = args.trim_start().starts_with('@');
+    match keyword {
+        "CLICK" | "HOVER" | "TYPE" | "SCROLL" | "ZOOM" if at_point => {
+            point_command(keyword, args).map(plain)
         }
-        "CLICK" | "CLEAR" | "HOVER" => {
+        "CLICK" | "CLEAR" | "HOVER" | "ZOOM" => {
             let (id, echo) = id_and_echo(args)?;
             let command = match keyword {
                 "CLICK" => Command::Click { id },
                 "CLEAR" => Command::Clear { id },
+                "ZOOM" => Command::Zoom {
+                    region: ZoomRegion::Element(id),
+                },
                 _ => Command::Hover { id },
             };
-            Step { command, echo }
+            Ok(Step { command, echo })
         }
-        "TYPE" | "SCROLL" if args.trim_start().starts_with('@') => {
+        "TYPE" | "SELECT" | "DESELECT" | "UPLOAD" => {
+            let (id, echo, rest) = id_then(args)?;
+            let command = value_command(keyword, id, rest)?;
+            Ok(Step { command, echo })
+        }
+        "SCROLL" => scroll(args),
+        "READ" => read(args),
+        _ => other_command(keyword, args).map(plain),
+    }
+}
+
+/// A step whose command names no element (the model echoed no name).
+fn plain(command: Command) -> Step {
+    Step {
+        command,
+        echo: None,
+    }
+}
+
+/// A command at a point of the image: `CLICK:@x,y`, `HOVER:@x,y`,
+/// `TYPE:@x,y:text`, `SCROLL:@x,y:down`, `ZOOM:@x1,y1:@x2,y2`.
+fn point_command(keyword: &str, args: &str) -> Result<Command, String> {
+    match keyword {
+        "CLICK" => Ok(Command::ClickAt {
+            at: image_point(args)?,
+        }),
+        "HOVER" => Ok(Command::HoverAt {
+            at: image_point(args)?,
+        }),
+        "ZOOM" => {
+            let t = args.trim().trim_end_matches('.').trim();
+            let (a, b) = t
+                .split_once(':')
+                .ok_or("ZOOM on a box needs its two corners: ZOOM:@x1,y1:@x2,y2")?;
+            Ok(Command::Zoom {
+                region: ZoomRegion::Area(image_point(a)?, image_point(b)?),
+            })
+        }
+        _ => {
             // `@x,y` holds no colon: the point ends at the first one.
             let (at, rest) = args.split_once(':').ok_or_else(|| {
                 if keyword == "TYPE" {
@@ -460,7 +493,7 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                 }
             })?;
             let at = image_point(at)?;
-            plain(if keyword == "TYPE" {
+            Ok(if keyword == "TYPE" {
                 Command::TypeAt {
                     at,
                     text: unquote(rest),
@@ -468,41 +501,31 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             } else {
                 Command::ScrollAt {
                     at,
-                    direction: direction(rest).ok_or_else(|| {
-                        format!(
-                            "{:?} is not a direction (up, down, left, right)",
-                            rest.trim()
-                        )
-                    })?,
+                    direction: direction(rest).ok_or_else(|| not_a_direction(rest))?,
                 }
             })
         }
-        "TYPE" => {
-            let (id, echo, text) = id_then(args)?;
-            Step {
-                command: Command::Type {
-                    id,
-                    text: unquote(text),
-                },
-                echo,
-            }
-        }
-        "SELECT" | "DESELECT" => {
-            let (id, echo, option) = id_then(args)?;
-            let option = unquote(option.trim_end_matches('.'));
-            if option.is_empty() {
-                return Err("the option is missing".into());
-            }
-            let command = if keyword == "SELECT" {
-                Command::Select { id, option }
-            } else {
-                Command::Deselect { id, option }
-            };
-            Step { command, echo }
-        }
+    }
+}
+
+/// What a direction that is none is told.
+fn not_a_direction(text: &str) -> String {
+    format!(
+        "{:?} is not a direction (up, down, left, right)",
+        text.trim()
+    )
+}
+
+/// A command that gives an element a value: `TYPE:id:text`,
+/// `SELECT:id:option`, `DESELECT:id:option`, `UPLOAD:id:a.pdf|b.png`.
+fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, String> {
+    match keyword {
+        "TYPE" => Ok(Command::Type {
+            id,
+            text: unquote(rest),
+        }),
         "UPLOAD" => {
-            let (id, echo, names) = id_then(args)?;
-            let names: Vec<String> = unquote(names)
+            let names: Vec<String> = unquote(rest)
                 .split('|')
                 .map(|n| n.trim().to_string())
                 .filter(|n| !n.is_empty())
@@ -510,76 +533,98 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             if names.is_empty() {
                 return Err("the file's name is missing".into());
             }
-            Step {
-                command: Command::Upload { id, names },
-                echo,
-            }
+            Ok(Command::Upload { id, names })
         }
-        "SCROLL" => {
-            if let Some(direction) = direction(args) {
-                plain(Command::Scroll {
-                    id: None,
-                    direction,
-                })
+        _ => {
+            let option = unquote(rest.trim_end_matches('.'));
+            if option.is_empty() {
+                return Err("the option is missing".into());
+            }
+            Ok(if keyword == "SELECT" {
+                Command::Select { id, option }
             } else {
-                let (id, echo, dir) = id_then(args).map_err(|_| {
-                    format!(
-                        "{:?} is not a direction (up, down, left, right)",
-                        args.trim()
-                    )
-                })?;
-                let direction = direction(dir).ok_or_else(|| {
-                    format!(
-                        "{:?} is not a direction (up, down, left, right)",
-                        dir.trim()
-                    )
-                })?;
-                Step {
-                    command: Command::Scroll {
-                        id: Some(id),
-                        direction,
-                    },
-                    echo,
-                }
-            }
+                Command::Deselect { id, option }
+            })
         }
-        "PRESS" => plain(Command::Press {
+    }
+}
+
+/// `SCROLL:down` (the page) or `SCROLL:id:down` (an element).
+fn scroll(args: &str) -> Result<Step, String> {
+    if let Some(direction) = direction(args) {
+        return Ok(plain(Command::Scroll {
+            id: None,
+            direction,
+        }));
+    }
+    let (id, echo, dir) = id_then(args).map_err(|_| not_a_direction(args))?;
+    let direction = direction(dir).ok_or_else(|| not_a_direction(dir))?;
+    Ok(Step {
+        command: Command::Scroll {
+            id: Some(id),
+            direction,
+        },
+        echo,
+    })
+}
+
+/// `READ`, `READ:more`, `READ:download:NAME`, `READ:id` or `READ:"text"`.
+fn read(args: &str) -> Result<Step, String> {
+    let t = args.trim().trim_end_matches('.').trim();
+    let of = if t.is_empty() {
+        ReadTarget::Page
+    } else if t.eq_ignore_ascii_case("more") {
+        ReadTarget::More
+    } else if let Some(name) = t
+        .get(..9)
+        .filter(|p| p.eq_ignore_ascii_case("download:"))
+        .map(|_| unquote(&t[9..]))
+    {
+        if name.trim().is_empty() {
+            return Err("the downloaded file's name is missing".into());
+        }
+        ReadTarget::Download(name.trim().to_string())
+    } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#') {
+        let (id, echo) = id_and_echo(t)?;
+        return Ok(Step {
+            command: Command::Read {
+                of: ReadTarget::Element(id),
+            },
+            echo,
+        });
+    } else {
+        let text = unquote(t);
+        if text.trim().is_empty() {
+            return Err("the text to look for is empty".into());
+        }
+        ReadTarget::Text(text)
+    };
+    Ok(plain(Command::Read { of }))
+}
+
+/// The commands that name neither an element nor a point: keys, pages,
+/// tabs, phases, waits, and the commands that answer or end the task.
+fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
+    Ok(match keyword {
+        "PRESS" => Command::Press {
             key: key_combo(args)?,
-        }),
+        },
         "FETCH" => {
             let url = unquote(args.trim().trim_end_matches('.'));
             if url.is_empty() || url.contains(char::is_whitespace) || !url.contains(['.', ':']) {
                 return Err(format!("{url:?} is not a URL"));
             }
-            plain(Command::Fetch { url })
+            Command::Fetch { url }
         }
-        "BACK" => plain(back(args)?),
+        "BACK" => back(args)?,
         "DRAG" => {
             let t = args.trim().trim_end_matches('.').trim();
             let (from, to) = t
                 .split_once(':')
                 .ok_or("DRAG needs where it starts and where it drops: DRAG:<from>:<to>")?;
-            plain(Command::Drag {
+            Command::Drag {
                 from: spot(from)?,
                 to: spot(to)?,
-            })
-        }
-        "ZOOM" if args.trim_start().starts_with('@') => {
-            let t = args.trim().trim_end_matches('.').trim();
-            let (a, b) = t
-                .split_once(':')
-                .ok_or("ZOOM on a box needs its two corners: ZOOM:@x1,y1:@x2,y2")?;
-            plain(Command::Zoom {
-                region: ZoomRegion::Area(image_point(a)?, image_point(b)?),
-            })
-        }
-        "ZOOM" => {
-            let (id, echo) = id_and_echo(args)?;
-            Step {
-                command: Command::Zoom {
-                    region: ZoomRegion::Element(id),
-                },
-                echo,
             }
         }
         "TAB" => {
@@ -596,72 +641,39 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
                     }
                 }
             };
-            plain(Command::Tab { to })
+            Command::Tab { to }
         }
-        "CHECKPOINT" => plain(Command::Checkpoint {
+        "CHECKPOINT" => Command::Checkpoint {
             name: checkpoint_name(args)?,
-        }),
-        "WAIT" => plain(Command::Wait {
+        },
+        "WAIT" => Command::Wait {
             seconds: seconds(args)?,
-        }),
-        "READ" => {
-            let t = args.trim().trim_end_matches('.').trim();
-            let of = if t.is_empty() {
-                ReadTarget::Page
-            } else if t.eq_ignore_ascii_case("more") {
-                ReadTarget::More
-            } else if let Some(name) = t
-                .get(..9)
-                .filter(|p| p.eq_ignore_ascii_case("download:"))
-                .map(|_| unquote(&t[9..]))
-            {
-                if name.trim().is_empty() {
-                    return Err("the downloaded file's name is missing".into());
-                }
-                ReadTarget::Download(name.trim().to_string())
-            } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#') {
-                let (id, echo) = id_and_echo(t)?;
-                return Ok(Step {
-                    command: Command::Read {
-                        of: ReadTarget::Element(id),
-                    },
-                    echo,
-                });
-            } else {
-                let text = unquote(t);
-                if text.trim().is_empty() {
-                    return Err("the text to look for is empty".into());
-                }
-                ReadTarget::Text(text)
-            };
-            plain(Command::Read { of })
-        }
+        },
         "ANSWER" => {
             let text = args.trim().to_string();
             if text.is_empty() {
                 return Err("the answer is empty".into());
             }
-            plain(Command::Answer { text })
+            Command::Answer { text }
         }
         "ASK" => {
             let question = args.trim().to_string();
             if question.is_empty() {
                 return Err("the question is empty".into());
             }
-            plain(Command::Ask { question })
+            Command::Ask { question }
         }
-        "COMPLETE" => plain(Command::Complete {
+        "COMPLETE" => Command::Complete {
             summary: args.trim().to_string(),
-        }),
+        },
         _ => {
             let reason = args.trim().to_string();
             if reason.is_empty() {
                 return Err("the reason is empty".into());
             }
-            plain(Command::Stop { reason })
+            Command::Stop { reason }
         }
-    };
-    Ok(step)
+    })
 }
 
 /// Most lines a JSON answer may span.

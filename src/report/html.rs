@@ -134,74 +134,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         .filter(|s| s.divergence.is_some())
         .map(|s| s.step)
         .collect();
-    let (status_class, status_word, reason) = match end {
-        Some(e) => (
-            if e.success { "good" } else { "bad" },
-            e.status.word().to_string(),
-            e.reason.clone(),
-        ),
-        None => (
-            "bad",
-            "interrupted".to_string(),
-            match log.steps.last() {
-                Some(s) => format!(
-                    "the run did not end: its journal stops after step {} (the process was killed \
-                     or crashed during the next step)",
-                    s.step
-                ),
-                None => "the run did not end: its journal stops before the first step".into(),
-            },
-        ),
-    };
-    let mut tokens = crate::brain::Usage::default();
-    let mut cost: Option<f64> = None;
-    let mut stage = [0.0f64; 4];
-    for s in &log.steps {
-        tokens += s.spend.tokens;
-        if let Some(c) = s.spend.cost_usd {
-            cost = Some(cost.unwrap_or(0.0) + c);
-        }
-        let t = &s.timings;
-        for (sum, v) in stage
-            .iter_mut()
-            .zip([t.perceive_ms, t.mark_ms, t.model_ms, t.act_ms])
-        {
-            *sum += v;
-        }
-    }
-    let (tokens, cost) = match end {
-        Some(e) => (e.tokens, e.cost_usd),
-        None => (tokens, cost),
-    };
-    let total: f64 = stage.iter().sum();
-    let stages = ["perceive", "mark", "model", "act"]
-        .into_iter()
-        .zip(stage)
-        .map(|(name, ms)| Stage {
-            name,
-            ms: format!("{:.1} s", ms / 1e3),
-            share: if total > 0.0 {
-                format!("{:.0}%", ms / total * 100.0)
-            } else {
-                "–".into()
-            },
-        })
-        .collect();
-    let mut facts = vec![(
-        "steps",
-        match start {
-            Some(s) => format!("{} of {}", log.steps.len(), s.max_steps),
-            None => log.steps.len().to_string(),
-        },
-    )];
-    facts.push((
-        "tokens",
-        format!("{} in, {} out", tokens.input, tokens.output),
-    ));
-    facts.push(("cost", crate::brain::cost_text(cost, log.model())));
-    if let Some(e) = end {
-        facts.push(("wall time", format!("{:.1} s", e.wall_time_s)));
-    }
+    let (status_class, status_word, reason) = ending(log);
     let animation = match images {
         Images::Beside { gif: true } => Some(ANIMATION.to_string()),
         Images::Beside { gif: false } => None,
@@ -222,8 +155,8 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         data: end
             .and_then(|e| e.data.as_ref())
             .map(|d| serde_json::to_string_pretty(d).unwrap_or_default()),
-        facts,
-        stages,
+        facts: facts(log),
+        stages: stages(log),
         problems: log.problems.clone(),
         failed,
         diverged,
@@ -244,6 +177,90 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
         steps,
     };
     page.render()
+}
+
+/// How the run ended: the status's class and word, and why; a journal
+/// with no end is a run that was killed or crashed.
+fn ending(log: &RunLog) -> (&'static str, String, String) {
+    match log.end.as_ref() {
+        Some(e) => (
+            if e.success { "good" } else { "bad" },
+            e.status.word().to_string(),
+            e.reason.clone(),
+        ),
+        None => (
+            "bad",
+            "interrupted".to_string(),
+            match log.steps.last() {
+                Some(s) => format!(
+                    "the run did not end: its journal stops after step {} (the process was killed \
+                     or crashed during the next step)",
+                    s.step
+                ),
+                None => "the run did not end: its journal stops before the first step".into(),
+            },
+        ),
+    }
+}
+
+/// The time each stage took over the run, and its share.
+fn stages(log: &RunLog) -> Vec<Stage> {
+    let mut stage = [0.0f64; 4];
+    for s in &log.steps {
+        let t = &s.timings;
+        for (sum, v) in stage
+            .iter_mut()
+            .zip([t.perceive_ms, t.mark_ms, t.model_ms, t.act_ms])
+        {
+            *sum += v;
+        }
+    }
+    let total: f64 = stage.iter().sum();
+    ["perceive", "mark", "model", "act"]
+        .into_iter()
+        .zip(stage)
+        .map(|(name, ms)| Stage {
+            name,
+            ms: format!("{:.1} s", ms / 1e3),
+            share: if total > 0.0 {
+                format!("{:.0}%", ms / total * 100.0)
+            } else {
+                "–".into()
+            },
+        })
+        .collect()
+}
+
+/// The run's facts: steps, tokens, cost and wall time (the end's own
+/// figures, else the steps' sum).
+fn facts(log: &RunLog) -> Vec<(&'static str, String)> {
+    let spend = match &log.end {
+        Some(e) => crate::records::Spend {
+            tokens: e.tokens,
+            cost_usd: e.cost_usd,
+        },
+        None => log.steps.iter().fold(Default::default(), |mut sum, s| {
+            sum += s.spend;
+            sum
+        }),
+    };
+    let steps = match &log.start {
+        Some(s) => format!("{} of {}", log.steps.len(), s.max_steps),
+        None => log.steps.len().to_string(),
+    };
+    let tokens = spend.tokens;
+    let mut facts = vec![
+        ("steps", steps),
+        (
+            "tokens",
+            format!("{} in, {} out", tokens.input, tokens.output),
+        ),
+        ("cost", crate::brain::cost_text(spend.cost_usd, log.model())),
+    ];
+    if let Some(e) = &log.end {
+        facts.push(("wall time", format!("{:.1} s", e.wall_time_s)));
+    }
+    facts
 }
 
 /// A check as a step's card lists it.
@@ -375,17 +392,60 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
     if step_failed(s) {
         classes.push("failed");
     }
-    if s.skill.as_ref().is_some_and(|m| m.step.is_some()) {
+    let from_skill = s.skill.as_ref().is_some_and(|m| m.step.is_some());
+    if from_skill {
         classes.push("from-skill");
     }
     if s.divergence.is_some() {
         classes.push("diverged");
     }
-    let pins = log.screenshot(s).and_then(|path| pins(&s.commands, &path));
-    let image = log.screenshot(s).and_then(|path| image_src(&path, images));
-    let close_look = log.close_look(s).and_then(|path| image_src(&path, images));
     let empty = BatchReport::default();
     let report = s.report.as_ref().unwrap_or(&empty);
+    let dropped = (!report.dropped.is_empty()).then(|| {
+        format!(
+            "{} ({})",
+            report.dropped.join("; "),
+            report.dropped_because.as_deref().unwrap_or("dropped")
+        )
+    });
+    let problems = s
+        .parse_error
+        .iter()
+        .map(|e| format!("the answer could not be read: {e}"))
+        .chain(s.error.iter().cloned())
+        .collect();
+    let lists = run_lists(log, s)
+        .into_iter()
+        .chain(page_lists(s, report))
+        .flatten()
+        .collect();
+    Card {
+        n: s.step,
+        classes: classes.join(" "),
+        image: log.screenshot(s).and_then(|path| image_src(&path, images)),
+        url: s.url.clone(),
+        title: s.title.clone(),
+        // A step done from a skill had no model to answer: its commands say it all.
+        answer: s.answer.clone().filter(|_| !from_skill),
+        caption: match from_skill {
+            true => "the marked screenshot the skill's step was planned on",
+            false => "the marked screenshot the model got",
+        },
+        plan: s.plan.clone(),
+        pins: log.screenshot(s).and_then(|path| pins(&s.commands, &path)),
+        close_look: log.close_look(s).and_then(|path| image_src(&path, images)),
+        commands: command_rows(s, report),
+        dropped,
+        lists,
+        problems,
+        divergence: s.divergence.clone(),
+        cost: cost_line(s, from_skill),
+    }
+}
+
+/// A card's commands: each outcome, or, when the run ended before they ran,
+/// the commands parsed as not run.
+fn command_rows(s: &StepRecord, report: &BatchReport) -> Vec<CommandRow> {
     let mut commands: Vec<CommandRow> = report
         .outcomes
         .iter()
@@ -413,166 +473,134 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
             ms: String::new(),
         }));
     }
-    let dropped = (!report.dropped.is_empty()).then(|| {
-        format!(
-            "{} ({})",
-            report.dropped.join("; "),
-            report.dropped_because.as_deref().unwrap_or("dropped")
-        )
-    });
-    let mut lists: Vec<Listed> = Vec::new();
-    let mut list = |name: &'static str, items: Vec<String>| {
-        if !items.is_empty() {
-            lists.push(Listed {
-                name,
-                class: name.replace(' ', "-"),
-                items,
-            });
-        }
-    };
-    list(
-        "resumed",
-        log.resumes
-            .iter()
-            .filter(|r| r.from_step == s.step)
-            .map(|r| {
-                let mut line = format!("{}, after {}", r.started, r.after);
-                if let Some(answer) = &r.answer {
-                    line.push_str(&format!("; the person answered: {answer}"));
-                }
-                if !r.unknown.is_empty() {
-                    line.push_str(&format!(
-                        "; commands whose outcome was never recorded: {}",
-                        r.unknown.join("; ")
-                    ));
-                }
-                line
-            })
-            .collect(),
-    );
-    list(
-        "checks",
-        log.checks
-            .iter()
-            .filter(|c| c.step == s.step)
-            .map(check_line)
-            .collect(),
-    );
-    list(
-        "checkpoints",
-        log.checkpoints
-            .iter()
-            .filter(|c| c.step == s.step)
-            .map(|c| match c.event {
-                CheckpointEvent::Kept => {
-                    format!("kept \"{}\" at {} ({})", c.name, c.url, c.detail)
-                }
-                CheckpointEvent::Back => {
-                    format!("back to \"{}\" at {}: {}", c.name, c.url, c.detail)
-                }
-            })
-            .collect(),
-    );
-    list(
-        "skill",
-        s.skill
-            .iter()
-            .map(|m| match (m.step, &m.took_over) {
-                (Some(k), _) => format!(
-                    "done from skill {} (its step {k}) with no model call",
-                    m.name
-                ),
-                (None, Some(why)) => format!("the model took over from skill {}: {why}", m.name),
-                (None, None) => format!("skill {}", m.name),
-            })
-            .collect(),
-    );
-    list(
-        "asked the person",
-        s.asked
-            .iter()
-            .map(|a| match &a.answer {
-                Some(answer) => format!("{} → {answer}", a.question),
-                None => format!("{} (no answer: the run waited for one)", a.question),
-            })
-            .collect(),
-    );
-    list(
-        "impasse",
-        s.notes
-            .iter()
-            .filter_map(|n| n.strip_prefix("IMPASSE: "))
-            .map(str::to_string)
-            .collect(),
-    );
-    list(
-        "dialogs",
-        report
-            .dialogs
-            .iter()
-            .map(|d| {
-                format!(
-                    "{} \"{}\" ({})",
-                    d.kind,
-                    d.message,
-                    if d.accepted { "accepted" } else { "dismissed" }
-                )
-            })
-            .collect(),
-    );
-    list(
-        "downloads",
-        report
-            .downloads
-            .iter()
-            .map(|d| match &d.saved {
-                Some(f) => format!("{} from {}", f.describe(), f.url),
-                None => format!("{} from {}: {}", d.file_name, d.url, d.state),
-            })
-            .collect(),
-    );
-    list(
-        "confirmations",
-        report
-            .confirmations
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} on {}: held because {}; {} ({})",
-                    c.hold.command,
-                    c.hold.element,
-                    c.hold.why,
-                    if c.allowed { "allowed" } else { "refused" },
-                    c.by
-                )
-            })
-            .collect(),
-    );
-    list(
-        "blocked requests",
-        s.blocked
-            .iter()
-            .chain(&report.blocked)
-            .map(|b| format!("{} ({})", b.target, b.reason))
-            .collect(),
-    );
-    list("answers", report.answers.clone());
-    list(
-        "told the model",
-        s.notes
-            .iter()
-            .filter(|n| !n.starts_with("IMPASSE: "))
-            .cloned()
-            .collect(),
-    );
-    let problems = s
-        .parse_error
+    commands
+}
+
+/// A named list of a card, when it has items.
+fn listed(name: &'static str, items: Vec<String>) -> Option<Listed> {
+    (!items.is_empty()).then(|| Listed {
+        name,
+        class: name.replace(' ', "-"),
+        items,
+    })
+}
+
+/// The lists of what the run did around a step: resumed here, checks,
+/// checkpoints, the skill, the person asked, an impasse.
+fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 6] {
+    let resumed = log
+        .resumes
         .iter()
-        .map(|e| format!("the answer could not be read: {e}"))
-        .chain(s.error.iter().cloned())
+        .filter(|r| r.from_step == s.step)
+        .map(|r| {
+            let mut line = format!("{}, after {}", r.started, r.after);
+            if let Some(answer) = &r.answer {
+                line.push_str(&format!("; the person answered: {answer}"));
+            }
+            if !r.unknown.is_empty() {
+                line.push_str(&format!(
+                    "; commands whose outcome was never recorded: {}",
+                    r.unknown.join("; ")
+                ));
+            }
+            line
+        })
         .collect();
+    let checkpoints = log
+        .checkpoints
+        .iter()
+        .filter(|c| c.step == s.step)
+        .map(|c| match c.event {
+            CheckpointEvent::Kept => format!("kept \"{}\" at {} ({})", c.name, c.url, c.detail),
+            CheckpointEvent::Back => format!("back to \"{}\" at {}: {}", c.name, c.url, c.detail),
+        })
+        .collect();
+    let skill = s
+        .skill
+        .iter()
+        .map(|m| match (m.step, &m.took_over) {
+            (Some(k), _) => format!(
+                "done from skill {} (its step {k}) with no model call",
+                m.name
+            ),
+            (None, Some(why)) => format!("the model took over from skill {}: {why}", m.name),
+            (None, None) => format!("skill {}", m.name),
+        })
+        .collect();
+    let asked = s
+        .asked
+        .iter()
+        .map(|a| match &a.answer {
+            Some(answer) => format!("{} → {answer}", a.question),
+            None => format!("{} (no answer: the run waited for one)", a.question),
+        })
+        .collect();
+    let checks = log.checks.iter().filter(|c| c.step == s.step);
+    let impasse = s.notes.iter().filter_map(|n| n.strip_prefix("IMPASSE: "));
+    [
+        listed("resumed", resumed),
+        listed("checks", checks.map(check_line).collect()),
+        listed("checkpoints", checkpoints),
+        listed("skill", skill),
+        listed("asked the person", asked),
+        listed("impasse", impasse.map(str::to_string).collect()),
+    ]
+}
+
+/// The lists of what the page and the commands brought: dialogs, downloads,
+/// confirmations, blocked requests, answers, and what the model was told.
+fn page_lists(s: &StepRecord, report: &BatchReport) -> [Option<Listed>; 6] {
+    let dialogs = report
+        .dialogs
+        .iter()
+        .map(|d| {
+            let answered = if d.accepted { "accepted" } else { "dismissed" };
+            format!("{} \"{}\" ({answered})", d.kind, d.message)
+        })
+        .collect();
+    let downloads = report
+        .downloads
+        .iter()
+        .map(|d| match &d.saved {
+            Some(f) => format!("{} from {}", f.describe(), f.url),
+            None => format!("{} from {}: {}", d.file_name, d.url, d.state),
+        })
+        .collect();
+    let confirmations = report
+        .confirmations
+        .iter()
+        .map(|c| {
+            format!(
+                "{} on {}: held because {}; {} ({})",
+                c.hold.command,
+                c.hold.element,
+                c.hold.why,
+                if c.allowed { "allowed" } else { "refused" },
+                c.by
+            )
+        })
+        .collect();
+    let blocked = s.blocked.iter().chain(&report.blocked);
+    let told = s.notes.iter().filter(|n| !n.starts_with("IMPASSE: "));
+    [
+        listed("dialogs", dialogs),
+        listed("downloads", downloads),
+        listed("confirmations", confirmations),
+        listed(
+            "blocked requests",
+            blocked
+                .map(|b| format!("{} ({})", b.target, b.reason))
+                .collect(),
+        ),
+        listed("answers", report.answers.clone()),
+        listed("told the model", told.cloned().collect()),
+    ]
+}
+
+/// What a step cost: tokens and the prompt's size (or no model call), and
+/// the time of each stage.
+fn cost_line(s: &StepRecord, from_skill: bool) -> String {
     let t = &s.timings;
-    let from_skill = s.skill.as_ref().is_some_and(|m| m.step.is_some());
     let spend = match from_skill {
         true => "no model call".to_string(),
         false => format!(
@@ -588,32 +616,10 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
             s.prompt_tokens.images,
         ),
     };
-    let cost = format!(
+    format!(
         "{spend} · perceive {:.0} ms, mark {:.0} ms, model {:.0} ms, act {:.0} ms",
         t.perceive_ms, t.mark_ms, t.model_ms, t.act_ms,
-    );
-    Card {
-        n: s.step,
-        classes: classes.join(" "),
-        image,
-        url: s.url.clone(),
-        title: s.title.clone(),
-        // A step done from a skill had no model to answer: its commands say it all.
-        answer: s.answer.clone().filter(|_| !from_skill),
-        caption: match from_skill {
-            true => "the marked screenshot the skill's step was planned on",
-            false => "the marked screenshot the model got",
-        },
-        plan: s.plan.clone(),
-        pins,
-        close_look,
-        commands,
-        dropped,
-        lists,
-        problems,
-        divergence: s.divergence.clone(),
-        cost,
-    }
+    )
 }
 
 fn data_url(mime: &str, bytes: &[u8]) -> String {

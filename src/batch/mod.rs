@@ -134,6 +134,39 @@ pub struct BatchOptions {
 
 impl BatchOptions {
     /// One run at a time, once per task, into `dir`.
+    /// Whether the options can run: at least one run at a time and one
+    /// attempt, and a shard `I/N` with I from 1 to N.
+    pub fn check(&self) -> Result<(), BatchError> {
+        if self.concurrency == 0 || self.repeat == 0 {
+            return Err(BatchError::Config(
+                "concurrency and repeat must be 1 or more".into(),
+            ));
+        }
+        if let Some(s) = self.shard {
+            if s.count == 0 || s.index == 0 || s.index > s.count {
+                return Err(BatchError::Config(format!(
+                    "shard {}/{}: I must be 1 to N",
+                    s.index, s.count
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The runs of the tasks `ids` this batch (its shard) still has to do:
+    /// each attempt not among those `done` before.
+    fn runs_left(&self, ids: &[String], done: &HashSet<(String, usize)>) -> usize {
+        ids.iter()
+            .enumerate()
+            .filter(|(i, _)| self.shard.is_none_or(|s| s.holds(*i)))
+            .map(|(_, id)| {
+                (1..=self.repeat)
+                    .filter(|k| !done.contains(&(id.clone(), *k)))
+                    .count()
+            })
+            .sum()
+    }
+
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),
@@ -303,40 +336,10 @@ impl Batch {
         ids: Option<Vec<String>>,
     ) -> Result<BatchOutcome, BatchError> {
         let started = Instant::now();
+        self.options.check()?;
         let o = &self.options;
-        if o.concurrency == 0 || o.repeat == 0 {
-            return Err(BatchError::Config(
-                "concurrency and repeat must be 1 or more".into(),
-            ));
-        }
-        if let Some(s) = o.shard {
-            if s.count == 0 || s.index == 0 || s.index > s.count {
-                return Err(BatchError::Config(format!(
-                    "shard {}/{}: I must be 1 to N",
-                    s.index, s.count
-                )));
-            }
-        }
         let dir = o.dir.clone();
-        let (earlier, problems) = results::read(&dir)
-            .map_err(|e| BatchError::Dir(format!("cannot read {}: {e}", dir.display())))?;
-        for p in &problems {
-            self.progress.note(p);
-        }
-        let written =
-            std::fs::read_to_string(dir.join(RESULTS)).is_ok_and(|t| !t.trim().is_empty());
-        if !o.resume && written {
-            return Err(BatchError::Dir(format!(
-                "{} holds the results of a batch already: go on with it with --resume {0}, or \
-                 choose another directory",
-                dir.display()
-            )));
-        }
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", dir.display())))?;
-        let mut file = results::ResultsFile::open(&dir).map_err(|e| {
-            BatchError::Dir(format!("cannot write {}: {e}", dir.join(RESULTS).display()))
-        })?;
+        let (earlier, file) = self.open_dir()?;
         let done_before = results::finished(&earlier);
         let (pool, own_pool) = match &o.pool {
             Some(p) => (p.clone(), false),
@@ -356,133 +359,33 @@ impl Batch {
             tally: Mutex::new(Tally::default()),
             stop,
         });
-        let (repeat, shard, concurrency) = (o.repeat, o.shard, o.concurrency);
-
-        // Results are written by one writer, in the order runs end; a run
-        // counts as finished once its line is written.
-        let (tx, mut rx) = mpsc::unbounded_channel::<(RunRecord, String)>();
-        let writer_shared = shared.clone();
-        let writer = tokio::spawn(async move {
-            let shared = writer_shared;
-            let mut new = Vec::new();
-            while let Some((record, line)) = rx.recv().await {
-                if let Err(e) = file.append(&line) {
-                    shared.progress.note(&format!(
-                        "the result of {} could not be written to {}: {e}",
-                        record.name(),
-                        file.path().display()
-                    ));
-                }
-                let mut t = lock(&shared.tally);
-                t.done += 1;
-                if record.passed {
-                    t.passed += 1;
-                } else {
-                    t.failed += 1;
-                }
-                t.tokens += record.tokens;
-                if let Some(c) = record.cost_usd {
-                    t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
-                }
-                shared.progress.finished(&record, &t);
-                drop(t);
-                new.push(record);
-            }
-            new
-        });
-
-        let mut units = Box::pin(plan(
-            tasks,
-            repeat,
-            shard,
-            done_before.clone(),
-            self.progress.clone(),
-        ));
-        let semaphore = Arc::new(Semaphore::new(concurrency));
-        let mut running = tokio::task::JoinSet::new();
-        let mut interrupt = self.interrupt.take();
-        let mut stopped_by: Option<String> = None;
-        let mut planned = 0;
-        let mut interrupted_runs = 0;
-        let total = ids.map(|ids| {
-            ids.iter()
-                .enumerate()
-                .filter(|(i, _)| shard.is_none_or(|s| s.holds(*i)))
-                .map(|(_, id)| {
-                    (1..=repeat)
-                        .filter(|k| !done_before.contains(&(id.clone(), *k)))
-                        .count()
-                })
-                .sum()
-        });
+        let (tx, writer) = write_results(shared.clone(), file);
+        let total = ids.map(|ids| o.runs_left(&ids, &done_before));
         self.progress.planned(total, done_before.len());
         lock(&shared.tally).planned = total.unwrap_or(0);
-        loop {
-            // The next run, once a place is free, unless the interrupt comes first.
-            let next = async {
-                let permit = semaphore.clone().acquire_owned().await.ok()?;
-                units.next().await.map(|u| (u, permit))
-            };
-            let got = match interrupt.as_mut() {
-                Some(signal) => tokio::select! {
-                    n = next => n,
-                    cause = signal.as_mut() => { stopped_by = Some(cause); None }
-                },
-                None => next.await,
-            };
-            let Some((unit, permit)) = got else { break };
-            planned += 1;
-            {
-                let mut t = lock(&shared.tally);
-                t.planned = t.planned.max(planned);
-                t.running += 1;
-                self.progress.started(&unit.spec.id, unit.attempt, &t);
-            }
-            let (shared, tx) = (shared.clone(), tx.clone());
-            running.spawn(async move {
-                let out = run_one(&shared, &unit).await;
-                drop(permit);
-                lock(&shared.tally).running -= 1;
-                match out {
-                    Some(done) => {
-                        let _ = tx.send(done);
-                        false
-                    }
-                    None => true,
-                }
-            });
-        }
+        let units = plan(
+            tasks,
+            o.repeat,
+            o.shard,
+            done_before.clone(),
+            self.progress.clone(),
+        );
+        let mut interrupt = self.interrupt.take();
+        let started_runs = start_runs(&shared, units, o.concurrency, &mut interrupt, &tx).await;
+        let Started {
+            planned,
+            mut running,
+            mut stopped_by,
+        } = started_runs;
         // Runs under way go on to their end, unless the interrupt comes:
         // then they end as interrupted (not recorded: --resume runs them again).
         if stopped_by.is_some() {
             let _ = stop_tx.send(stopped_by.clone());
         }
-        let mut signal = interrupt.filter(|_| stopped_by.is_none());
-        while !running.is_empty() {
-            let joined = match signal.as_mut() {
-                Some(s) => tokio::select! {
-                    j = running.join_next() => Ok(j),
-                    cause = s.as_mut() => Err(cause),
-                },
-                None => Ok(running.join_next().await),
-            };
-            let joined = match joined {
-                Ok(joined) => joined,
-                Err(cause) => {
-                    signal = None;
-                    let _ = stop_tx.send(Some(cause.clone()));
-                    stopped_by = Some(cause);
-                    continue;
-                }
-            };
-            match joined {
-                Some(Ok(true)) => interrupted_runs += 1,
-                Some(Err(e)) => self
-                    .progress
-                    .note(&format!("a run ended without a result: {e}")),
-                _ => {}
-            }
-        }
+        let signal = interrupt.filter(|_| stopped_by.is_none());
+        let interrupted_runs = self
+            .wait_for_runs(&mut running, signal, &stop_tx, &mut stopped_by)
+            .await;
         drop(tx);
         let new = writer.await.unwrap_or_default();
         // What the plan held beyond what started (unknown for a stream, which
@@ -511,6 +414,178 @@ impl Batch {
             interrupted: stopped_by.is_some(),
         })
     }
+
+    /// The batch's directory, created, with the results written there
+    /// before (told when a line cannot be read) and the results file open
+    /// to add to. Results there without `--resume` are an error.
+    fn open_dir(&self) -> Result<(Vec<RunRecord>, results::ResultsFile), BatchError> {
+        let dir = &self.options.dir;
+        let (earlier, problems) = results::read(dir)
+            .map_err(|e| BatchError::Dir(format!("cannot read {}: {e}", dir.display())))?;
+        for p in &problems {
+            self.progress.note(p);
+        }
+        let written =
+            std::fs::read_to_string(dir.join(RESULTS)).is_ok_and(|t| !t.trim().is_empty());
+        if !self.options.resume && written {
+            return Err(BatchError::Dir(format!(
+                "{} holds the results of a batch already: go on with it with --resume {0}, or \
+                 choose another directory",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", dir.display())))?;
+        let file = results::ResultsFile::open(dir).map_err(|e| {
+            BatchError::Dir(format!("cannot write {}: {e}", dir.join(RESULTS).display()))
+        })?;
+        Ok((earlier, file))
+    }
+
+    /// Waits for the runs under way to end, counting those that ended
+    /// interrupted. An interrupt that comes meanwhile (`signal`) stops them
+    /// and is kept in `stopped_by`.
+    async fn wait_for_runs(
+        &self,
+        running: &mut tokio::task::JoinSet<bool>,
+        mut signal: Option<Interrupt>,
+        stop_tx: &watch::Sender<Option<String>>,
+        stopped_by: &mut Option<String>,
+    ) -> usize {
+        let mut interrupted_runs = 0;
+        while !running.is_empty() {
+            let joined = match signal.as_mut() {
+                Some(s) => tokio::select! {
+                    j = running.join_next() => Ok(j),
+                    cause = s.as_mut() => Err(cause),
+                },
+                None => Ok(running.join_next().await),
+            };
+            let joined = match joined {
+                Ok(joined) => joined,
+                Err(cause) => {
+                    signal = None;
+                    let _ = stop_tx.send(Some(cause.clone()));
+                    *stopped_by = Some(cause);
+                    continue;
+                }
+            };
+            match joined {
+                Some(Ok(true)) => interrupted_runs += 1,
+                Some(Err(e)) => self
+                    .progress
+                    .note(&format!("a run ended without a result: {e}")),
+                _ => {}
+            }
+        }
+        interrupted_runs
+    }
+}
+
+/// The runs started, and why starting stopped early, if it did.
+struct Started {
+    /// How many were started.
+    planned: usize,
+    /// The runs, each ending in whether it was interrupted.
+    running: tokio::task::JoinSet<bool>,
+    /// What interrupted the batch while runs were being started.
+    stopped_by: Option<String>,
+}
+
+/// Starts each unit as a place among `concurrency` frees, until the units
+/// end or the interrupt comes; each run's result goes to `tx`.
+async fn start_runs(
+    shared: &Arc<Shared>,
+    units: impl Stream<Item = Unit> + Send,
+    concurrency: usize,
+    interrupt: &mut Option<Interrupt>,
+    tx: &mpsc::UnboundedSender<(RunRecord, String)>,
+) -> Started {
+    let mut units = Box::pin(units);
+    let semaphore = Arc::new(Semaphore::new(concurrency));
+    let mut started = Started {
+        planned: 0,
+        running: tokio::task::JoinSet::new(),
+        stopped_by: None,
+    };
+    loop {
+        // The next run, once a place is free, unless the interrupt comes first.
+        let next = async {
+            let permit = semaphore.clone().acquire_owned().await.ok()?;
+            units.next().await.map(|u| (u, permit))
+        };
+        let got = match interrupt.as_mut() {
+            Some(signal) => tokio::select! {
+                n = next => n,
+                cause = signal.as_mut() => { started.stopped_by = Some(cause); None }
+            },
+            None => next.await,
+        };
+        let Some((unit, permit)) = got else { break };
+        started.planned += 1;
+        {
+            let mut t = lock(&shared.tally);
+            t.planned = t.planned.max(started.planned);
+            t.running += 1;
+            shared.progress.started(&unit.spec.id, unit.attempt, &t);
+        }
+        let (shared, tx) = (shared.clone(), tx.clone());
+        started.running.spawn(async move {
+            let out = run_one(&shared, &unit).await;
+            drop(permit);
+            lock(&shared.tally).running -= 1;
+            match out {
+                Some(done) => {
+                    let _ = tx.send(done);
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    started
+}
+
+/// The one writer of results, in the order runs end: a run counts as
+/// finished once its line is written. Gives the sender runs' results go to,
+/// and the writer, which ends with the records it wrote once every sender
+/// is dropped.
+fn write_results(
+    shared: Arc<Shared>,
+    mut file: results::ResultsFile,
+) -> (
+    mpsc::UnboundedSender<(RunRecord, String)>,
+    tokio::task::JoinHandle<Vec<RunRecord>>,
+) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(RunRecord, String)>();
+    let writer = tokio::spawn(async move {
+        let mut new = Vec::new();
+        while let Some((record, line)) = rx.recv().await {
+            if let Err(e) = file.append(&line) {
+                shared.progress.note(&format!(
+                    "the result of {} could not be written to {}: {e}",
+                    record.name(),
+                    file.path().display()
+                ));
+            }
+            let mut t = lock(&shared.tally);
+            t.done += 1;
+            if record.passed {
+                t.passed += 1;
+            } else {
+                t.failed += 1;
+            }
+            t.tokens += record.tokens;
+            if let Some(c) = record.cost_usd {
+                t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
+            }
+            shared.progress.finished(&record, &t);
+            drop(t);
+            new.push(record);
+        }
+        new
+    });
+    (tx, writer)
 }
 
 /// The runs to do, in order: each of the shard's tasks K times, less those

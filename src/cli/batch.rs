@@ -12,8 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use seamark::batch::miniwob::Suite;
 use seamark::batch::summary::{plural, thousands};
 use seamark::batch::{
-    self, Batch, BatchError, BatchOptions, BatchOutcome, BatchProgress, RunRecord, Shard, Tally,
-    TaskSpec,
+    self, Batch, BatchOptions, BatchOutcome, BatchProgress, RunRecord, Shard, Tally, TaskSpec,
 };
 use seamark::brain;
 use seamark::browser::Pool;
@@ -38,11 +37,11 @@ pub struct BatchArgs {
     tasks_file: Option<PathBuf>,
     /// Runs at once, each in a browser context of its own (cookies, storage,
     /// cache and permissions apart) of one browser, or spread over --cdp ones.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::at_least_one)]
     concurrency: usize,
     /// Run each task K times: a task passes k/K, and pass^K counts the
     /// tasks that passed all K.
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = super::at_least_one)]
     repeat: usize,
     /// Run only every N-th task from the I-th (1-based), to spread a suite
     /// over machines; join the results with --merge.
@@ -87,7 +86,7 @@ pub struct BatchArgs {
     )]
     miniwob_tasks: Vec<String>,
     /// With --miniwob: seeds 0 to N-1, each an episode (a task of its own).
-    #[arg(long, value_name = "N", default_value_t = 1, requires = "miniwob")]
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "miniwob", value_parser = super::at_least_one)]
     seeds: usize,
     /// With --miniwob: each episode's time limit in seconds, instead of the
     /// page's own (10 s for most tasks; a slow model needs more).
@@ -119,36 +118,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         let outcome = batch::merge(&args.merge, &out).map_err(|e| UsageError(e.to_string()))?;
         return finish(&outcome, args.common.json);
     }
-    if args.concurrency == 0 || args.repeat == 0 || args.seeds == 0 {
-        return Err(
-            UsageError("--concurrency, --repeat and --seeds must be 1 or more".into()).into(),
-        );
-    }
-    if args
-        .episode_time
-        .is_some_and(|t| !(t > 0.0 && t <= 2_147_483.0))
-    {
-        return Err(UsageError(
-            "--episode-time must be a number of seconds above 0 (at most 2147483)".into(),
-        )
-        .into());
-    }
-    if args.common.browser.profile.is_some() {
-        return Err(UsageError(
-            "--profile is one browser's: a batch runs each task in a fresh context (give \
-             --storage-state to start every run signed in)"
-                .into(),
-        )
-        .into());
-    }
-    if args.common.storage.save_storage_state.is_some() {
-        return Err(UsageError(
-            "--save-storage-state is for one run: each run of a batch keeps its own in its \
-             run directory"
-                .into(),
-        )
-        .into());
-    }
+    refuse_what_a_batch_cannot_do(&args)?;
     let model = model_name(args.model.as_ref())?;
     let http = args.common.http();
     // A model that cannot be made is told once, before anything runs.
@@ -156,15 +126,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     let brains: batch::BrainMaker =
         Arc::new(move |_: &TaskSpec| brain::from_model_name(&model, http));
     let judges = args.judging.judges(http)?;
-    let export = match args.export.as_slice() {
-        [layout, dir] => Some((
-            layout
-                .parse::<batch::Export>()
-                .map_err(|e| UsageError(format!("--export: {e}")))?,
-            PathBuf::from(dir),
-        )),
-        _ => None,
-    };
+    let export = export_of(&args)?;
 
     let tty = std::io::stderr().is_terminal();
     let bar = tty.then(new_bar);
@@ -176,7 +138,135 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     agent.out = None;
     agent.skills = args.skills.clone();
     let remote = args.common.browser.remotes().await?;
+    let (dir, resume) = batch_dir(&args)?;
+    // A tasks file is checked before a browser starts.
+    let listed = listed_tasks(&args)?;
+    let pool = Arc::new(
+        Pool::start(&agent.browser, &remote)
+            .await
+            .map_err(|e| UsageError(e.to_string()))?,
+    );
+    // A MiniWoB++ suite's server lives as long as the batch.
+    let (tasks, _suite) = tasks_of(&args, listed, &pool, &agent.browser).await?;
 
+    let progress = Arc::new(Term {
+        bar,
+        concurrency: args.concurrency,
+    });
+    let options = BatchOptions {
+        concurrency: args.concurrency,
+        repeat: args.repeat,
+        shard: args.shard,
+        resume,
+        remote,
+        pool: Some(pool.clone()),
+        agent,
+        ..BatchOptions::new(dir)
+    };
+    let mut batch = Batch::new(options, brains);
+    if let Some((judges, images)) = judges {
+        batch = batch.judge(judges, images);
+    }
+    let outcome = batch
+        .progress(progress.clone())
+        .interrupt(ended_by_a_signal())
+        .run(tasks)
+        .await;
+    pool.close().await;
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    let outcome = outcome.map_err(|e| UsageError(e.to_string()))?;
+    if let Some((layout, to)) = export {
+        let written = batch::export::write(layout, &outcome.dir, &outcome.records, &to)
+            .map_err(|e| anyhow::anyhow!("the export to {} failed: {e}", to.display()))?;
+        eprintln!(
+            "seamark: {written} run{} written for its judge in {}",
+            plural(written),
+            to.display()
+        );
+    }
+    finish(&outcome, args.common.json)
+}
+
+/// The options a batch refuses before anything starts: an episode time
+/// out of range, and what belongs to one browser or one run.
+fn refuse_what_a_batch_cannot_do(args: &BatchArgs) -> Result<(), UsageError> {
+    if args
+        .episode_time
+        .is_some_and(|t| !(t > 0.0 && t <= 2_147_483.0))
+    {
+        return Err(UsageError(
+            "--episode-time must be a number of seconds above 0 (at most 2147483)".into(),
+        ));
+    }
+    if args.common.browser.profile.is_some() {
+        return Err(UsageError(
+            "--profile is one browser's: a batch runs each task in a fresh context (give \
+             --storage-state to start every run signed in)"
+                .into(),
+        ));
+    }
+    if args.common.storage.save_storage_state.is_some() {
+        return Err(UsageError(
+            "--save-storage-state is for one run: each run of a batch keeps its own in its \
+             run directory"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The tasks to run: those listed, or the MiniWoB++ episodes of `--miniwob`,
+/// with the suite's server (it serves while the batch runs).
+async fn tasks_of(
+    args: &BatchArgs,
+    listed: Option<Vec<TaskSpec>>,
+    pool: &Arc<Pool>,
+    browser: &seamark::browser::BrowserOptions,
+) -> Result<(Vec<TaskSpec>, Option<Suite>), UsageError> {
+    Ok(match (listed, &args.miniwob) {
+        (Some(tasks), _) => (tasks, None),
+        (None, Some(checkout)) => {
+            let suite = Suite::serve(checkout).await.map_err(UsageError)?;
+            eprintln!(
+                "seamark: reading the MiniWoB++ episodes of {}",
+                suite.root.display()
+            );
+            let episode_time = args.episode_time.map(Duration::from_secs_f64);
+            let tasks = suite
+                .tasks(
+                    &args.miniwob_tasks,
+                    args.seeds,
+                    episode_time,
+                    pool,
+                    browser,
+                    args.concurrency,
+                )
+                .await
+                .map_err(UsageError)?;
+            (tasks, Some(suite))
+        }
+        (None, None) => return Err(UsageError("give a tasks file or --miniwob DIR".into())),
+    })
+}
+
+/// `--export LAYOUT DIR`, read.
+fn export_of(args: &BatchArgs) -> Result<Option<(batch::Export, PathBuf)>, UsageError> {
+    Ok(match args.export.as_slice() {
+        [layout, dir] => Some((
+            layout
+                .parse::<batch::Export>()
+                .map_err(|e| UsageError(format!("--export: {e}")))?,
+            PathBuf::from(dir),
+        )),
+        _ => None,
+    })
+}
+
+/// The batch's directory, and whether it goes on with one (`--resume`):
+/// `--out`, else one named after the tasks file or suite.
+fn batch_dir(args: &BatchArgs) -> Result<(PathBuf, bool), UsageError> {
     let (dir, resume) = match (&args.resume, &args.common.out) {
         (Some(d), _) => (d.clone(), true),
         (None, Some(d)) => (d.clone(), false),
@@ -200,11 +290,14 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             "{} is not a batch directory (it holds no {}): nothing to resume",
             dir.display(),
             batch::RESULTS
-        ))
-        .into());
+        )));
     }
-    // A tasks file is checked before a browser starts.
-    let listed = match (&args.tasks_file, args.suite.as_slice()) {
+    Ok((dir, resume))
+}
+
+/// The tasks of a tasks file or a suite's file (none for MiniWoB++).
+fn listed_tasks(args: &BatchArgs) -> Result<Option<Vec<TaskSpec>>, UsageError> {
+    Ok(match (&args.tasks_file, args.suite.as_slice()) {
         (Some(file), _) => Some(batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?),
         (None, [suite, file]) => {
             let suite: batch::Suite = suite
@@ -214,89 +307,20 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             Some(batch::read_suite(suite, &file).map_err(|e| UsageError(e.to_string()))?)
         }
         _ => None,
-    };
-    let pool = Arc::new(
-        Pool::start(&agent.browser, &remote)
-            .await
-            .map_err(|e| UsageError(e.to_string()))?,
-    );
-    // A MiniWoB++ suite's server lives as long as the batch.
-    let (tasks, _suite) = match (listed, &args.miniwob) {
-        (Some(tasks), _) => (tasks, None),
-        (None, Some(checkout)) => {
-            let suite = Suite::serve(checkout).await.map_err(UsageError)?;
-            eprintln!(
-                "seamark: reading the MiniWoB++ episodes of {}",
-                suite.root.display()
-            );
-            let tasks = suite
-                .tasks(
-                    &args.miniwob_tasks,
-                    args.seeds,
-                    args.episode_time.map(Duration::from_secs_f64),
-                    &pool,
-                    &agent.browser,
-                    args.concurrency,
-                )
-                .await
-                .map_err(UsageError)?;
-            (tasks, Some(suite))
-        }
-        (None, None) => return Err(UsageError("give a tasks file or --miniwob DIR".into()).into()),
-    };
+    })
+}
 
-    let progress = Arc::new(Term {
-        bar,
-        concurrency: args.concurrency,
-    });
-    let options = BatchOptions {
-        concurrency: args.concurrency,
-        repeat: args.repeat,
-        shard: args.shard,
-        resume,
-        remote,
-        pool: Some(pool.clone()),
-        agent,
-        ..BatchOptions::new(dir)
-    };
-    let mut batch = Batch::new(options, brains);
-    if let Some((judges, images)) = judges {
-        batch = batch.judge(judges, images);
-    }
-    let outcome = batch
-        .progress(progress.clone())
-        .interrupt({
-            let signals = super::signals::Signals::listen();
-            async move {
-                let stop = signals.first().await;
-                eprintln!(
-                    "\nseamark: ended by {}; ending the runs under way and writing the summary",
-                    stop.name()
-                );
-                stop.cause().to_string()
-            }
-        })
-        .run(tasks)
-        .await;
-    pool.close().await;
-    if let Some(bar) = &progress.bar {
-        bar.finish_and_clear();
-    }
-    let outcome = outcome.map_err(|e| match e {
-        BatchError::Browser(_) | BatchError::Dir(_) | BatchError::Config(_) => {
-            UsageError(e.to_string())
-        }
-    })?;
-    if let Some((layout, to)) = export {
-        let written = batch::export::write(layout, &outcome.dir, &outcome.records, &to)
-            .map_err(|e| anyhow::anyhow!("the export to {} failed: {e}", to.display()))?;
+/// The interrupt of a batch: the first SIGINT, SIGTERM or SIGHUP, told.
+fn ended_by_a_signal() -> impl std::future::Future<Output = String> + Send + 'static {
+    let signals = super::signals::Signals::listen();
+    async move {
+        let stop = signals.first().await;
         eprintln!(
-            "seamark: {written} run{} written for its judge in {}",
-            plural(written),
-            to.display()
+            "\nseamark: ended by {}; ending the runs under way and writing the summary",
+            stop.name()
         );
+        stop.cause().to_string()
     }
-    finish(&outcome, args.common.json)
 }
 
 /// Prints the summary (the table, or JSON) and the exit status it makes.

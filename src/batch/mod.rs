@@ -383,9 +383,9 @@ impl Batch {
             let _ = stop_tx.send(stopped_by.clone());
         }
         let signal = interrupt.filter(|_| stopped_by.is_none());
-        let interrupted_runs = self
-            .wait_for_runs(&mut running, signal, &stop_tx, &mut stopped_by)
-            .await;
+        let progress = self.progress.as_ref();
+        let interrupted_runs =
+            wait_for_runs(progress, &mut running, signal, &stop_tx, &mut stopped_by).await;
         drop(tx);
         let new = writer.await.unwrap_or_default();
         // What the plan held beyond what started (unknown for a stream, which
@@ -441,45 +441,43 @@ impl Batch {
         })?;
         Ok((earlier, file))
     }
+}
 
-    /// Waits for the runs under way to end, counting those that ended
-    /// interrupted. An interrupt that comes meanwhile (`signal`) stops them
-    /// and is kept in `stopped_by`.
-    async fn wait_for_runs(
-        &self,
-        running: &mut tokio::task::JoinSet<bool>,
-        mut signal: Option<Interrupt>,
-        stop_tx: &watch::Sender<Option<String>>,
-        stopped_by: &mut Option<String>,
-    ) -> usize {
-        let mut interrupted_runs = 0;
-        while !running.is_empty() {
-            let joined = match signal.as_mut() {
-                Some(s) => tokio::select! {
-                    j = running.join_next() => Ok(j),
-                    cause = s.as_mut() => Err(cause),
-                },
-                None => Ok(running.join_next().await),
-            };
-            let joined = match joined {
-                Ok(joined) => joined,
-                Err(cause) => {
-                    signal = None;
-                    let _ = stop_tx.send(Some(cause.clone()));
-                    *stopped_by = Some(cause);
-                    continue;
-                }
-            };
-            match joined {
-                Some(Ok(true)) => interrupted_runs += 1,
-                Some(Err(e)) => self
-                    .progress
-                    .note(&format!("a run ended without a result: {e}")),
-                _ => {}
+/// Waits for the runs under way to end, counting those that ended
+/// interrupted. An interrupt that comes meanwhile (`signal`) stops them
+/// and is kept in `stopped_by`.
+async fn wait_for_runs(
+    progress: &dyn BatchProgress,
+    running: &mut tokio::task::JoinSet<bool>,
+    mut signal: Option<Interrupt>,
+    stop_tx: &watch::Sender<Option<String>>,
+    stopped_by: &mut Option<String>,
+) -> usize {
+    let mut interrupted_runs = 0;
+    while !running.is_empty() {
+        let joined = match signal.as_mut() {
+            Some(s) => tokio::select! {
+                j = running.join_next() => Ok(j),
+                cause = s.as_mut() => Err(cause),
+            },
+            None => Ok(running.join_next().await),
+        };
+        let joined = match joined {
+            Ok(joined) => joined,
+            Err(cause) => {
+                signal = None;
+                let _ = stop_tx.send(Some(cause.clone()));
+                *stopped_by = Some(cause);
+                continue;
             }
+        };
+        match joined {
+            Some(Ok(true)) => interrupted_runs += 1,
+            Some(Err(e)) => progress.note(&format!("a run ended without a result: {e}")),
+            _ => {}
         }
-        interrupted_runs
     }
+    interrupted_runs
 }
 
 /// The runs started, and why starting stopped early, if it did.

@@ -13,14 +13,14 @@ use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 
-use super::locate::{call_on_node, focused_node, node_from_call, reach, Reach};
+use super::locate::{call_on_element, call_on_node, focused_node, node_from_call, reach, Reach};
 use super::watch::Events;
 use super::{input, settle, ActOptions};
 use crate::browser::link_of;
 use crate::browser::Session;
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
-use crate::protocol::{Command, ScrollDirection, Spot};
+use crate::protocol::{Command, ImagePoint, ScrollDirection, Spot};
 use crate::safety::Danger;
 
 /// What an action did, before the page is looked at again.
@@ -98,56 +98,13 @@ pub(super) async fn perform(
         Command::ClickAt { at }
         | Command::HoverAt { at }
         | Command::ScrollAt { at, .. }
-        | Command::TypeAt { at, .. } => {
-            let p = super::points::to_css(*at, session.viewport())?;
-            let on = target
-                .map(|e| format!(" on {}", describe(e)))
-                .unwrap_or_default();
-            let place = format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y);
-            match command {
-                Command::HoverAt { .. } => {
-                    input::hover(page, p).await.map_err(refused)?;
-                    Ok(Acted::Unconfirmed(format!("the pointer is at {place}")))
-                }
-                Command::ScrollAt { direction, .. } => {
-                    // As far as SCROLL moves the page: most of a screen.
-                    let (sx, sy) = signs(*direction);
-                    let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
-                    input::wheel(page, p, dx, dy).await.map_err(refused)?;
-                    Ok(Acted::Unconfirmed(format!(
-                        "turned the wheel {} at {place}",
-                        direction_word(*direction).0
-                    )))
-                }
-                Command::TypeAt { text, .. } => {
-                    input::click(page, p).await.map_err(refused)?;
-                    input::type_text(page, text).await.map_err(refused)?;
-                    Ok(Acted::Unconfirmed(format!(
-                        "clicked at {place} and typed {} characters",
-                        text.chars().count()
-                    )))
-                }
-                _ => {
-                    input::click(page, p).await.map_err(refused)?;
-                    Ok(Acted::Unconfirmed(format!("clicked at {place}")))
-                }
-            }
-        }
+        | Command::TypeAt { at, .. } => at_point(session, command, *at, target, view).await,
         Command::Drag { from, to } => {
             let start = match from {
                 Spot::Id(_) => point_for(page, el()?, view).await?,
                 Spot::At(at) => super::points::to_css(*at, session.viewport())?,
             };
-            let end = match (to, drop_on) {
-                (Spot::At(at), _) => super::points::to_css(*at, session.viewport())?,
-                (Spot::Id(_), Some(e)) => centre_in_view(e)?,
-                (Spot::Id(id), None) => return Err(format!("there is no element {id} to drop on")),
-            };
-            input::drag(page, start, end).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(format!(
-                "dragged from {from} (CSS {:.0},{:.0}) to {to} (CSS {:.0},{:.0})",
-                start.x, start.y, end.x, end.y
-            )))
+            drag(session, from, start, to, drop_on).await
         }
         Command::Type { text, .. } => fill(page, el()?, view, text).await,
         Command::Clear { .. } => fill(page, el()?, view, "").await,
@@ -184,6 +141,74 @@ pub(super) async fn perform(
     }
 }
 
+/// A command at a point of the image: a click, the pointer moved there, the
+/// wheel turned there, or a click and typing there.
+async fn at_point(
+    session: &Session,
+    command: &Command,
+    at: ImagePoint,
+    target: Option<&Element>,
+    view: Rect,
+) -> Act {
+    let page = session.page();
+    let p = super::points::to_css(at, session.viewport())?;
+    let on = target
+        .map(|e| format!(" on {}", describe(e)))
+        .unwrap_or_default();
+    let place = format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y);
+    match command {
+        Command::HoverAt { .. } => {
+            input::hover(page, p).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!("the pointer is at {place}")))
+        }
+        Command::ScrollAt { direction, .. } => {
+            // As far as SCROLL moves the page: most of a screen.
+            let (sx, sy) = signs(*direction);
+            let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
+            input::wheel(page, p, dx, dy).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "turned the wheel {} at {place}",
+                direction_word(*direction).0
+            )))
+        }
+        Command::TypeAt { text, .. } => {
+            input::click(page, p).await.map_err(refused)?;
+            input::type_text(page, text).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "clicked at {place} and typed {} characters",
+                text.chars().count()
+            )))
+        }
+        _ => {
+            input::click(page, p).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!("clicked at {place}")))
+        }
+    }
+}
+
+/// DRAG from `start` (CSS pixels, where `from` is) to `to`: a point, or the
+/// centre of the element to drop on.
+async fn drag(
+    session: &Session,
+    from: &Spot,
+    start: Point,
+    to: &Spot,
+    drop_on: Option<&Element>,
+) -> Act {
+    let end = match (to, drop_on) {
+        (Spot::At(at), _) => super::points::to_css(*at, session.viewport())?,
+        (Spot::Id(_), Some(e)) => centre_in_view(e)?,
+        (Spot::Id(id), None) => return Err(format!("there is no element {id} to drop on")),
+    };
+    input::drag(session.page(), start, end)
+        .await
+        .map_err(refused)?;
+    Ok(Acted::Unconfirmed(format!(
+        "dragged from {from} (CSS {:.0},{:.0}) to {to} (CSS {:.0},{:.0})",
+        start.x, start.y, end.x, end.y
+    )))
+}
+
 /// Watches the page's `dragover` events from here on: the last one's
 /// `defaultPrevented`, read at the window after the page's own handlers,
 /// says whether the page takes the drop.
@@ -199,14 +224,9 @@ const WATCH_DRAGOVER_JS: &str = r#"function() {
 /// it as from a file manager, when the page takes a drop there.
 async fn drop_on(page: &Page, e: &Element, chosen: &[crate::files::ChosenFile]) -> Act {
     let view_p = centre_in_view(e)?;
-    call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        WATCH_DRAGOVER_JS,
-        Vec::new(),
-    )
-    .await
-    .ok_or_else(|| gone(e))?;
+    call_on_element(page, e, WATCH_DRAGOVER_JS, Vec::new())
+        .await
+        .ok_or_else(|| gone(e))?;
     // Asked in the drop zone's own window (its frame's).
     let accepts = async {
         call_on_node(
@@ -273,13 +293,7 @@ pub(super) async fn danger(
 ) -> Option<Danger> {
     let value = match (command, target) {
         (Command::Click { .. } | Command::ClickAt { .. } | Command::TypeAt { .. }, Some(e)) => {
-            call_on_node(
-                &link_of(page, &e.frame),
-                e.backend_node_id,
-                DANGER_JS,
-                vec![json!(false)],
-            )
-            .await?
+            call_on_element(page, e, DANGER_JS, vec![json!(false)]).await?
         }
         (Command::Press { key }, _) if key.key == "Enter" => {
             let (frame, focused) = focused_node(page).await?;
@@ -358,15 +372,7 @@ const DISABLED_JS: &str = r#"function() {
 
 /// A point where a click reaches the element, or why there is none.
 async fn point_for(page: &Page, e: &Element, view: Rect) -> Result<Point, String> {
-    if call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        DISABLED_JS,
-        Vec::new(),
-    )
-    .await
-        == Some(Value::Bool(true))
-    {
+    if call_on_element(page, e, DISABLED_JS, Vec::new()).await == Some(Value::Bool(true)) {
         return Err(format!(
             "{} is disabled; something else must come first (fill required fields, pick an option)",
             describe(e)
@@ -448,14 +454,9 @@ fn value_format(input_type: &str) -> &'static str {
 /// TYPE (and CLEAR, with no text): focus by a real click, select what is there,
 /// delete it with a real Backspace, type the text key by key.
 async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
-    let info = call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        FIELD_JS,
-        Vec::new(),
-    )
-    .await
-    .ok_or_else(|| gone(e))?;
+    let info = call_on_element(page, e, FIELD_JS, Vec::new())
+        .await
+        .ok_or_else(|| gone(e))?;
     let kind = info["kind"].as_str().unwrap_or("none");
     let input_type = info["type"].as_str().unwrap_or("");
     if kind == "none" {
@@ -469,21 +470,9 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     }
     let p = point_for(page, e, view).await?;
     input::click(page, p).await.map_err(refused)?;
-    call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        FOCUS_JS,
-        Vec::new(),
-    )
-    .await;
+    call_on_element(page, e, FOCUS_JS, Vec::new()).await;
     if kind == "set" {
-        let now = call_on_node(
-            &link_of(page, &e.frame),
-            e.backend_node_id,
-            SET_VALUE_JS,
-            vec![json!(text)],
-        )
-        .await;
+        let now = call_on_element(page, e, SET_VALUE_JS, vec![json!(text)]).await;
         return match now.as_ref().and_then(Value::as_str) {
             Some(v) if v == text || text.is_empty() => {
                 Ok(Acted::Confirmed(format!("set {} to \"{v}\"", describe(e))))
@@ -503,13 +492,7 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         )));
     }
     if !was_empty {
-        call_on_node(
-            &link_of(page, &e.frame),
-            e.backend_node_id,
-            SELECT_CONTENT_JS,
-            Vec::new(),
-        )
-        .await;
+        call_on_element(page, e, SELECT_CONTENT_JS, Vec::new()).await;
         input::press(
             page,
             &crate::protocol::KeyCombo {
@@ -525,13 +508,7 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         return Ok(Acted::Confirmed(format!("cleared {}", describe(e))));
     }
     let secret = input_type == "password";
-    let value = call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        VALUE_JS,
-        Vec::new(),
-    )
-    .await;
+    let value = call_on_element(page, e, VALUE_JS, Vec::new()).await;
     let value = value.as_ref().and_then(Value::as_str).unwrap_or_default();
     Ok(Acted::Confirmed(if secret {
         format!(
@@ -669,67 +646,22 @@ async fn select(
     wanted: &str,
     add: bool,
 ) -> Act {
-    let info = call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        SELECT_INFO_JS,
-        Vec::new(),
-    )
-    .await
-    .ok_or_else(|| gone(e))?;
-    let multiple = info["multiple"] == Value::Bool(true);
-    if !add && !multiple {
+    let info = call_on_element(page, e, SELECT_INFO_JS, Vec::new())
+        .await
+        .ok_or_else(|| gone(e))?;
+    let choice = Choice {
+        wanted,
+        add,
+        multiple: info["multiple"] == Value::Bool(true),
+    };
+    if !add && !choice.multiple {
         return Err(format!(
             "{} is not a list that takes several options: DESELECT works only on those (to change a single choice, SELECT another option)",
             describe(e)
         ));
     }
     if info["native"] == Value::Bool(true) {
-        let opts = strings(&info["options"]);
-        let chosen: Vec<bool> = info["chosen"]
-            .as_array()
-            .map(|a| a.iter().map(|v| v == &Value::Bool(true)).collect())
-            .unwrap_or_default();
-        let Some(i) = match_option(&opts, wanted) else {
-            return Err(format!(
-                "{} has no option \"{wanted}\"; its options are: {}",
-                describe(e),
-                list_options(&opts)
-            ));
-        };
-        if chosen.get(i).copied() == Some(add) {
-            return Ok(Acted::NoEffect(if add {
-                format!("\"{}\" was already selected", opts[i])
-            } else {
-                format!("\"{}\" was not selected", opts[i])
-            }));
-        }
-        point_for(page, e, view).await?;
-        let now = strings(
-            &call_on_node(
-                &link_of(page, &e.frame),
-                e.backend_node_id,
-                CHOOSE_NATIVE_JS,
-                vec![json!(i), json!(add)],
-            )
-            .await
-            .unwrap_or(Value::Null),
-        );
-        return Ok(Acted::Confirmed(match (multiple, add) {
-            (false, _) => format!("selected \"{}\" in {}", opts[i], describe(e)),
-            (true, true) => format!(
-                "added \"{}\" to the selection of {}; selected now: {}",
-                opts[i],
-                describe(e),
-                selected_now(&now)
-            ),
-            (true, false) => format!(
-                "took \"{}\" out of the selection of {}; selected now: {}",
-                opts[i],
-                describe(e),
-                selected_now(&now)
-            ),
-        }));
+        return select_native(page, e, view, &info, &choice).await;
     }
     // A custom dropdown: open it unless it is a listbox showing its options.
     if info["role"].as_str() != Some("listbox") {
@@ -738,15 +670,89 @@ async fn select(
         input::click(page, p).await.map_err(refused)?;
         settle::settle(page, events, options.quiet, options.settle_timeout, opened).await;
     }
+    select_custom(page, e, view, &choice).await
+}
+
+/// What SELECT or DESELECT asks of a list.
+struct Choice<'a> {
+    /// The option, as the model named it.
+    wanted: &'a str,
+    /// Selected (SELECT) rather than taken out (DESELECT).
+    add: bool,
+    /// The list takes several options.
+    multiple: bool,
+}
+
+impl Choice<'_> {
+    /// The option named, among `opts`, or why none is.
+    fn find(&self, e: &Element, opts: &[String]) -> Result<usize, String> {
+        match_option(opts, self.wanted).ok_or_else(|| {
+            format!(
+                "{} has no option \"{}\"; its options are: {}",
+                describe(e),
+                self.wanted,
+                list_options(opts)
+            )
+        })
+    }
+
+    /// The option already is as asked: nothing to do.
+    fn unchanged(&self, option: &str) -> Acted {
+        Acted::NoEffect(if self.add {
+            format!("\"{option}\" was already selected")
+        } else {
+            format!("\"{option}\" was not selected")
+        })
+    }
+}
+
+/// SELECT or DESELECT in a native `<select>`: the option chosen in the page,
+/// and what is selected now.
+async fn select_native(
+    page: &Page,
+    e: &Element,
+    view: Rect,
+    info: &Value,
+    choice: &Choice<'_>,
+) -> Act {
+    let opts = strings(&info["options"]);
+    let chosen: Vec<bool> = info["chosen"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v == &Value::Bool(true)).collect())
+        .unwrap_or_default();
+    let i = choice.find(e, &opts)?;
+    if chosen.get(i).copied() == Some(choice.add) {
+        return Ok(choice.unchanged(&opts[i]));
+    }
+    point_for(page, e, view).await?;
+    let now = strings(
+        &call_on_element(page, e, CHOOSE_NATIVE_JS, vec![json!(i), json!(choice.add)])
+            .await
+            .unwrap_or(Value::Null),
+    );
+    Ok(Acted::Confirmed(match (choice.multiple, choice.add) {
+        (false, _) => format!("selected \"{}\" in {}", opts[i], describe(e)),
+        (true, true) => format!(
+            "added \"{}\" to the selection of {}; selected now: {}",
+            opts[i],
+            describe(e),
+            selected_now(&now)
+        ),
+        (true, false) => format!(
+            "took \"{}\" out of the selection of {}; selected now: {}",
+            opts[i],
+            describe(e),
+            selected_now(&now)
+        ),
+    }))
+}
+
+/// SELECT or DESELECT in a custom list (open): a real click on the option.
+async fn select_custom(page: &Page, e: &Element, view: Rect, choice: &Choice<'_>) -> Act {
     let states = option_states(
-        &call_on_node(
-            &link_of(page, &e.frame),
-            e.backend_node_id,
-            CUSTOM_OPTIONS_JS,
-            Vec::new(),
-        )
-        .await
-        .unwrap_or(Value::Null),
+        &call_on_element(page, e, CUSTOM_OPTIONS_JS, Vec::new())
+            .await
+            .unwrap_or(Value::Null),
     );
     if states.is_empty() {
         return Err(format!(
@@ -755,20 +761,10 @@ async fn select(
         ));
     }
     let opts: Vec<String> = states.iter().map(|(t, _)| t.clone()).collect();
-    let Some(i) = match_option(&opts, wanted) else {
-        return Err(format!(
-            "{} has no option \"{wanted}\"; its options are: {}",
-            describe(e),
-            list_options(&opts)
-        ));
-    };
+    let i = choice.find(e, &opts)?;
     // In a list that takes several, a click on an option toggles it.
-    if multiple && states[i].1 == add {
-        return Ok(Acted::NoEffect(if add {
-            format!("\"{}\" was already selected", opts[i])
-        } else {
-            format!("\"{}\" was not selected", opts[i])
-        }));
+    if choice.multiple && states[i].1 == choice.add {
+        return Ok(choice.unchanged(&opts[i]));
     }
     let option = node_from_call(
         &link_of(page, &e.frame),
@@ -786,7 +782,7 @@ async fn select(
         }
     };
     input::click(page, p).await.map_err(refused)?;
-    Ok(Acted::Unconfirmed(if add {
+    Ok(Acted::Unconfirmed(if choice.add {
         format!("chose \"{}\" in {}", opts[i], describe(e))
     } else {
         format!("clicked \"{}\" to take it out of {}", opts[i], describe(e))
@@ -867,14 +863,9 @@ const SCROLL_AREA_JS: &str = r#"function(dx, dy) {
 
 async fn scroll_container(page: &Page, e: &Element, d: ScrollDirection) -> Act {
     let (dx, dy) = signs(d);
-    let v = call_on_node(
-        &link_of(page, &e.frame),
-        e.backend_node_id,
-        SCROLL_AREA_JS,
-        vec![json!(dx), json!(dy)],
-    )
-    .await
-    .ok_or_else(|| gone(e))?;
+    let v = call_on_element(page, e, SCROLL_AREA_JS, vec![json!(dx), json!(dy)])
+        .await
+        .ok_or_else(|| gone(e))?;
     if v.is_null() {
         return Err(format!(
             "{} is not in an area that scrolls {}; use SCROLL:{} for the page",

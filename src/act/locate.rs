@@ -15,8 +15,8 @@ use chromiumoxide::cdp::js_protocol::runtime::{
 use chromiumoxide::Page;
 use serde_json::Value;
 
-use crate::browser::{found_frames, HitTester, Link};
-use crate::perceive::{frame_origin, Point, Rect};
+use crate::browser::{found_frames, link_of, HitTester, Link};
+use crate::perceive::{frame_origin, Element, Point, Rect};
 
 /// Where a click on the element would go.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +53,17 @@ pub(super) async fn call_on_node(
         return None;
     }
     Some(reply.result.result.value.clone().unwrap_or(Value::Null))
+}
+
+/// Calls `function` on an element of the table (see [`call_on_node`]), in
+/// its own frame.
+pub(super) async fn call_on_element(
+    page: &Page,
+    e: &Element,
+    function: &str,
+    args: Vec<Value>,
+) -> Option<Value> {
+    call_on_node(&link_of(page, &e.frame), e.backend_node_id, function, args).await
 }
 
 /// Calls `function` on the node and returns the node it returns, as a

@@ -39,33 +39,8 @@ impl Executor {
             values: read::Values::Only(&shown),
         };
         if *of == ReadTarget::More {
-            let Some(reader) = self.reader.as_mut() else {
-                return (
-                    Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
-                    None,
-                );
-            };
-            if reader.done() {
-                return (
-                    Outcome::new(
-                        step,
-                        Status::NoEffect,
-                        "the whole reading was given already; READ again to read the page as it is now",
-                    ),
-                    None,
-                );
-            }
-            return match reader.next_part(page, viewport, &marks, max).await {
-                Ok(part) => (
-                    Outcome::new(
-                        step,
-                        Status::Done,
-                        part_message(&part, "continued the last reading"),
-                    ),
-                    Some(part_text(&part)),
-                ),
-                Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
-            };
+            let max = self.options.read_chars;
+            return read_more(self.reader.as_mut(), session, step, &marks, max).await;
         }
         let scope = match (of, region) {
             (_, Some(Ok(e))) => read::Scope::Region {
@@ -178,6 +153,44 @@ impl Executor {
         };
         let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
         (Outcome::new(step, Status::Done, message), Some(reading))
+    }
+}
+
+/// Runs a `READ:more`: the next part of the last reading.
+async fn read_more(
+    reader: Option<&mut read::Reader>,
+    session: &Session,
+    step: &Step,
+    marks: &read::Marks<'_>,
+    max: usize,
+) -> (Outcome, Option<String>) {
+    let (page, viewport) = (session.page(), session.viewport());
+    let Some(reader) = reader else {
+        return (
+            Outcome::new(step, Status::Failed, "nothing to continue: READ first"),
+            None,
+        );
+    };
+    if reader.done() {
+        return (
+            Outcome::new(
+                step,
+                Status::NoEffect,
+                "the whole reading was given already; READ again to read the page as it is now",
+            ),
+            None,
+        );
+    }
+    match reader.next_part(page, viewport, marks, max).await {
+        Ok(part) => (
+            Outcome::new(
+                step,
+                Status::Done,
+                part_message(&part, "continued the last reading"),
+            ),
+            Some(part_text(&part)),
+        ),
+        Err(e) => (Outcome::new(step, Status::Failed, e.to_string()), None),
     }
 }
 

@@ -8,6 +8,9 @@
 //! groups time a first look: screenshot and perceive right after the page loads.
 //!
 //! `cargo bench --bench perception`; `scripts/bench-table.py` prints the ratios.
+// criterion's macros write public functions with no doc comment; the docs
+// lint is for the library.
+#![allow(missing_docs)]
 
 mod common;
 

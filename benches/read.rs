@@ -8,6 +8,9 @@
 //! sees (`innerText`), and characters per visible word.
 //!
 //! `cargo bench --bench read`.
+// criterion's macros write public functions with no doc comment; the docs
+// lint is for the library.
+#![allow(missing_docs)]
 
 mod common;
 

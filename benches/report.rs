@@ -8,6 +8,9 @@
 //! screenshots, which any report of the images must do at least once.
 //!
 //! `cargo bench --bench report`.
+// criterion's macros write public functions with no doc comment; the docs
+// lint is for the library.
+#![allow(missing_docs)]
 
 mod common;
 use seamark::records::{BatchReport, Outcome, Shown, Status};

@@ -597,6 +597,18 @@ impl Ending {
     fn failed(reason: String) -> Self {
         Self::new(RunStatus::Failed, reason)
     }
+
+    /// This ending with what else went wrong after the loop (`also`): a
+    /// run done is failed by it, any other ending says it too.
+    fn and(self, also: Option<String>) -> Self {
+        match also {
+            Some(why) if self.status == RunStatus::Done => {
+                Ending::failed(format!("{}; but {why}", self.reason))
+            }
+            Some(why) => Ending::new(self.status, format!("{}; and {why}", self.reason)),
+            None => self,
+        }
+    }
 }
 
 impl Agent {
@@ -616,35 +628,7 @@ impl Agent {
         keep_downloads_in(&mut self.options.act, journal.dir());
         let model = self.brain.name();
         let mut run = match self.resume.take() {
-            None => {
-                journal.redact(self.options.act.secrets.clone());
-                journal.write(&StartRecord {
-                    kind: "start",
-                    task: self.task.clone(),
-                    url: self.url.clone(),
-                    model: model.clone(),
-                    started: utc_rfc3339(SystemTime::now()),
-                    seamark: env!("CARGO_PKG_VERSION").to_string(),
-                    max_steps: self.options.max_steps,
-                    policy: Some(RunPolicy::of(&self.options)),
-                })?;
-                let mut run = Run::new(self.system_prompt());
-                if let Some(dir) = self.options.skills.clone() {
-                    let (skills, usage) = skills::Skills::choose(
-                        crate::skill::SkillStore::new(dir),
-                        self.learn_into.clone(),
-                        &self.task,
-                        &self.url,
-                        self.brain.as_mut(),
-                        &mut journal,
-                        self.progress.as_ref(),
-                    )
-                    .await;
-                    run.add_spend(self.spend_of(usage));
-                    run.skills = Some(skills);
-                }
-                run
-            }
+            None => self.begin(&mut journal, &model).await?,
             Some(r) => self.go_on(&r, &mut journal)?,
         };
         // Domain limits: every request of the browser goes through the guard.
@@ -685,34 +669,10 @@ impl Agent {
                         out = Err(cause);
                     }
                 }
-                let mut saving = None;
-                if let Some(path) = &self.options.save_storage_state {
-                    let saved = match StorageState::capture(&session, &mut run.local_storage).await
-                    {
-                        Ok(state) => state.write(path, &self.options.act.secrets),
-                        Err(e) => Err(e),
-                    };
-                    if let Err(e) = saved {
-                        // Asked for and not given: the run did not do all it was told.
-                        saving = Some(format!(
-                            "the storage state was not saved to {}: {e}",
-                            path.display()
-                        ));
-                    }
-                }
+                let saving = self.save_storage_state(&session, &mut run).await;
                 session.close().await;
                 let (ending, steps) = out.unwrap_or_else(|cause| run.interrupted(&cause));
-                match saving {
-                    Some(why) if ending.status == RunStatus::Done => (
-                        Ending::failed(format!("{}; but {why}", ending.reason)),
-                        steps,
-                    ),
-                    Some(why) => (
-                        Ending::new(ending.status, format!("{}; and {why}", ending.reason)),
-                        steps,
-                    ),
-                    None => (ending, steps),
-                }
+                (ending.and(saving), steps)
             }
             Ok(Err(e)) => (
                 Ending::failed(format!("the browser could not start: {e}")),
@@ -722,6 +682,52 @@ impl Agent {
         };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)
+    }
+
+    /// Begins a new run: its start record, and the skill it follows, if one
+    /// fits.
+    async fn begin(&mut self, journal: &mut Journal, model: &str) -> Result<Run, AgentError> {
+        journal.redact(self.options.act.secrets.clone());
+        journal.write(&StartRecord {
+            kind: "start",
+            task: self.task.clone(),
+            url: self.url.clone(),
+            model: model.to_string(),
+            started: utc_rfc3339(SystemTime::now()),
+            seamark: env!("CARGO_PKG_VERSION").to_string(),
+            max_steps: self.options.max_steps,
+            policy: Some(RunPolicy::of(&self.options)),
+        })?;
+        let mut run = Run::new(self.system_prompt());
+        if let Some(dir) = self.options.skills.clone() {
+            let (skills, usage) = skills::Skills::choose(
+                crate::skill::SkillStore::new(dir),
+                self.learn_into.clone(),
+                &self.task,
+                &self.url,
+                self.brain.as_mut(),
+                journal,
+                self.progress.as_ref(),
+            )
+            .await;
+            run.add_spend(self.spend_of(usage));
+            run.skills = Some(skills);
+        }
+        Ok(run)
+    }
+
+    /// Saves the browser's storage state where `--save-storage-state` asked:
+    /// why it could not be, if it could not.
+    async fn save_storage_state(&mut self, session: &Session, run: &mut Run) -> Option<String> {
+        let path = self.options.save_storage_state.as_ref()?;
+        let saved = match StorageState::capture(session, &mut run.local_storage).await {
+            Ok(state) => state.write(path, &self.options.act.secrets),
+            Err(e) => Err(e),
+        };
+        // Asked for and not given: the run did not do all it was told.
+        saved
+            .err()
+            .map(|e| format!("the storage state was not saved to {}: {e}", path.display()))
     }
 
     /// Takes up a resumed run: its state, the person's answer to its

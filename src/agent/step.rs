@@ -801,54 +801,13 @@ impl Agent {
         }
         // The judge, once the checks hold: its fail is one more that does not.
         if let (true, Some(judge)) = (failed.is_empty(), checks.judge) {
-            let case = judge_case(judge, run, checks.task, &summary, checks.now);
+            let case = judge_case(judge, run, checks.task, &summary, checks.now.clone());
             let (answer, usage) = judge.judge(&case).await;
             let model = judge.name();
-            let report = run
-                .judge
-                .get_or_insert_with(|| crate::records::JudgeReport {
-                    model: model.clone(),
-                    verdict: None,
-                    reason: String::new(),
-                    judged: 0,
-                    spend: crate::records::Spend::default(),
-                });
-            report.judged += 1;
-            report.spend += crate::records::Spend {
-                tokens: usage,
-                cost_usd: checks.prices.of(&model).map(|p| p.cost(usage)),
-            };
-            // What the journal keeps, and the run's end when there is no verdict.
-            let (passed, detail, unread) = match answer {
-                Ok(j) => {
-                    report.verdict = Some(j.verdict);
-                    report.reason = j.reason.clone();
-                    let passed = j.verdict != crate::judge::Verdict::Fail;
-                    if !passed {
-                        failed.push(format!("the judge ({model}) says: {}", j.reason));
-                    }
-                    (passed, format!("{}: {}", j.verdict.word(), j.reason), None)
-                }
-                Err(e) => {
-                    report.verdict = None;
-                    report.reason = e.to_string();
-                    let reason = match &e {
-                        crate::judge::JudgeError::Unreadable { .. } => {
-                            "the judge's answer could not be read".to_string()
-                        }
-                        crate::judge::JudgeError::Brain(b) => {
-                            format!("the judge could not be asked: {b}")
-                        }
-                    };
-                    (false, e.to_string(), Some(reason))
-                }
-            };
-            let record = crate::records::CheckRecord::new(step, "judge", &model, passed, detail);
-            if let Err(e) = journal.write(&record) {
-                tracing::warn!("the judge's record was not written: {e}");
-            }
-            if let Some(reason) = unread {
-                return Ok(Ending::new(RunStatus::Unverified, reason));
+            match keep_verdict(model, answer, usage, checks.prices, run, journal, step) {
+                Ok(None) => {}
+                Ok(Some(fail)) => failed.push(fail),
+                Err(ending) => return Ok(ending),
             }
         }
         if failed.is_empty() {
@@ -916,6 +875,67 @@ fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<S
         .collect::<Option<_>>()?;
     let last = *answers.last()?;
     (!recorded.is_empty() && answers.iter().all(|a| norm(a) == recorded)).then(|| last.to_string())
+}
+
+/// Keeps the judge's answer (`model`'s) in the run and the journal: what
+/// failed in its words (none when it passes), or the run's end when its
+/// answer could not be had.
+fn keep_verdict(
+    model: String,
+    answer: Result<crate::judge::Judgement, crate::judge::JudgeError>,
+    usage: brain::Usage,
+    prices: &crate::brain::Prices,
+    run: &mut Run,
+    journal: &mut Journal,
+    step: usize,
+) -> Result<Option<String>, Ending> {
+    let report = run
+        .judge
+        .get_or_insert_with(|| crate::records::JudgeReport {
+            model: model.clone(),
+            verdict: None,
+            reason: String::new(),
+            judged: 0,
+            spend: crate::records::Spend::default(),
+        });
+    report.judged += 1;
+    report.spend += crate::records::Spend {
+        tokens: usage,
+        cost_usd: prices.of(&model).map(|p| p.cost(usage)),
+    };
+    // What the journal keeps, and the run's end when there is no verdict.
+    let (passed, detail, outcome) = match answer {
+        Ok(j) => {
+            report.verdict = Some(j.verdict);
+            report.reason = j.reason.clone();
+            let passed = j.verdict != crate::judge::Verdict::Fail;
+            let fail = (!passed).then(|| format!("the judge ({model}) says: {}", j.reason));
+            let detail = format!("{}: {}", j.verdict.word(), j.reason);
+            (passed, detail, Ok(fail))
+        }
+        Err(e) => {
+            report.verdict = None;
+            report.reason = e.to_string();
+            let reason = match &e {
+                crate::judge::JudgeError::Unreadable { .. } => {
+                    "the judge's answer could not be read".to_string()
+                }
+                crate::judge::JudgeError::Brain(b) => {
+                    format!("the judge could not be asked: {b}")
+                }
+            };
+            (
+                false,
+                e.to_string(),
+                Err(Ending::new(RunStatus::Unverified, reason)),
+            )
+        }
+    };
+    let record = crate::records::CheckRecord::new(step, "judge", &model, passed, detail);
+    if let Err(e) = journal.write(&record) {
+        tracing::warn!("the judge's record was not written: {e}");
+    }
+    outcome
 }
 
 /// What the judge is shown: the task, the answer (or data), the summary,

@@ -133,7 +133,6 @@ pub struct BatchOptions {
 }
 
 impl BatchOptions {
-    /// One run at a time, once per task, into `dir`.
     /// Whether the options can run: at least one run at a time and one
     /// attempt, and a shard `I/N` with I from 1 to N.
     pub fn check(&self) -> Result<(), BatchError> {
@@ -167,6 +166,7 @@ impl BatchOptions {
             .sum()
     }
 
+    /// One run at a time, once per task, into `dir`.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: dir.into(),

@@ -328,6 +328,7 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
+/// The plural ending of a count: "" for one, "s" otherwise.
 pub fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""

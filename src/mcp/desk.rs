@@ -21,10 +21,10 @@ use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::records::Shown;
 use crate::safety::{ConfirmPolicy, DomainGuard};
-use crate::skill::{Follow, Found, SkillStore};
+use crate::skill::{Follow, Found, Params, Skill, SkillStore};
 use crate::storage::{Item, StorageState};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::consent::{ElicitConfirmer, PeerSlot};
@@ -494,47 +494,16 @@ impl Desk {
                 "seamark mcp was started without --skills DIR: no skill can be followed",
             );
         };
-        let listed = SkillStore::new(&dir).list();
-        let mut told: Vec<String> = listed
-            .iter()
-            .filter_map(|l| {
-                let why = l.skill.as_ref().err()?;
-                Some(format!("skill file {} is ignored: {why}", l.path.display()))
-            })
-            .collect();
-        let (skill, params) = match SkillStore::find(&listed, task, url) {
-            Found::One(skill, params) => (skill, params),
-            Found::Several(names) => {
-                told.push(format!(
-                    "skills {} all fit this task: none is followed (remove all but one with \
-                     seamark skill rm)",
-                    names.join(", ")
-                ));
-                return ToolOutput::error(told.join("\n"));
-            }
-            Found::SameSite(same) => {
-                told.push(format!(
-                    "no skill does this task as worded; this site's skills do: {}. Call skill \
-                     again in those words with your values, or do the task with observe and act",
-                    same.iter()
-                        .map(|s| format!("\"{}\"", s.task))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ));
-                return ToolOutput::error(told.join("\n"));
-            }
-            Found::Nothing => {
-                told.push(
-                    "no skill of this site does this task: do it with open, observe and act".into(),
-                );
-                return ToolOutput::error(told.join("\n"));
-            }
+        let mut told = Vec::new();
+        let (skill, params) = match skill_for(&dir, task, url, &mut told) {
+            Ok(found) => found,
+            Err(why) => return ToolOutput::error(why),
         };
         let opened = self.open(url, false).await;
         if opened.is_error {
             return opened;
         }
-        let mut follow = Follow::new(*skill, params);
+        let mut follow = Follow::new(skill, params);
         let name = follow.name().to_string();
         let mut ending = None;
         for _ in 0..=follow.skill().steps.len() {
@@ -816,4 +785,48 @@ fn batch_text(report: &BatchReport) -> String {
         ));
     }
     text
+}
+
+/// The skill of `dir` that does `task` from `url`, with its values; else
+/// all that was told (files ignored, skills that fit alike, the site's
+/// skills). What is told on the way goes into `told`.
+fn skill_for(
+    dir: &Path,
+    task: &str,
+    url: &str,
+    told: &mut Vec<String>,
+) -> Result<(Skill, Params), String> {
+    let listed = SkillStore::new(dir).list();
+    told.extend(listed.iter().filter_map(|l| {
+        let why = l.skill.as_ref().err()?;
+        Some(format!("skill file {} is ignored: {why}", l.path.display()))
+    }));
+    match SkillStore::find(&listed, task, url) {
+        Found::One(skill, params) => Ok((*skill, params)),
+        Found::Several(names) => {
+            told.push(format!(
+                "skills {} all fit this task: none is followed (remove all but one with \
+                 seamark skill rm)",
+                names.join(", ")
+            ));
+            Err(told.join("\n"))
+        }
+        Found::SameSite(same) => {
+            told.push(format!(
+                "no skill does this task as worded; this site's skills do: {}. Call skill \
+                 again in those words with your values, or do the task with observe and act",
+                same.iter()
+                    .map(|s| format!("\"{}\"", s.task))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+            Err(told.join("\n"))
+        }
+        Found::Nothing => {
+            told.push(
+                "no skill of this site does this task: do it with open, observe and act".into(),
+            );
+            Err(told.join("\n"))
+        }
+    }
 }

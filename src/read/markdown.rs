@@ -236,90 +236,7 @@ pub(super) fn blocks(
         let (numbers, ids) = (&frame.numbers, &ids[p.frame]);
         let mut met = Vec::new();
         let raw: &RawBlock = p.raw;
-        let mut text = |s: &str| inline(s, ids, &mut met);
-        let (kind, md) = match raw.k.as_str() {
-            "h" => {
-                let level = raw.l.unwrap_or(2).clamp(1, 6) as usize;
-                (
-                    BlockKind::Heading,
-                    format!("{} {}", "#".repeat(level), text(&raw.t)),
-                )
-            }
-            "li" => {
-                let indent = "  ".repeat(raw.d.unwrap_or(0).min(8));
-                let bullet = match (raw.cont, raw.o) {
-                    (Some(1), _) => "  ".to_string(),
-                    (_, Some(n)) if n > 0 => format!("{n}. "),
-                    _ => "- ".to_string(),
-                };
-                let lines: Vec<String> = lines_of(&raw.t).into_iter().map(&mut text).collect();
-                (
-                    BlockKind::ListItem,
-                    format!("{indent}{bullet}{}", lines.join(&format!("\n{indent}  "))),
-                )
-            }
-            "dt" => (BlockKind::Term, text(&raw.t)),
-            "dd" => (BlockKind::Definition, format!(": {}", text(&raw.t))),
-            "q" => {
-                let lines: Vec<String> = lines_of(&raw.t)
-                    .into_iter()
-                    .map(|l| format!("> {}", text(l)))
-                    .collect();
-                (BlockKind::Quote, lines.join("\n"))
-            }
-            "pre" => (
-                BlockKind::Code,
-                format!("```\n{}\n```", raw.t.replace("```", "``\u{200b}`")),
-            ),
-            "tbl" => {
-                let mut lines = Vec::new();
-                if !raw.t.is_empty() {
-                    lines.push(format!("Table: {}", text(&raw.t)));
-                }
-                lines.extend(table(&raw.rows, &mut text));
-                if raw.left > 0 {
-                    lines.push(format!("({} more rows not read)", raw.left));
-                }
-                (BlockKind::Table, lines.join("\n"))
-            }
-            "f" => {
-                let node = raw
-                    .n
-                    .and_then(|n| numbers.get(n).copied())
-                    .filter(|b| *b > 0);
-                let id = raw.n.and_then(|n| ids.get(&n));
-                if let Some(id) = id {
-                    met.push(*id);
-                }
-                let label = if raw.label.is_empty() {
-                    "field".to_string()
-                } else {
-                    raw.label.clone()
-                };
-                let label = match id {
-                    Some(id) => format!("{label} [{id}]"),
-                    None => label,
-                };
-                let shown =
-                    marks.shows_value(node) && raw.field_type.as_deref() != Some("password");
-                let value = match (raw.on, raw.value.as_deref()) {
-                    (Some(true), _) => "[x]".to_string(),
-                    (Some(false), _) => "[ ]".to_string(),
-                    (None, Some(v)) if !v.is_empty() && shown => v.replace('\n', " "),
-                    (None, Some(v)) if !v.is_empty() => "(filled)".to_string(),
-                    _ => "(empty)".to_string(),
-                };
-                (BlockKind::Field, format!("{label}: {value}"))
-            }
-            "det" => (
-                BlockKind::Collapsed,
-                format!("▸ {} (collapsed)", text(&raw.t)),
-            ),
-            _ => {
-                let lines: Vec<String> = lines_of(&raw.t).into_iter().map(&mut text).collect();
-                (BlockKind::Paragraph, lines.join("\n"))
-            }
-        };
+        let (kind, md) = markdown_of(raw, numbers, ids, marks, &mut met);
         if md.trim().is_empty() {
             continue;
         }
@@ -349,6 +266,112 @@ pub(super) fn blocks(
         });
     }
     out
+}
+
+/// A block's kind and its Markdown: a heading, a list item, a term or its
+/// definition, a quote, code, a table, a field, a collapsed part or a
+/// paragraph. The mark ids its text names go into `met`.
+fn markdown_of(
+    raw: &RawBlock,
+    numbers: &[i64],
+    ids: &HashMap<usize, u32>,
+    marks: &Marks<'_>,
+    met: &mut Vec<u32>,
+) -> (BlockKind, String) {
+    let mut text = |s: &str| inline(s, ids, &mut *met);
+    match raw.k.as_str() {
+        "h" => {
+            let level = raw.l.unwrap_or(2).clamp(1, 6) as usize;
+            (
+                BlockKind::Heading,
+                format!("{} {}", "#".repeat(level), text(&raw.t)),
+            )
+        }
+        "li" => {
+            let indent = "  ".repeat(raw.d.unwrap_or(0).min(8));
+            let bullet = match (raw.cont, raw.o) {
+                (Some(1), _) => "  ".to_string(),
+                (_, Some(n)) if n > 0 => format!("{n}. "),
+                _ => "- ".to_string(),
+            };
+            let lines: Vec<String> = lines_of(&raw.t).into_iter().map(&mut text).collect();
+            (
+                BlockKind::ListItem,
+                format!("{indent}{bullet}{}", lines.join(&format!("\n{indent}  "))),
+            )
+        }
+        "dt" => (BlockKind::Term, text(&raw.t)),
+        "dd" => (BlockKind::Definition, format!(": {}", text(&raw.t))),
+        "q" => {
+            let lines: Vec<String> = lines_of(&raw.t)
+                .into_iter()
+                .map(|l| format!("> {}", text(l)))
+                .collect();
+            (BlockKind::Quote, lines.join("\n"))
+        }
+        "pre" => (
+            BlockKind::Code,
+            format!("```\n{}\n```", raw.t.replace("```", "``\u{200b}`")),
+        ),
+        "tbl" => {
+            let mut lines = Vec::new();
+            if !raw.t.is_empty() {
+                lines.push(format!("Table: {}", text(&raw.t)));
+            }
+            lines.extend(table(&raw.rows, &mut text));
+            if raw.left > 0 {
+                lines.push(format!("({} more rows not read)", raw.left));
+            }
+            (BlockKind::Table, lines.join("\n"))
+        }
+        "f" => (BlockKind::Field, field_line(raw, numbers, ids, marks, met)),
+        "det" => (
+            BlockKind::Collapsed,
+            format!("▸ {} (collapsed)", text(&raw.t)),
+        ),
+        _ => {
+            let lines: Vec<String> = lines_of(&raw.t).into_iter().map(&mut text).collect();
+            (BlockKind::Paragraph, lines.join("\n"))
+        }
+    }
+}
+
+/// A form field as a line: its label and mark id, and its value when the
+/// marks show it (a box ticked or not, a value seamark typed, else only
+/// whether it is filled; a password never).
+fn field_line(
+    raw: &RawBlock,
+    numbers: &[i64],
+    ids: &HashMap<usize, u32>,
+    marks: &Marks<'_>,
+    met: &mut Vec<u32>,
+) -> String {
+    let node = raw
+        .n
+        .and_then(|n| numbers.get(n).copied())
+        .filter(|b| *b > 0);
+    let id = raw.n.and_then(|n| ids.get(&n));
+    if let Some(id) = id {
+        met.push(*id);
+    }
+    let label = if raw.label.is_empty() {
+        "field".to_string()
+    } else {
+        raw.label.clone()
+    };
+    let label = match id {
+        Some(id) => format!("{label} [{id}]"),
+        None => label,
+    };
+    let shown = marks.shows_value(node) && raw.field_type.as_deref() != Some("password");
+    let value = match (raw.on, raw.value.as_deref()) {
+        (Some(true), _) => "[x]".to_string(),
+        (Some(false), _) => "[ ]".to_string(),
+        (None, Some(v)) if !v.is_empty() && shown => v.replace('\n', " "),
+        (None, Some(v)) if !v.is_empty() => "(filled)".to_string(),
+        _ => "(empty)".to_string(),
+    };
+    format!("{label}: {value}")
 }
 
 /// Folds each run of blocks of one navigation, header, footer or cookie

@@ -175,24 +175,8 @@ async fn serve(
     policy: &DomainPolicy,
     log: &Mutex<Vec<Blocked>>,
 ) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(4096);
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        let n = tokio::time::timeout(Duration::from_secs(30), client.read(&mut chunk))
-            .await
-            .map_err(|_| std::io::Error::other("no request head"))??;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if buf.len() > MAX_HEAD {
-            return client
-                .write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n")
-                .await;
-        }
+    let Some((buf, head_end)) = read_head(&mut client).await? else {
+        return Ok(());
     };
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let mut lines = head.split("\r\n");
@@ -203,30 +187,9 @@ async fn serve(
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or("HTTP/1.1"),
     );
-    let refuse = |target: &str, reason: String| record(log, target, reason);
+    let body = &buf[head_end..];
     if method.eq_ignore_ascii_case("CONNECT") {
-        let (host, port) = host_port(target, 443);
-        if let Some(reason) = policy.refusal(&host) {
-            refuse(target, reason);
-            return client
-                .write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-                .await;
-        }
-        let mut upstream = match TcpStream::connect((host.as_str(), port)).await {
-            Ok(s) => s,
-            Err(_) => {
-                return client
-                    .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-                    .await
-            }
-        };
-        client
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            .await?;
-        // Bytes the client sent after the head belong to the tunnel.
-        upstream.write_all(&buf[head_end..]).await?;
-        tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
-        return Ok(());
+        return tunnel(client, target, body, policy, log).await;
     }
     let Ok(url) = url::Url::parse(target) else {
         return client
@@ -235,7 +198,7 @@ async fn serve(
     };
     let host = url.host_str().unwrap_or_default().to_string();
     if let Some(reason) = policy.refusal(&host) {
-        let reason = refuse(url.as_str(), reason);
+        let reason = record(log, url.as_str(), reason);
         let body = format!(
             "<!doctype html><title>Blocked</title><h1>Blocked by seamark</h1><p>{}</p>",
             reason.replace('<', "&lt;")
@@ -247,21 +210,86 @@ async fn serve(
         return client.write_all(answer.as_bytes()).await;
     }
     let port = url.port_or_known_default().unwrap_or(80);
-    let mut upstream = match TcpStream::connect((host.as_str(), port)).await {
-        Ok(s) => s,
-        Err(_) => {
-            return client
-                .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-                .await
-        }
+    let Ok(mut upstream) = TcpStream::connect((host.as_str(), port)).await else {
+        return client.write_all(BAD_GATEWAY).await;
     };
-    // Origin-form request line; one request per connection, so each is checked.
+    let forwarded = forwarded_head(method, &url, version, lines);
+    upstream.write_all(forwarded.as_bytes()).await?;
+    upstream.write_all(body).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+/// What the proxy answers when the host cannot be reached.
+const BAD_GATEWAY: &[u8] = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n";
+
+/// Reads a request's head: the bytes read and where the head ends; none
+/// when the client closed first. A head too large is answered 431.
+async fn read_head(client: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(30), client.read(&mut chunk))
+            .await
+            .map_err(|_| std::io::Error::other("no request head"))??;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            return Ok(Some((buf, i + 4)));
+        }
+        if buf.len() > MAX_HEAD {
+            client
+                .write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n")
+                .await?;
+            return Ok(None);
+        }
+    }
+}
+
+/// `CONNECT host:port`: a tunnel to an allowed host, with the bytes the
+/// client sent after the head; a refused host is answered 403.
+async fn tunnel(
+    mut client: TcpStream,
+    target: &str,
+    sent: &[u8],
+    policy: &DomainPolicy,
+    log: &Mutex<Vec<Blocked>>,
+) -> std::io::Result<()> {
+    let (host, port) = host_port(target, 443);
+    if let Some(reason) = policy.refusal(&host) {
+        record(log, target, reason);
+        return client
+            .write_all(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+            .await;
+    }
+    let Ok(mut upstream) = TcpStream::connect((host.as_str(), port)).await else {
+        return client.write_all(BAD_GATEWAY).await;
+    };
+    client
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .await?;
+    upstream.write_all(sent).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+/// The head sent on: an origin-form request line and the client's headers
+/// but those of its connection, closed after one request (so each request
+/// is checked).
+fn forwarded_head<'a>(
+    method: &str,
+    url: &url::Url,
+    version: &str,
+    headers: impl Iterator<Item = &'a str>,
+) -> String {
     let path = match url.query() {
         Some(q) => format!("{}?{q}", url.path()),
         None => url.path().to_string(),
     };
     let mut forwarded = format!("{method} {path} {version}\r\n");
-    for line in lines.filter(|l| !l.is_empty()) {
+    for line in headers.filter(|l| !l.is_empty()) {
         let name = line
             .split(':')
             .next()
@@ -278,10 +306,7 @@ async fn serve(
         forwarded.push_str("\r\n");
     }
     forwarded.push_str("Connection: close\r\n\r\n");
-    upstream.write_all(forwarded.as_bytes()).await?;
-    upstream.write_all(&buf[head_end..]).await?;
-    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
-    Ok(())
+    forwarded
 }
 
 #[cfg(test)]

@@ -61,35 +61,39 @@ pub struct Resume {
     pub(crate) downloads: Vec<crate::files::DownloadedFile>,
 }
 
+/// The start of a run that can be resumed, or why it cannot: no start, an
+/// MCP session, a replay, or a run that is complete.
+fn resumable(log: &RunLog, dir: &Path) -> Result<crate::records::StartRecord, String> {
+    let Some(start) = log.start.clone() else {
+        return Err(format!(
+            "{}: its journal has no start record: there is no run to go on with",
+            dir.display()
+        ));
+    };
+    if start.model == "mcp client" {
+        return Err("an MCP session cannot be resumed: its client gave the commands".into());
+    }
+    if crate::brain::is_replay(&start.model) {
+        return Err("a replay is not resumed: run seamark replay again".into());
+    }
+    if let Some(end) = &log.end {
+        if end.status == RunStatus::Done {
+            return Err(format!(
+                "the run is complete ({}): there is nothing to resume",
+                end.reason
+            ));
+        }
+    }
+    Ok(start)
+}
+
 impl Resume {
     /// Reads a run directory to go on with it. A run that is done, an MCP
     /// session and a replay cannot be resumed; a directory that holds no run
     /// is an error too.
     pub fn read(dir: &Path) -> Result<Resume, ResumeError> {
         let log = RunLog::read(dir)?;
-        let refused = |why: String| Err(ResumeError::Refused(why));
-        let Some(start) = log.start.clone() else {
-            return refused(format!(
-                "{}: its journal has no start record: there is no run to go on with",
-                dir.display()
-            ));
-        };
-        if start.model == "mcp client" {
-            return refused(
-                "an MCP session cannot be resumed: its client gave the commands".into(),
-            );
-        }
-        if crate::brain::is_replay(&start.model) {
-            return refused("a replay is not resumed: run seamark replay again".into());
-        }
-        if let Some(end) = &log.end {
-            if end.status == RunStatus::Done {
-                return refused(format!(
-                    "the run is complete ({}): there is nothing to resume",
-                    end.reason
-                ));
-            }
-        }
+        let start = resumable(&log, dir).map_err(ResumeError::Refused)?;
         let last = log.steps.iter().map(|s| s.step).max().unwrap_or(0);
         let unknown = log
             .acts
@@ -101,11 +105,7 @@ impl Resume {
         let (mut answer, mut data, mut history, mut prompt_tokens) =
             (None, None, Vec::new(), Vec::new());
         for s in &log.steps {
-            spend.tokens += s.spend.tokens;
-            spend.cost_usd = match (spend.cost_usd, s.spend.cost_usd) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            };
+            spend += s.spend;
             prompt_tokens.push(s.prompt_tokens);
             match &s.report {
                 Some(report) => {

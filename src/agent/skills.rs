@@ -44,6 +44,21 @@ pub(crate) enum Turn {
 }
 
 impl Skills {
+    /// Skills of `store` for `task` from `url`, following none yet.
+    fn new(store: SkillStore, task: &str, url: &str, later: Option<LearnedSkill>) -> Skills {
+        Skills {
+            store,
+            task: task.to_string(),
+            url: url.to_string(),
+            later,
+            follow: None,
+            trail: Trail::default(),
+            no_learning: None,
+            as_learned: false,
+            report: SkillReport::default(),
+        }
+    }
+
     /// Reads the folder and finds the skill for `task` from `url`: broken
     /// files and skills that fit alike are told and left alone; a skill of
     /// the same site worded otherwise is put to the model in one small
@@ -70,17 +85,7 @@ impl Skills {
                 );
             }
         }
-        let mut skills = Skills {
-            store,
-            task: task.to_string(),
-            url: url.to_string(),
-            later,
-            follow: None,
-            trail: Trail::default(),
-            no_learning: None,
-            as_learned: false,
-            report: SkillReport::default(),
-        };
+        let mut skills = Skills::new(store, task, url, later);
         let mut usage = Usage::default();
         let mut found = SkillStore::find(&listed, task, url);
         // One skill of this site, worded otherwise: the model says whether

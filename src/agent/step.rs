@@ -152,25 +152,9 @@ impl Agent {
         // journal: one that was not accepted is shown so there, with why.
         let verdict = match &finish {
             Some(Finish::Complete { summary }) => {
-                let checks = Checks {
-                    expect: &self.options.expect,
-                    task: &self.task,
-                    sealed: !self.options.act.secrets.is_empty(),
-                    judge: self.judge.as_mut(),
-                    prices: &self.options.prices,
-                    now: history_line(record.step, &obs.url, &report),
-                };
-                let verdict =
-                    Self::verify(checks, &mut stage, run, record.step, summary.clone()).await;
-                let refusal = match &verdict {
-                    Err(told) => Some(told.clone()),
-                    Ok(e) if e.status == RunStatus::Unverified => Some(e.reason.clone()),
-                    Ok(_) => None,
-                };
-                if let Some(why) = refusal {
-                    refuse_complete(&mut report, &why);
-                }
-                verdict.ok()
+                let summary = summary.clone();
+                self.check_complete(summary, &mut stage, run, &obs, &record, &mut report)
+                    .await
             }
             _ => None,
         };
@@ -187,6 +171,38 @@ impl Agent {
         }
         self.finish_step(stage.journal, &record)?;
         Ok(self.ending(finish, verdict, run, &record))
+    }
+
+    /// Checks a COMPLETE against the person's checks, the counts and the
+    /// judge: the run's end when it holds (or cannot be checked), none when
+    /// it was refused, which the report then says.
+    async fn check_complete(
+        &mut self,
+        summary: String,
+        stage: &mut Stage<'_>,
+        run: &mut Run,
+        obs: &perceive::Observation,
+        record: &StepRecord,
+        report: &mut BatchReport,
+    ) -> Option<Ending> {
+        let checks = Checks {
+            expect: &self.options.expect,
+            task: &self.task,
+            sealed: !self.options.act.secrets.is_empty(),
+            judge: self.judge.as_mut(),
+            prices: &self.options.prices,
+            now: history_line(record.step, &obs.url, report),
+        };
+        let verdict = Self::verify(checks, stage, run, record.step, summary).await;
+        let refusal = match &verdict {
+            Err(told) => Some(told.clone()),
+            Ok(e) if e.status == RunStatus::Unverified => Some(e.reason.clone()),
+            Ok(_) => None,
+        };
+        if let Some(why) = refusal {
+            refuse_complete(report, &why);
+        }
+        verdict.ok()
     }
 
     /// The step's look: the page perceived, the model's view of it drawn

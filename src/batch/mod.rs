@@ -716,25 +716,8 @@ async fn run_one(shared: &Shared, unit: &Unit) -> Option<(RunRecord, String)> {
     }
     let started = Instant::now();
     let fail = |reason: String, secrets: &Secrets| {
-        let result = RunResult {
-            success: false,
-            status: RunStatus::Failed,
-            answer: None,
-            reason,
-            steps: 0,
-            tokens: Usage::default(),
-            cost_usd: None,
-            run_dir: run_dir.clone(),
-            wall_time_s: started.elapsed().as_secs_f64(),
-            model: String::new(),
-            divergences: Vec::new(),
-            data: None,
-            prompt_tokens: Vec::new(),
-            report: None,
-            skill: None,
-            downloads: Vec::new(),
-            judge: None,
-        };
+        let wall_time_s = started.elapsed().as_secs_f64();
+        let result = RunResult::failed_to_start(reason, run_dir.clone(), wall_time_s);
         Some(record(unit, &rel, &result, FinalLook::default(), secrets))
     };
     let options = match run_options(shared, unit, &run_dir) {

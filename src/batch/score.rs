@@ -59,20 +59,9 @@ mod tests {
             success: status == RunStatus::Done,
             status,
             answer: answer.map(str::to_string),
-            reason: "because".into(),
             steps: 1,
-            tokens: Default::default(),
-            cost_usd: None,
-            run_dir: PathBuf::new(),
-            wall_time_s: 0.0,
             model: "m".into(),
-            divergences: Vec::new(),
-            data: None,
-            prompt_tokens: Vec::new(),
-            report: None,
-            skill: None,
-            downloads: Vec::new(),
-            judge: None,
+            ..RunResult::failed_to_start("because".into(), PathBuf::new(), 0.0)
         }
     }
 

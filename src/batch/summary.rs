@@ -221,29 +221,35 @@ impl Summary {
             thousands(self.tokens.output),
             cost(self.cost_usd),
         );
-        if !self.failures.is_empty() {
+        self.failures_table(&mut out);
+        out
+    }
+
+    /// The failures grouped by reason, as a table (nothing when none failed).
+    fn failures_table(&self, out: &mut String) {
+        if self.failures.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n## Failures by reason\n\n| reason | runs | which |\n|---|---:|---|"
+        );
+        for g in &self.failures {
+            let shown: Vec<&str> = g.runs.iter().take(10).map(String::as_str).collect();
+            let more = g.runs.len().saturating_sub(shown.len());
             let _ = writeln!(
                 out,
-                "\n## Failures by reason\n\n| reason | runs | which |\n|---|---:|---|"
+                "| {} | {} | {}{} |",
+                cell(&g.reason),
+                g.runs.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
             );
-            for g in &self.failures {
-                let shown: Vec<&str> = g.runs.iter().take(10).map(String::as_str).collect();
-                let more = g.runs.len().saturating_sub(shown.len());
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {}{} |",
-                    cell(&g.reason),
-                    g.runs.len(),
-                    shown.join(", "),
-                    if more > 0 {
-                        format!(" and {more} more")
-                    } else {
-                        String::new()
-                    }
-                );
-            }
         }
-        out
     }
 }
 

@@ -155,6 +155,32 @@ pub struct DownloadRecord {
     pub file: DownloadedFile,
 }
 
+impl RunResult {
+    /// A run that failed before it began (no model, no judge, a task that
+    /// cannot run): `reason`, its directory, and the time it took to fail.
+    pub fn failed_to_start(reason: String, run_dir: PathBuf, wall_time_s: f64) -> RunResult {
+        RunResult {
+            success: false,
+            status: RunStatus::Failed,
+            answer: None,
+            reason,
+            steps: 0,
+            tokens: Usage::default(),
+            cost_usd: None,
+            run_dir,
+            wall_time_s,
+            model: String::new(),
+            divergences: Vec::new(),
+            data: None,
+            prompt_tokens: Vec::new(),
+            report: None,
+            skill: None,
+            downloads: Vec::new(),
+            judge: None,
+        }
+    }
+}
+
 /// What a run did with skills: the one it followed, how far, and the one it
 /// learned.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

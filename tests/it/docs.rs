@@ -292,3 +292,82 @@ fn every_link_in_the_docs_points_inside_the_repository() {
         ["../x.md"]
     );
 }
+
+/// The files a folder's bullet of docs/layout.md names (`name.rs`,
+/// `enumerate/head.js`, `report.css`…): from its line `- `src/folder/`…`
+/// to the next bullet or paragraph.
+fn named_in_bullets(page: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut named: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut folder: Option<String> = None;
+    for line in page.lines() {
+        if let Some(rest) = line.strip_prefix("- `src/") {
+            folder = rest.split_once("/`").map(|(f, _)| f.to_string());
+        } else if !line.starts_with("  ") {
+            folder = None;
+        }
+        let Some(f) = &folder else { continue };
+        for (i, code) in line.split('`').enumerate() {
+            let is_file = [".rs", ".js", ".css"].iter().any(|e| code.ends_with(e));
+            if i % 2 == 1 && is_file && !code.starts_with("src/") && !code.contains(' ') {
+                named.entry(f.clone()).or_default().insert(code.to_string());
+            }
+        }
+    }
+    named
+}
+
+/// The layout page cannot drift from the tree: each folder of `src/` has a
+/// bullet naming exactly its files (it once named `shrink` as a file and
+/// missed target.rs, sheets.rs, recent.rs and fill.rs), and the page names
+/// every top-level file as `src/name.rs`.
+#[test]
+fn the_layout_page_names_every_file_of_the_tree_and_no_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/layout.md")).expect("docs/layout.md");
+    let named = named_in_bullets(&page);
+    let mut wrong = Vec::new();
+    for entry in std::fs::read_dir(root.join("src")).expect("src").flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !path.is_dir() {
+            if !["lib.rs", "main.rs"].contains(&name.as_str())
+                && !page.contains(&format!("`src/{name}`"))
+            {
+                wrong.push(format!("src/{name} is not named"));
+            }
+            continue;
+        }
+        let mut files = Vec::new();
+        let mut dirs = vec![path.clone()];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).expect("a folder").flatten() {
+                match e.path() {
+                    p if p.is_dir() => dirs.push(p),
+                    p => files.push(p),
+                }
+            }
+        }
+        let there: BTreeSet<String> = files
+            .iter()
+            .filter_map(|f| Some(f.strip_prefix(&path).ok()?.to_string_lossy().into_owned()))
+            .filter(|f| f != "mod.rs")
+            .collect();
+        let mut said = named.get(&name).cloned().unwrap_or_default();
+        said.remove("mod.rs");
+        if !page.contains(&format!("- `src/{name}/`")) {
+            wrong.push(format!("src/{name}/ has no bullet"));
+        }
+        for missing in there.difference(&said) {
+            wrong.push(format!("src/{name}/{missing} is not named in its bullet"));
+        }
+        for gone in said.difference(&there) {
+            wrong.push(format!("src/{name}/{gone} is named but is not there"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/layout.md and src/ differ:\n{}",
+        wrong.join("\n")
+    );
+    assert!(named.len() > 10, "the bullets were not found: {named:?}");
+}

@@ -718,6 +718,8 @@ impl Agent {
 
     /// Saves the browser's storage state where `--save-storage-state` asked:
     /// why it could not be, if it could not.
+    // `&mut self`: a shared `&Agent` is not `Send` (the agent is not `Sync`),
+    // and a batch runs this future on another task.
     async fn save_storage_state(&mut self, session: &Session, run: &mut Run) -> Option<String> {
         let path = self.options.save_storage_state.as_ref()?;
         let saved = match StorageState::capture(session, &mut run.local_storage).await {

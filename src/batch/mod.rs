@@ -371,12 +371,11 @@ impl Batch {
             self.progress.clone(),
         );
         let mut interrupt = self.interrupt.take();
-        let started_runs = start_runs(&shared, units, o.concurrency, &mut interrupt, &tx).await;
         let Started {
             planned,
             mut running,
             mut stopped_by,
-        } = started_runs;
+        } = start_runs(&shared, units, o.concurrency, &mut interrupt, &tx).await;
         // Runs under way go on to their end, unless the interrupt comes:
         // then they end as interrupted (not recorded: --resume runs them again).
         if stopped_by.is_some() {

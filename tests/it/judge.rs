@@ -53,24 +53,18 @@ fn fair(r: &Received) -> Reply {
 }
 
 async fn run(model: &ModelServer, judge: &str) -> (Workdir, Ran) {
+    run_with_skills(model, judge, &["--no-skills"]).await
+}
+
+/// The same run, with these skills flags (`--skills DIR` learns from it).
+async fn run_with_skills(model: &ModelServer, judge: &str, skills: &[&str]) -> (Workdir, Ran) {
     let server = Server::start(None).await;
     let work = Workdir::new(model);
     let url = server.url("three-boxes.html");
-    let ran = work
-        .run(&[
-            "run",
-            "--json",
-            "--no-skills",
-            "--out",
-            "rec",
-            "--task",
-            "Tick the boxes the person wants",
-            "--url",
-            &url,
-            "--judge",
-            judge,
-        ])
-        .await;
+    let mut args = vec!["run", "--json", "--out", "rec", "--judge", judge];
+    args.extend_from_slice(&["--task", "Tick the boxes the person wants", "--url", &url]);
+    args.extend_from_slice(skills);
+    let ran = work.run(&args).await;
     (work, ran)
 }
 
@@ -167,25 +161,7 @@ async fn a_run_the_judge_is_unsure_of_ends_done_and_is_not_learned_as_a_skill() 
         r#"{"verdict": "unsure", "reason": "the screenshot does not show the boxes"}"#,
     ))
     .await;
-    let server = Server::start(None).await;
-    let work = Workdir::new(&model);
-    let url = server.url("three-boxes.html");
-    let ran = work
-        .run(&[
-            "run",
-            "--json",
-            "--skills",
-            "skills",
-            "--out",
-            "rec",
-            "--task",
-            "Tick the boxes the person wants",
-            "--url",
-            &url,
-            "--judge",
-            JUDGE,
-        ])
-        .await;
+    let (work, ran) = run_with_skills(&model, JUDGE, &["--skills", "skills"]).await;
     assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
     let v = ran.json();
     assert_eq!(v["judge"]["verdict"], "unsure", "{v}");

@@ -12,6 +12,9 @@ use std::time::Duration;
 
 use super::{devtools, find_chromium, is_root, launch, profile_holder, BrowserError};
 
+/// How long a started browser may take to write its `DevToolsActivePort`.
+const ACTIVE_PORT_WITHIN: Duration = Duration::from_secs(20);
+
 /// A Chromium started for the person, with remote debugging on.
 pub struct PersonalBrowser {
     child: tokio::process::Child,
@@ -66,11 +69,29 @@ impl PersonalBrowser {
                 path: path.clone(),
                 reason,
             })?;
-        Ok(Self {
+        let mut browser = Self {
             child: launched.child,
             ws_url: launched.ws_url,
             profile: profile.to_path_buf(),
-        })
+        };
+        // Chromium prints where it listens a moment before it writes the
+        // folder's DevToolsActivePort: a `--cdp DIR` given right after the
+        // start was refused ("has no DevToolsActivePort") on a busy machine.
+        // The start ends once the folder leads to this browser.
+        let written = tokio::time::timeout(ACTIVE_PORT_WITHIN, async {
+            while devtools::from_folder(profile).ok().as_ref() != Some(&browser.ws_url) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        if written.await.is_err() {
+            let _ = browser.child.start_kill();
+            return Err(refuse(format!(
+                "the browser did not write its {} within {} s",
+                devtools::ACTIVE_PORT_FILE,
+                ACTIVE_PORT_WITHIN.as_secs()
+            )));
+        }
+        Ok(browser)
     }
 
     /// Waits until the person closes the browser.

@@ -253,12 +253,12 @@ impl Channel {
     /// Connects. Requests paused in its sessions are answered as `filter`
     /// says; new tabs it is told of are checked when opened from `tabs`.
     async fn open(
-        browser_ws: &str,
+        browser_ws: String,
         filter: Filter,
         tabs: Tabs,
         sessions: Sessions,
     ) -> Result<Arc<Channel>, String> {
-        let (socket, _) = async_tungstenite::tokio::connect_async(browser_ws)
+        let (socket, _) = async_tungstenite::tokio::connect_async(&browser_ws)
             .await
             .map_err(|e| format!("cannot connect to {browser_ws}: {e}"))?;
         let (sink, mut stream) = socket.split();
@@ -477,6 +477,11 @@ fn note_event(contexts: &Mutex<HashMap<(String, String), i64>>, message: &Value)
 #[derive(Debug)]
 pub struct RemoteFrames {
     browser_ws: String,
+    /// The runtime the browser was started on, which the side connection
+    /// lives on too: a session may be driven from another runtime (a program
+    /// with a runtime per task, the tests with one per test), and a
+    /// connection opened there would die with it, under the other sessions.
+    runtime: Option<tokio::runtime::Handle>,
     channel: tokio::sync::Mutex<Option<Arc<Channel>>>,
     /// Frame target → its session on the channel.
     sessions: Sessions,
@@ -494,6 +499,7 @@ impl RemoteFrames {
     pub fn new(browser_ws: &str) -> Arc<RemoteFrames> {
         Arc::new(RemoteFrames {
             browser_ws: browser_ws.to_string(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
             channel: tokio::sync::Mutex::default(),
             sessions: Sessions::default(),
             filter: Filter::default(),
@@ -519,13 +525,19 @@ impl RemoteFrames {
             return Ok(c.clone());
         }
         lock(&self.sessions).clear();
-        let opened = Channel::open(
-            &self.browser_ws,
+        let open = Channel::open(
+            self.browser_ws.clone(),
             self.filter.clone(),
             self.tabs.clone(),
             self.sessions.clone(),
-        )
-        .await?;
+        );
+        let opened = match &self.runtime {
+            Some(runtime) => runtime
+                .spawn(open)
+                .await
+                .map_err(|e| format!("the side connection was not opened: {e}"))??,
+            None => open.await?,
+        };
         if lock(&self.filter).is_some() {
             watch_new_tabs(&opened).await?;
         }

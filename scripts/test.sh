@@ -26,18 +26,30 @@ cargo clippy --all-targets --locked -- -D warnings
 # tests check their own at the end of each test; this also covers the
 # browsers tests launch in-process).
 export SEAMARK_TEST_RUN="$$-$(date +%s)"
-none_left_behind() {
-  local env pid found=0
+browsers_left() {
+  local env pid
   for env in /proc/[0-9]*/environ; do
     pid="${env#/proc/}"; pid="${pid%/environ}"
     if tr '\0' '\n' 2>/dev/null < "$env" | grep -qx "SEAMARK_TEST_RUN=$SEAMARK_TEST_RUN" \
       && tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -q chrom; then
-      echo "test: a browser outlived the tests: $pid $(tr '\0' ' ' < "/proc/$pid/cmdline" | cut -c1-160)" >&2
-      kill -KILL "$pid" 2>/dev/null || true
-      found=1
+      echo "$pid"
     fi
   done
-  return "$found"
+}
+# The browser the in-process tests share ends with the test binary (its
+# parent-death signal); its helpers notice a moment later: wait for them,
+# bounded, before calling any a leftover.
+none_left_behind() {
+  local pid left tries=0
+  while left=$(browsers_left) && [ -n "$left" ] && [ "$tries" -lt 50 ]; do
+    sleep 0.2; tries=$((tries + 1))
+  done
+  [ -z "$left" ] && return 0
+  for pid in $left; do
+    echo "test: a browser outlived the tests: $pid $(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | cut -c1-160)" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  return 1
 }
 # Doc tests first, so that the last summary printed is the integration tests'.
 cargo test --locked --doc

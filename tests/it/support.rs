@@ -4,10 +4,11 @@
 
 use seamark::records::{BatchReport, Outcome, Status};
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use seamark::act::{ActOptions, Executor};
-use seamark::browser::{BrowserOptions, Session, Viewport};
+use seamark::browser::{BrowserOptions, Pool, Session, Viewport};
 use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
 use seamark::protocol::parse;
 use seamark::safety::ConfirmPolicy;
@@ -95,11 +96,118 @@ pub async fn persons_chromium(
     panic!("no DevTools URL from Chromium");
 }
 
-/// A fixture page open in its own browser.
+/// The browser the in-process tests share: one Chromium for the test
+/// binary, each fixture in a browser context of its own (cookies, storage,
+/// cache and permissions apart), opened from the pool that batch uses. It
+/// lives on a runtime of its own, on a thread as long-lived as the process:
+/// a test's runtime ends with its test, and Chromium gets a parent-death
+/// signal that fires when the thread that launched it exits. It ends with
+/// the process (that signal again); `scripts/test.sh` checks that it did.
+struct TestBrowser {
+    runtime: tokio::runtime::Handle,
+    pool: Arc<Pool>,
+}
+
+/// The shared browser, launched on first use, or why it could not be.
+fn shared_browser() -> &'static TestBrowser {
+    static SHARED: OnceLock<Result<TestBrowser, String>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("shared browser".into())
+            .spawn(move || {
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let pool = runtime.block_on(Pool::start(&BrowserOptions::default(), &[]));
+                let shared = pool
+                    .map(|pool| TestBrowser {
+                        runtime: runtime.handle().clone(),
+                        pool: Arc::new(pool),
+                    })
+                    .map_err(|e| e.to_string());
+                if tx.send(shared).is_ok() {
+                    // Drives the browser's connection for the rest of the process.
+                    runtime.block_on(std::future::pending::<()>());
+                }
+            });
+        match thread {
+            Ok(_) => rx.recv().unwrap_or_else(|e| Err(e.to_string())),
+            Err(e) => Err(e.to_string()),
+        }
+    });
+    shared
+        .as_ref()
+        .unwrap_or_else(|e| panic!("launch Chromium (install Debian's chromium package): {e}"))
+}
+
+/// A session in a context of the shared browser. Its context is disposed on
+/// the shared browser's runtime, which outlives the test's own.
+pub struct ContextSession(Option<Session>);
+
+impl ContextSession {
+    /// Opens a context of the shared browser with `viewport`.
+    async fn open(viewport: Viewport) -> ContextSession {
+        let shared = shared_browser();
+        let pool = shared.pool.clone();
+        let session = shared
+            .runtime
+            .spawn(async move {
+                pool.open(&BrowserOptions {
+                    viewport,
+                    ..BrowserOptions::default()
+                })
+                .await
+            })
+            .await
+            .expect("the shared browser's runtime runs")
+            .expect("a context of the shared browser");
+        ContextSession(Some(session))
+    }
+
+    /// Disposes of the context now.
+    pub async fn close(mut self) {
+        if let Some(session) = self.0.take() {
+            let _ = shared_browser().runtime.spawn(session.close()).await;
+        }
+    }
+}
+
+impl std::ops::Deref for ContextSession {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        self.0.as_ref().expect("an open session")
+    }
+}
+
+impl std::ops::DerefMut for ContextSession {
+    fn deref_mut(&mut self) -> &mut Session {
+        self.0.as_mut().expect("an open session")
+    }
+}
+
+impl Drop for ContextSession {
+    /// The session's drop disposes of its context in the background, on the
+    /// runtime it finds: the shared browser's, which is still there after
+    /// the test.
+    fn drop(&mut self) {
+        let _in = shared_browser().runtime.enter();
+        drop(self.0.take());
+    }
+}
+
+/// A fixture page open in a context of the shared browser.
 pub struct Fixture {
     pub server: Server,
     pub other: Server,
-    pub session: Session,
+    pub session: ContextSession,
 }
 
 impl Fixture {
@@ -112,12 +220,7 @@ impl Fixture {
     pub async fn open_with(path: &str, viewport: Viewport) -> Fixture {
         let other = Server::start(None).await;
         let server = Server::start(Some(other.base.clone())).await;
-        let session = Session::start(&BrowserOptions {
-            viewport,
-            ..BrowserOptions::default()
-        })
-        .await
-        .expect("launch Chromium (install Debian's chromium package)");
+        let session = ContextSession::open(viewport).await;
         let fx = Fixture {
             server,
             other,

@@ -20,6 +20,7 @@
 //! ```
 
 pub(crate) mod ask;
+mod history;
 pub mod policy;
 pub(crate) mod prompt;
 pub mod resume;
@@ -82,7 +83,8 @@ pub struct AgentOptions {
     pub max_time: Option<Duration>,
     /// Screenshots sent per step: the current one and the ones before it.
     pub images: usize,
-    /// Past steps shown in full in the history (older ones are counted).
+    /// Past steps shown in full in the history; older ones are folded to a
+    /// line each, the oldest into ranges (see `agent/history.rs`).
     pub history: usize,
     /// Most elements in the list the model reads.
     pub list_cap: usize,
@@ -128,7 +130,7 @@ impl Default for AgentOptions {
             max_cost: None,
             max_time: None,
             images: 2,
-            history: 20,
+            history: 5,
             list_cap: perceive::DEFAULT_LIST_CAP,
             out: None,
             runs_root: PathBuf::from("runs"),
@@ -452,7 +454,7 @@ struct Run {
     /// The system prompt, the same every step.
     system: String,
     plan: Option<String>,
-    history: Vec<String>,
+    history: history::History,
     images: VecDeque<Image>,
     feedback: Option<String>,
     failures: usize,
@@ -501,7 +503,7 @@ impl Run {
         Run {
             system,
             plan: None,
-            history: Vec::new(),
+            history: history::History::default(),
             images: VecDeque::new(),
             feedback: None,
             failures: 0,

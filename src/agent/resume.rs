@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::step::history_line;
 use super::{RunStatus, Spend};
 use crate::brain::PromptTokens;
 use crate::records::RunPolicy;
@@ -43,7 +42,7 @@ pub struct Resume {
     /// The step to go on with.
     pub first_step: usize,
     pub(crate) plan: Option<String>,
-    pub(crate) history: Vec<String>,
+    pub(crate) history: super::history::History,
     pub(crate) spend: Spend,
     pub(crate) answer: Option<String>,
     pub(crate) data: Option<serde_json::Value>,
@@ -103,7 +102,7 @@ impl Resume {
             .unwrap_or_default();
         let mut spend = Spend::default();
         let (mut answer, mut data, mut history, mut prompt_tokens) =
-            (None, None, Vec::new(), Vec::new());
+            (None, None, super::history::History::default(), Vec::new());
         for s in &log.steps {
             spend += s.spend;
             prompt_tokens.push(s.prompt_tokens);
@@ -115,9 +114,16 @@ impl Resume {
                     if report.data.is_some() {
                         data = report.data.clone();
                     }
-                    history.push(history_line(s.step, &s.url, report));
+                    history.push(s.step, &s.url, report);
                 }
-                None => history.push(format!("step {} · {} · (unreadable answer)", s.step, s.url)),
+                None => history.push_unreadable(s.step, &s.url),
+            }
+            if let Some(crate::records::Asked {
+                question,
+                answer: Some(answer),
+            }) = &s.asked
+            {
+                history.answered(question, answer);
             }
         }
         let open_url = log

@@ -31,6 +31,9 @@ struct Checks<'a> {
     now: String,
 }
 
+/// Past steps the judge reads in full (older ones folded as the model's).
+const JUDGE_STEPS_IN_FULL: usize = 20;
+
 /// COMPLETEs refused by the run's checks before the run ends unverified.
 const REFUSALS: usize = 2;
 
@@ -546,14 +549,7 @@ impl Agent {
             ));
         }
         run.feedback = Some(feedback);
-        run.history
-            .push(history_line(record.step, &obs.url, &report));
-        let overflow = run.history.len().saturating_sub(self.options.history);
-        if overflow > 0 {
-            run.history.drain(..overflow);
-            run.history
-                .insert(0, format!("(the first {overflow} steps are not shown)"));
-        }
+        run.history.push(record.step, &obs.url, &report);
         record.report = Some(report);
         Ok(None)
     }
@@ -588,6 +584,7 @@ impl Agent {
                 // The answer's secret is kept out of text from now on.
                 stage.exec.set_secrets(self.options.act.secrets.clone());
                 stage.journal.redact(self.options.act.secrets.clone());
+                run.history.answered(question, &answer.recorded());
                 record.asked = Some(Asked {
                     question: question.to_string(),
                     answer: Some(answer.recorded()),
@@ -655,7 +652,7 @@ impl Agent {
             task: &self.task,
             plan: run.plan.as_deref(),
             checkpoints: &run.checkpoints,
-            history: &run.history,
+            history: &run.history.shown(self.options.history),
             feedback: run.feedback.as_deref(),
             step,
             max_steps: max,
@@ -730,10 +727,7 @@ impl Agent {
         run.feedback = Some(format!(
             "Your answer could not be read: {err}. Answer with commands only, one per line."
         ));
-        run.history.push(format!(
-            "step {} · {url} · (unreadable answer)",
-            record.step
-        ));
+        run.history.push_unreadable(record.step, url);
         self.finish_step(journal, record)?;
         if run.failures >= self.options.max_failures {
             return Ok(Decision::Ends(Some(Ending::failed(format!(
@@ -972,7 +966,7 @@ fn judge_case<'a>(
         .skip(kept.saturating_sub(judge.images()))
         .cloned()
         .collect();
-    let mut steps = run.history.clone();
+    let mut steps = run.history.shown(JUDGE_STEPS_IN_FULL);
     steps.push(now);
     crate::judge::Case {
         task,

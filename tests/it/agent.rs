@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use seamark::agent::{Agent, AgentOptions, RunResult};
+use seamark::agent::{Agent, AgentOptions, Asker, RunResult};
 use seamark::brain::{Anthropic, Brain, HttpPolicy, OpenAi, Prices, Replay};
 use serde_json::Value;
 
@@ -40,6 +40,19 @@ pub struct Task {
     page: String,
     wire: Wire,
     options: AgentOptions,
+    asker: Option<std::sync::Arc<dyn Asker>>,
+}
+
+/// A person who gives the same answer to every question.
+struct Answers(&'static str);
+
+impl Asker for Answers {
+    fn ask(&self, _question: &str) -> Option<String> {
+        Some(self.0.into())
+    }
+    fn hand_over(&self, _what: &str) -> bool {
+        false
+    }
 }
 
 /// What a finished run left: the result, the model's log, the run directory,
@@ -62,7 +75,14 @@ impl Task {
                 max_steps: 10,
                 ..AgentOptions::default()
             },
+            asker: None,
         }
+    }
+
+    /// A person is there, and answers every question with `answer`.
+    pub fn person_answers(mut self, answer: &'static str) -> Task {
+        self.asker = Some(std::sync::Arc::new(Answers(answer)));
+        self
     }
 
     fn anthropic(mut self) -> Task {
@@ -117,16 +137,15 @@ impl Task {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut options = self.options;
         options.out = Some(dir.path().join("run"));
-        let result = Agent::builder()
+        let mut agent = Agent::builder()
             .task(self.task)
             .url(sites.url(&self.page))
             .brain(Task::brain(self.wire, &model))
-            .options(options)
-            .build()
-            .expect("agent")
-            .run()
-            .await
-            .expect("run");
+            .options(options);
+        if let Some(asker) = self.asker {
+            agent = agent.asker(asker);
+        }
+        let result = agent.build().expect("agent").run().await.expect("run");
         Done {
             result,
             model,

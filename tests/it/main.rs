@@ -22,6 +22,7 @@ mod golden;
 mod guest;
 mod judge;
 mod layers;
+mod long_runs;
 mod mcp;
 mod miniwob;
 mod perception;

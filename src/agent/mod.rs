@@ -456,6 +456,10 @@ struct Run {
     plan: Option<String>,
     history: history::History,
     images: VecDeque<Image>,
+    /// Whether the last step's changes are not all told in words (a command
+    /// at a point, or one with no effect on the page's elements): then the
+    /// screenshots before the current one are sent too.
+    shows_before: bool,
     feedback: Option<String>,
     failures: usize,
     spend: Spend,
@@ -505,6 +509,7 @@ impl Run {
             plan: None,
             history: history::History::default(),
             images: VecDeque::new(),
+            shows_before: false,
             feedback: None,
             failures: 0,
             spend: Spend::default(),
@@ -528,6 +533,17 @@ impl Run {
             downloads: Vec::new(),
             judge: None,
         }
+    }
+
+    /// The screenshots the next prompt sends: every one kept when the last
+    /// step's changes are not all told in words, else the current one.
+    fn images_to_send(&self) -> impl Iterator<Item = &Image> {
+        let skip = if self.shows_before {
+            0
+        } else {
+            self.images.len().saturating_sub(1)
+        };
+        self.images.iter().skip(skip)
     }
 
     /// Counts what a model call cost.

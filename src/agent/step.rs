@@ -368,6 +368,12 @@ impl Agent {
         while run.images.len() > self.options.images.max(1) {
             run.images.pop_front();
         }
+        if run.shows_before && run.images.len() > 1 {
+            notes.push(
+                "the first image is the page before your last commands, the last one the page now"
+                    .into(),
+            );
+        }
         let shown = Shown {
             url: obs.url.clone(),
             title,
@@ -550,6 +556,12 @@ impl Agent {
         }
         run.feedback = Some(feedback);
         run.history.push(record.step, &obs.url, &report);
+        // A command at a point of the image (ZOOM's box only shows) says
+        // where it acted, not what it changed.
+        run.shows_before = report.outcomes.iter().any(|o| {
+            o.status == crate::records::Status::NoEffect
+                || (o.command.contains(":@") && !o.command.starts_with("ZOOM"))
+        });
         record.report = Some(report);
         Ok(None)
     }
@@ -662,11 +674,12 @@ impl Agent {
             elements: &record.elements,
             reading,
         });
+        let look = run.close_look.take();
         let request = Prompt {
             system: run.system.clone(),
             // Secrets the model itself wrote back (it never saw them) stay out too.
             text: self.options.act.secrets.redact(&text),
-            images: with_close_look(&run.images, run.close_look.take()),
+            images: with_close_look(run.images_to_send(), look),
             step,
             signature: obs.signature.clone(),
         };
@@ -1040,11 +1053,11 @@ async fn close_look(
 
 /// The images of a prompt: the screenshots kept, the current one last,
 /// and this step's close look just before it.
-fn with_close_look(
-    kept: &std::collections::VecDeque<brain::Image>,
+fn with_close_look<'a>(
+    kept: impl Iterator<Item = &'a brain::Image>,
     look: Option<brain::Image>,
 ) -> Vec<brain::Image> {
-    let mut images: Vec<brain::Image> = kept.iter().cloned().collect();
+    let mut images: Vec<brain::Image> = kept.cloned().collect();
     if let Some(look) = look {
         images.insert(images.len().saturating_sub(1), look);
     }

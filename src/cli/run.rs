@@ -143,9 +143,11 @@ pub struct CommonArgs {
     schema: Option<PathBuf>,
     #[command(flatten)]
     pub storage: StorageArgs,
-    /// Screenshots sent per step: the current one and the ones before it
-    /// (each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
-    /// Anthropic).
+    /// Screenshots a step may send: the current one, and the ones before it
+    /// when the last step's changes are not told in words (a command at a
+    /// point of the image, or one with no effect on the page's elements).
+    /// Each costs about 1,100 tokens at 1280x800 with OpenAI, 1,370 with
+    /// Anthropic.
     #[arg(long, value_name = "N", default_value_t = 2)]
     images: usize,
     #[command(flatten)]

@@ -57,6 +57,8 @@ struct Page {
     data: Option<String>,
     facts: Vec<(&'static str, String)>,
     stages: Vec<Stage>,
+    /// The prompt tokens per step, as an SVG of numbers only.
+    tokens_chart: Option<String>,
     problems: Vec<String>,
     failed: Vec<usize>,
     diverged: Vec<usize>,
@@ -157,6 +159,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
             .map(|d| serde_json::to_string_pretty(d).unwrap_or_default()),
         facts: facts(log),
         stages: stages(log),
+        tokens_chart: super::chart::tokens(&log.steps),
         problems: log.problems.clone(),
         failed,
         diverged,

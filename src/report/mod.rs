@@ -16,6 +16,7 @@
 //! hostile element name is shown as text and runs nothing.
 
 pub mod animation;
+mod chart;
 mod html;
 
 use std::path::{Path, PathBuf};

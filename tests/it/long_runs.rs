@@ -80,4 +80,8 @@ async fn a_thirty_step_run_keeps_the_refusal_the_checkpoint_and_the_answer_in_it
     assert!(history.contains("\nstep 26 · http://"), "{history}");
     assert!(history.contains("\nstep 30 · http://"), "{history}");
     assert!(!history.contains("not shown"), "{history}");
+    // Each click's change was told in words: no step sent the page before it.
+    for r in &prompts {
+        assert_eq!(r.images().len(), 1, "step {}", r.step());
+    }
 }

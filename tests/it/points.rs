@@ -118,6 +118,13 @@ async fn the_wheel_turns_and_keys_are_typed_at_a_point_of_the_image() {
     assert_eq!(keys, "Oslo");
     let said = model.received()[1].text();
     assert!(said.contains("turned the wheel down at @"), "{said}");
+    // What a command at a point changed is not told in words: the next
+    // step also sees the page before it.
+    assert_eq!(model.received()[1].images().len(), 2);
+    assert!(
+        said.contains("the first image is the page before your last commands"),
+        "{said}"
+    );
     // The report draws each point on its step's screenshot.
     let (x, y) = centre_of(&model.received()[0], [0, 255, 0]);
     let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
@@ -152,9 +159,10 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let second = &model.received()[1];
     let images = second.images();
-    // The first step's screenshot, the close look, this step's screenshot.
-    assert_eq!(images.len(), 3);
-    let look = image_at(second, 1);
+    // The close look, then this step's screenshot (a ZOOM changes nothing:
+    // the one before is not sent).
+    assert_eq!(images.len(), 2);
+    let look = image_at(second, 0);
     assert_eq!(look.dimensions(), (640, 400), "80×50 CSS px at 8×");
     let lime: Vec<u32> = look
         .enumerate_pixels()
@@ -167,7 +175,7 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
         "the dot is {across} px across"
     );
     // The screenshot stays last, at its own size.
-    assert_eq!(image_at(second, 2).dimensions(), (1280, 800));
+    assert_eq!(image_at(second, 1).dimensions(), (1280, 800));
     let text = second.text();
     assert!(text.contains("CLOSE LOOK"), "{text}");
     assert!(text.contains("magnified 8.0×"), "{text}");
@@ -178,8 +186,8 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
         journal.contains("\"close_look\":\"step-002-zoom.png\""),
         "{journal}"
     );
-    // Its tokens count as any image's: the step sent three.
-    assert!(journal.contains("\"images\":3"), "{journal}");
+    // Its tokens count as any image's: the step sent two.
+    assert!(journal.contains("\"images\":2"), "{journal}");
     let report = std::fs::read_to_string(run.path("rec/report.html")).unwrap();
     assert!(report.contains(r#"<rect class="zoom""#), "{report}");
     assert!(

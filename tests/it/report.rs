@@ -140,6 +140,22 @@ async fn a_run_writes_a_report_a_person_can_read_and_a_hostile_page_leaves_it_in
         .await;
     assert_eq!(links, serde_json::json!(["#step-2"]));
     assert_eq!(shown.image_widths().await, vec![1280, 1280, 1280]);
+    // The prompt's tokens, a bar per step, its tooltip the journal's figures.
+    let bars = shown
+        .eval("[...document.querySelectorAll('svg.tokens g title')].map(t => t.textContent)")
+        .await;
+    let journaled: Vec<String> = records(&run.path("rec"), "step")
+        .iter()
+        .map(|r| {
+            let t = &r["prompt_tokens"];
+            format!(
+                "step {}: {} text + {} image tokens",
+                r["step"], t["text"], t["images"]
+            )
+        })
+        .collect();
+    assert_eq!(bars, serde_json::json!(journaled));
+    assert!(journaled[0].contains(" text + 1105 image"), "{journaled:?}");
     let text = shown
         .eval("document.body.innerText")
         .await

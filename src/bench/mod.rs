@@ -11,6 +11,10 @@
 //! whole-page READ). A first look after a fresh load: `first_screenshot`
 //! (its floor) and `first_perceive`.
 
+mod tokens;
+
+pub use tokens::{page_tokens, tokens_table, PageTokens, TokenRow};
+
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use seamark::bench::{self, BenchOptions, BenchReport, FORMAT};
+use seamark::bench::{self, BenchOptions, BenchReport, PageTokens, FORMAT};
 use seamark::browser::Session;
 
 use super::{BrowserArgs, UsageError};
@@ -40,6 +40,10 @@ pub struct BenchArgs {
     /// when a stage's median ratio to its floor got worse than --threshold.
     #[arg(long, value_name = "BASELINE.json")]
     compare: Option<PathBuf>,
+    /// Instead of timing: what each page costs a step in tokens, per
+    /// provider (the element list, READ's first part, the screenshot).
+    #[arg(long, conflicts_with_all = ["json", "compare"])]
+    tokens: bool,
     /// The worsening --compare allows, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
     threshold: f64,
@@ -75,6 +79,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let browser = args.browser.options().await?;
     let session = Session::start(&browser).await?;
+    if args.tokens {
+        return tokens(session, pages, &args).await;
+    }
     let mut report = BenchReport {
         format: FORMAT,
         seamark: env!("CARGO_PKG_VERSION").into(),
@@ -121,6 +128,47 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         failed |= !comparison.worse().is_empty();
     }
     Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `--tokens`: a page's token figures, each page in turn; exit 1 when one
+/// could not be measured.
+async fn tokens(
+    session: Session,
+    pages: Vec<(String, Result<String, String>)>,
+    args: &BenchArgs,
+) -> anyhow::Result<ExitCode> {
+    let mut figures = Vec::new();
+    for (target, url) in pages {
+        eprintln!("seamark: counting {target}");
+        let page = match url {
+            Ok(url) => {
+                bench::page_tokens(
+                    &session,
+                    &target,
+                    &url,
+                    Duration::from_secs(args.timeout.max(1)),
+                    Duration::from_millis(args.wait_ms),
+                    seamark::read::DEFAULT_READ_CHARS,
+                )
+                .await
+            }
+            Err(e) => PageTokens {
+                target: target.clone(),
+                rows: Err(e),
+            },
+        };
+        if let Err(e) = &page.rows {
+            eprintln!("seamark: {target} could not be measured: {e}");
+        }
+        figures.push(page);
+    }
+    session.close().await;
+    print!("{}", bench::tokens_table(&figures));
+    Ok(if figures.iter().any(|p| p.rows.is_err()) {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

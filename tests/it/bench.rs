@@ -228,3 +228,42 @@ async fn mark_timings_gives_the_stages_of_its_one_perception() {
     let quiet = seamark_with_env(&["mark", &server.url("form.html"), "-o", "m.png"], &[]).await;
     assert!(!quiet.stderr().contains("timings:"), "{}", quiet.stderr());
 }
+
+#[tokio::test]
+async fn tokens_counts_what_a_step_sends_of_a_page_as_seamark_mark_does() {
+    let server = Server::start(None).await;
+    let form = server.url("form.html");
+    let ran = bench(&["--tokens", &form, "http://127.0.0.1:1/"]).await;
+    // The unreachable page is told in its row, and makes the exit 1.
+    assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    let table = ran.stdout();
+    assert!(
+        table.contains("| http://127.0.0.1:1/ | not measured: "),
+        "{table}"
+    );
+    // The list's figures are those `seamark mark` gives of the same page.
+    let marked = seamark_with_env(&["mark", &form], &[]).await;
+    assert_eq!(marked.code(), Some(0), "{}", marked.stderr());
+    let said = marked.stderr();
+    let figures = said
+        .split_once("list: ")
+        .and_then(|(_, rest)| rest.split_once(" tokens (o200k_base)"))
+        .map(|(f, _)| f.to_string())
+        .unwrap_or_else(|| panic!("{said}"));
+    let (chars, tokens) = figures.split_once(" characters, ").expect("figures");
+    assert!(
+        table.contains(&format!(
+            "| {form} | element list | {chars} characters | {tokens} | {tokens} |"
+        )),
+        "{figures}\n{table}"
+    );
+    assert!(
+        table.contains("| READ, first part | ")
+            && !table.contains("| READ, first part | 0 characters"),
+        "{table}"
+    );
+    assert!(
+        table.contains("| screenshot | 1280×800 | 1,105 | 1,366 |"),
+        "{table}"
+    );
+}

@@ -153,7 +153,7 @@ pub fn tokens_table(pages: &[PageTokens]) -> String {
             .iter()
             .fold((0, 0), |(o, a), r| (o + r.openai, a + r.anthropic));
         out.push_str(&format!(
-            "| | **all three** | | **{}** | **{}** |\n",
+            "| | **in all** | | **{}** | **{}** |\n",
             n(o),
             n(a)
         ));
@@ -191,20 +191,21 @@ mod tests {
             },
         ];
         let table = tokens_table(&pages);
-        let list = text_tokens(COUNTED_AS, "[1] textbox \"Name\"\n[2] button \"Send\"");
+        let text = "[1] textbox \"Name\"\n[2] button \"Send\"";
+        let (list, chars) = (text_tokens(COUNTED_AS, text), text.chars().count());
         assert!(
             table.contains(&format!(
-                "| form.html | element list | 35 characters | {list} | {list} |"
+                "| form.html | element list | {chars} characters | {list} | {list} |"
             )),
             "{table}"
         );
         assert!(
-            table.contains("| | screenshot | 1280×800 | 1,105 | 1,366 |"),
+            table.contains("| screenshot | 1280×800 | 1,105 | 1,366 |"),
             "{table}"
         );
         assert!(
             table.contains(&format!(
-                "| | **all three** | | **{}** | **{}** |",
+                "| | **in all** | | **{}** | **{}** |",
                 thousands((1105 + list) as u64),
                 thousands((1366 + list) as u64)
             )),

@@ -5,7 +5,8 @@
 //! 1.3 × screenshot. The `perception_paced` groups time screenshot and perceive
 //! after a quiet pause each, as an agent perceives, taken in turn in both
 //! benchmarks; the `perception_first`
-//! groups time a first look: screenshot and perceive right after the page loads.
+//! groups time a first look: screenshot and perceive right after the page
+//! loads, also taken in turn, each on a page loaded anew.
 //!
 //! `cargo bench --bench perception`; `scripts/bench-table.py` prints the ratios.
 // criterion's macros write public functions with no doc comment; the docs
@@ -129,44 +130,52 @@ fn bench(c: &mut Criterion) {
             .sampling_mode(SamplingMode::Flat)
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(1));
+        // The floor and the look in turn, each on a page loaded anew, as
+        // `beside_the_floor` does for quiet looks: a machine whose speed
+        // drifts slows both alike.
+        let shot = || async {
+            perceive::screenshot(session.page())
+                .await
+                .expect("screenshot")
+        };
+        let look = || async {
+            perceive::perceive(&session, &options)
+                .await
+                .expect("perceive")
+        };
         first.bench_function("screenshot", |b| {
-            b.iter_custom(|iters| {
-                after_load(&rt, &session, &url, iters, || async {
-                    perceive::screenshot(session.page())
-                        .await
-                        .expect("screenshot")
-                })
-            })
+            b.iter_custom(|iters| after_load(&rt, &session, &url, iters, shot, look))
         });
         first.bench_function("perceive", |b| {
-            b.iter_custom(|iters| {
-                after_load(&rt, &session, &url, iters, || async {
-                    perceive::perceive(&session, &options)
-                        .await
-                        .expect("perceive")
-                })
-            })
+            b.iter_custom(|iters| after_load(&rt, &session, &url, iters, look, shot))
         });
         first.finish();
     }
     rt.block_on(session.close());
 }
 
-/// The time `iters` runs of `look` take, each on the page loaded anew (the
-/// load and a short settle are not counted).
-fn after_load<T, F: std::future::Future<Output = T>>(
+/// The time `iters` runs of `look` take, each on the page loaded anew,
+/// after a run of `other` on a page loaded anew too (the loads, a short
+/// settle after each and `other` are not counted).
+fn after_load<T, U, F: std::future::Future<Output = T>, G: std::future::Future<Output = U>>(
     rt: &tokio::runtime::Runtime,
     session: &Session,
     url: &str,
     iters: u64,
     look: impl Fn() -> F,
+    other: impl Fn() -> G,
 ) -> Duration {
-    timed_after(rt, iters, look, || async {
+    let load = || async {
         session
             .navigate(url, Duration::from_secs(20))
             .await
             .expect("reload page");
         tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    timed_after(rt, iters, look, || async {
+        load().await;
+        std::hint::black_box(other().await);
+        load().await;
     })
 }
 

@@ -133,16 +133,6 @@ fn bench(c: &mut Criterion) {
         // The floor and the look in turn, each on a page loaded anew, as
         // `beside_the_floor` does for quiet looks: a machine whose speed
         // drifts slows both alike.
-        let shot = || async {
-            perceive::screenshot(session.page())
-                .await
-                .expect("screenshot")
-        };
-        let look = || async {
-            perceive::perceive(&session, &options)
-                .await
-                .expect("perceive")
-        };
         first.bench_function("screenshot", |b| {
             b.iter_custom(|iters| after_load(&rt, &session, &url, iters, shot, look))
         });

@@ -19,7 +19,7 @@ use common::server::Server;
 
 use std::path::Path;
 
-use seamark::agent::{Agent, AgentOptions};
+use seamark::agent::AgentOptions;
 
 /// Marks one button a step, reading the next one's id off the list, and
 /// says COMPLETE when 30 are marked.
@@ -38,24 +38,20 @@ async fn tokens_per_step(
     history: usize,
     out: &Path,
 ) -> Vec<(u64, u64)> {
-    let brain = common::model_server::scripted_brain(&model.base).expect("brain");
-    let result = Agent::builder()
-        .task("Mark the buttons one at a time")
-        .url(sites.url("marks.html"))
-        .brain(brain)
-        .options(AgentOptions {
-            max_steps: 32,
-            history,
-            out: Some(out.to_path_buf()),
-            report: false,
-            ..AgentOptions::default()
-        })
-        .build()
-        .expect("agent")
-        .run()
-        .await
-        .expect("run");
-    assert!(result.success, "{}", result.reason);
+    let options = AgentOptions {
+        max_steps: 32,
+        history,
+        out: Some(out.to_path_buf()),
+        report: false,
+        ..AgentOptions::default()
+    };
+    common::successful_run(
+        &model.base,
+        "Mark the buttons one at a time",
+        sites.url("marks.html"),
+        options,
+    )
+    .await;
     seamark::journal::read_records(out)
         .expect("journal")
         .into_iter()

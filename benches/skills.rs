@@ -10,14 +10,14 @@
 
 mod common;
 
-use common::model_server::{self, job_seeker, ModelServer, Reply};
+use common::model_server::{job_seeker, ModelServer, Reply};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use seamark::agent::{Agent, AgentOptions};
+use seamark::agent::AgentOptions;
 use seamark::serve::StaticServer;
 
 /// The model's simulated latency.
@@ -31,24 +31,14 @@ fn task(role: &str, place: &str) -> String {
 
 /// One run of the task into `out`, with the skills in `skills`.
 async fn run(model: &str, board: &StaticServer, task: &str, skills: &Path, out: PathBuf) {
-    let brain = model_server::scripted_brain(model).expect("brain");
-    let result = Agent::builder()
-        .task(task)
-        .url(board.url("index.html"))
-        .brain(brain)
-        .options(AgentOptions {
-            max_steps: 8,
-            out: Some(out),
-            report: false,
-            skills: Some(skills.to_path_buf()),
-            ..AgentOptions::default()
-        })
-        .build()
-        .expect("agent")
-        .run()
-        .await
-        .expect("run");
-    assert!(result.success, "{}", result.reason);
+    let options = AgentOptions {
+        max_steps: 8,
+        out: Some(out),
+        report: false,
+        skills: Some(skills.to_path_buf()),
+        ..AgentOptions::default()
+    };
+    common::successful_run(model, task, board.url("index.html"), options).await;
 }
 
 /// One step of a run: whether the model was called, and its stages in ms

@@ -35,12 +35,10 @@ struct Entry {
 impl History {
     /// Adds a step whose commands ran.
     pub(crate) fn push(&mut self, step: usize, url: &str, report: &BatchReport) {
-        let mut full = format!("step {step} · {url}");
         let mut folds = Vec::new();
         let mut pinned = false;
         for o in &report.outcomes {
             let line = o.line();
-            full.push_str(&format!("\n  {line}"));
             let kept = matches!(
                 o.status,
                 Status::Held | Status::Refused | Status::NotAccepted
@@ -53,7 +51,6 @@ impl History {
             });
         }
         if !report.dropped.is_empty() {
-            full.push_str(&format!("\n  not run: {}", report.dropped.join("; ")));
             folds.push(format!("{} not run", report.dropped.len()));
         }
         if folds.is_empty() {
@@ -61,7 +58,7 @@ impl History {
         }
         self.entries.push(Entry {
             step,
-            full,
+            full: in_full(step, url, report),
             folded: format!("step {step}: {}", folds.join("; ")),
             pinned,
         });
@@ -110,6 +107,18 @@ impl History {
         lines.extend(recent.iter().map(|e| e.full.clone()));
         lines
     }
+}
+
+/// One step in full: the step, the page, and what each command did.
+pub(super) fn in_full(step: usize, url: &str, report: &BatchReport) -> String {
+    let mut line = format!("step {step} · {url}");
+    for o in &report.outcomes {
+        line.push_str(&format!("\n  {}", o.line()));
+    }
+    if !report.dropped.is_empty() {
+        line.push_str(&format!("\n  not run: {}", report.dropped.join("; ")));
+    }
+    line
 }
 
 /// One command in short: what it did, and how it ended when not done.

@@ -194,7 +194,7 @@ impl Agent {
             sealed: !self.options.act.secrets.is_empty(),
             judge: self.judge.as_mut(),
             prices: &self.options.prices,
-            now: history_line(record.step, &obs.url, report),
+            now: super::history::in_full(record.step, &obs.url, report),
         };
         let verdict = Self::verify(checks, stage, run, record.step, summary).await;
         let refusal = match &verdict {
@@ -1006,18 +1006,6 @@ fn refuse_complete(report: &mut BatchReport, why: &str) {
         o.status = crate::records::Status::NotAccepted;
         o.message = why.to_string();
     }
-}
-
-/// One line of history: the step, the page, and what each command did.
-pub(super) fn history_line(step: usize, url: &str, report: &BatchReport) -> String {
-    let mut line = format!("step {step} · {url}");
-    for o in &report.outcomes {
-        line.push_str(&format!("\n  {}", o.line()));
-    }
-    if !report.dropped.is_empty() {
-        line.push_str(&format!("\n  not run: {}", report.dropped.join("; ")));
-    }
-    line
 }
 
 fn ms(t: Instant) -> f64 {

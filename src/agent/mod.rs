@@ -81,7 +81,8 @@ pub struct AgentOptions {
     pub max_cost: Option<f64>,
     /// Stop once the run has taken this long.
     pub max_time: Option<Duration>,
-    /// Screenshots sent per step: the current one and the ones before it.
+    /// Screenshots a step may send: the current one, and the ones before it
+    /// when the last step's changes are not all told in words.
     pub images: usize,
     /// Past steps shown in full in the history; older ones are folded to a
     /// line each, the oldest into ranges (see `agent/history.rs`).

@@ -556,12 +556,18 @@ impl Agent {
         }
         run.feedback = Some(feedback);
         run.history.push(record.step, &obs.url, &report);
-        // A command at a point of the image (ZOOM's box only shows) says
-        // where it acted, not what it changed.
-        run.shows_before = report.outcomes.iter().any(|o| {
-            o.status == crate::records::Status::NoEffect
-                || (o.command.contains(":@") && !o.command.starts_with("ZOOM"))
-        });
+        // A command at a point of the image says where it acted, not what it
+        // changed (ZOOM's box only shows).
+        let at_a_point = |command: &str| {
+            crate::protocol::parse(command)
+                .ok()
+                .and_then(|steps| steps.into_iter().next())
+                .is_some_and(|s| s.command.acts_at_a_point())
+        };
+        run.shows_before = report
+            .outcomes
+            .iter()
+            .any(|o| o.status == crate::records::Status::NoEffect || at_a_point(&o.command));
         record.report = Some(report);
         Ok(None)
     }

@@ -323,6 +323,15 @@ impl Command {
         }
     }
 
+    /// Whether the command acts at a point of the image (a DRAG with an
+    /// end there too): its outcome says where it acted, not what it changed.
+    pub fn acts_at_a_point(&self) -> bool {
+        match self {
+            Command::Drag { from, to } => matches!(from, Spot::At(_)) || matches!(to, Spot::At(_)),
+            other => other.point().is_some(),
+        }
+    }
+
     /// The same command at another point of the image, for one that takes
     /// a point ([`Command::point`]); any other as it is.
     pub fn at_point(self, at: ImagePoint) -> Command {

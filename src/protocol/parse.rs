@@ -1235,4 +1235,17 @@ mod tests {
             let _ = parse(&String::from_utf8_lossy(&bytes));
         }
     }
+
+    #[test]
+    fn a_command_acts_at_a_point_only_when_it_takes_one() {
+        let at = |c: &str| parse(c).unwrap()[0].command.acts_at_a_point();
+        assert!(at("CLICK:@10,20"));
+        assert!(at("SCROLL:@10,20:down"));
+        assert!(at("DRAG:3:@40,50"));
+        assert!(!at("CLICK:3"));
+        assert!(!at("DRAG:3:7"));
+        assert!(!at("ZOOM:@1,1:@50,50"));
+        // Text that holds ":@" is no point.
+        assert!(!at("TYPE:5:me:@home"));
+    }
 }

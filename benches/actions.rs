@@ -7,7 +7,10 @@
 //! rewrites two lines every 100 ms (ticker.html), and into a search box that
 //! asks the server 150 ms after the last key (debounce.html). Each runs with the default quiet
 //! window (200 ms) and a short one (50 ms), beside a bare screenshot of the
-//! same page for scale.
+//! same page for scale. `navigation` times a step that loads a saved real
+//! page (a click on a link of pages.html, the settle, the look after the
+//! command and the next step's look), with and without the prime of the new
+//! document while it settles (`ActOptions::prime`), taken in turn.
 //!
 //! `cargo bench --bench actions`; `scripts/bench-table.py` prints the table.
 // criterion's macros write public functions with no doc comment; the docs
@@ -131,7 +134,74 @@ fn bench(c: &mut Criterion) {
         }
         group.finish();
     }
+    navigations(c, &rt, &mut session, &main);
     rt.block_on(session.close());
+}
+
+/// A step that loads a page: a click on a link of pages.html, the wait for
+/// the page to settle, the look after the command and the next step's
+/// look, with and without the prime of the new document while it settles,
+/// taken in turn. Loading pages.html again is not counted.
+fn navigations(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    session: &mut Session,
+    main: &server::Server,
+) {
+    for link in ["github.com", "en.wikipedia.org", "old.reddit.com", "dense"] {
+        let mut group = c.benchmark_group(format!("navigation/{link}"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(4));
+        let pages = main.url("pages.html");
+        for (name, prime) in [("step, primed", true), ("step, not primed", false)] {
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    let mut timed = Duration::ZERO;
+                    for _ in 0..iters {
+                        // The other way first, untimed: the two take turns.
+                        rt.block_on(navigation_step(session, &pages, link, !prime));
+                        timed += rt.block_on(navigation_step(session, &pages, link, prime));
+                    }
+                    timed
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+/// The time from a click on `link` of `pages` to the look after it, the
+/// new page settled (see [`navigations`]).
+async fn navigation_step(session: &mut Session, pages: &str, link: &str, prime: bool) -> Duration {
+    session
+        .navigate(pages, Duration::from_secs(20))
+        .await
+        .expect("open pages.html");
+    let options = ActOptions {
+        prime,
+        ..ActOptions::default()
+    };
+    let mut exec = Executor::new(session, options).await;
+    let obs = exec.observe(session).await.expect("observe");
+    let id = obs
+        .table
+        .elements
+        .iter()
+        .find(|e| e.name == link)
+        .expect("the link is on the page")
+        .id;
+    let steps = parse(&format!("CLICK:{id}")).expect("command");
+    let start = Instant::now();
+    let report = exec.run(session, &steps).await;
+    assert!(
+        report.outcomes.iter().all(|o| o.status != Status::Failed),
+        "{}",
+        report.feedback()
+    );
+    exec.observe(session).await.expect("observe");
+    start.elapsed()
 }
 
 criterion_group!(benches, bench);

@@ -139,6 +139,18 @@ fn bench(c: &mut Criterion) {
         first.bench_function("perceive", |b| {
             b.iter_custom(|iters| after_load(&rt, &session, &url, iters, look, shot))
         });
+        // As the executor looks after a command that loaded the page: the
+        // document primed while the page settles (in the same moment after
+        // the load as the others), in turn with the floor.
+        first.bench_function("perceive, primed", |b| {
+            b.iter_custom(|iters| {
+                timed_after(&rt, iters, look, || async {
+                    load(&session, &url, None).await;
+                    std::hint::black_box(shot().await);
+                    load(&session, &url, Some(&options)).await;
+                })
+            })
+        });
         first.finish();
     }
     rt.block_on(session.close());
@@ -155,18 +167,24 @@ fn after_load<T, U, F: std::future::Future<Output = T>, G: std::future::Future<O
     look: impl Fn() -> F,
     other: impl Fn() -> G,
 ) -> Duration {
-    let load = || async {
-        session
-            .navigate(url, Duration::from_secs(20))
-            .await
-            .expect("reload page");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
     timed_after(rt, iters, look, || async {
-        load().await;
+        load(session, url, None).await;
         std::hint::black_box(other().await);
-        load().await;
+        load(session, url, None).await;
     })
+}
+
+/// Loads `url` anew, primes it with `prime` if given, and lets the page be
+/// a moment.
+async fn load(session: &Session, url: &str, prime: Option<&PerceiveOptions>) {
+    session
+        .navigate(url, Duration::from_secs(20))
+        .await
+        .expect("reload page");
+    if let Some(options) = prime {
+        perceive::prime(session.page(), session.viewport(), options).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
 }
 
 criterion_group!(benches, bench);

@@ -668,7 +668,15 @@ async fn select(
         let p = point_for(page, e, view).await?;
         let opened = std::time::SystemTime::now();
         input::click(page, p).await.map_err(refused)?;
-        settle::settle(page, events, options.quiet, options.settle_timeout, opened).await;
+        settle::settle(
+            page,
+            events,
+            options.quiet,
+            options.settle_timeout,
+            opened,
+            None,
+        )
+        .await;
     }
     select_custom(page, e, view, &choice).await
 }

@@ -72,6 +72,10 @@ pub struct ActOptions {
     pub fetch_schemes: Vec<String>,
     /// How perception runs after each command.
     pub perceive: PerceiveOptions,
+    /// Look at a document the page had not shown before while the page
+    /// settles after a command, so that the look after the command finds it
+    /// warm (see `perceive::prime`). Off, that look does all the work.
+    pub prime: bool,
     /// Hosts FETCH and new tabs may reach (the domain guard enforces it for
     /// every request when the browser was launched with it).
     pub domains: DomainPolicy,
@@ -103,6 +107,7 @@ impl Default for ActOptions {
                 .map(|s| s.to_string())
                 .collect(),
             perceive: PerceiveOptions::default(),
+            prime: true,
             domains: DomainPolicy::default(),
             secrets: Secrets::default(),
             confirm: ConfirmGuard::default(),
@@ -392,12 +397,17 @@ impl Executor {
         bound: Duration,
         since: SystemTime,
     ) -> settle::Settled {
+        let prime = self
+            .options
+            .prime
+            .then(|| (session.viewport(), &self.options.perceive));
         settle::settle(
             session.page(),
             &self.watch.events,
             self.options.quiet,
             bound,
             since,
+            prime,
         )
         .await
     }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 use chromiumoxide::Page;
 
 use super::watch::{lock, Events};
-use crate::browser::evaluate;
-use crate::perceive::{watch_eval, MOVED_JS};
+use crate::browser::{evaluate, Viewport};
+use crate::perceive::{self, watch_eval, PerceiveOptions, MOVED_JS};
 
 /// How the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,13 +58,16 @@ async fn pending_timers(page: &Page, since: f64, until: f64) -> i64 {
 /// Waits until the page is quiet (see the module's doc), at most `bound`;
 /// `quiet` is the longest quiet window. Timers count when the page set
 /// them from `since` (the command's start) to a moment after the wait
-/// began: later ones are the page's own doing.
+/// began: later ones are the page's own doing. With `prime`, a document
+/// the page had not shown before is looked at once it is loaded, while the
+/// wait goes on (see `perceive::prime`).
 pub(super) async fn settle(
     page: &Page,
     events: &Mutex<Events>,
     quiet: Duration,
     bound: Duration,
     since: SystemTime,
+    mut prime: Option<(Viewport, &PerceiveOptions)>,
 ) -> Settled {
     let start = Instant::now();
     let epoch_ms = |t: SystemTime| {
@@ -95,6 +98,13 @@ pub(super) async fn settle(
                 false
             }
         };
+        // Asked at every poll until it starts: the first ones may still see
+        // the document the command began on.
+        if let Some((viewport, options)) = prime.filter(|_| ready) {
+            if perceive::prime(page, viewport, options).await {
+                prime = None;
+            }
+        }
         let network_idle = {
             let ev = lock(events);
             if let Some(t) = ev.last_network.filter(|t| *t > last_move) {

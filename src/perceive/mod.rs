@@ -8,6 +8,7 @@
 mod ambient;
 mod frames;
 mod list;
+mod prime;
 mod recent;
 mod registry;
 mod sheets;
@@ -28,6 +29,7 @@ use crate::browser::{Link, Session, Viewport};
 
 pub use ambient::Ambient;
 pub use list::{element_list, line, DEFAULT_LIST_CAP};
+pub use prime::prime;
 pub use signature::{page_signature, Fnv64};
 pub use table::{Direction, Element, ElementState, ElementTable, NodeNumbers, Point, Rect};
 
@@ -338,6 +340,7 @@ pub async fn perceive(
     let page = session.page();
     let viewport = session.viewport();
     let start = Instant::now();
+    prime::primed(page).await;
     let opts = frames::EnumerateOptions {
         yield_ms: options.yield_ms,
         ..enumerate_options(options)
@@ -426,6 +429,7 @@ pub async fn glance(
     options: &PerceiveOptions,
 ) -> Result<Observation, PerceiveError> {
     let start = Instant::now();
+    prime::primed(page).await;
     let mut notes = Vec::new();
     let frames = frames::enumerate_page(
         page,

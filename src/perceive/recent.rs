@@ -26,6 +26,13 @@ impl<K: PartialEq, V> Recent<K, V> {
         Some(entries.remove(i).1)
     }
 
+    /// Whether a value is kept for `key`.
+    pub fn contains(&self, key: &K) -> bool {
+        self.entries
+            .lock()
+            .is_ok_and(|entries| entries.iter().any(|(k, _)| k == key))
+    }
+
     /// Keeps `value` for `key`, in place of an earlier one.
     pub fn put(&self, key: K, value: V) {
         if let Ok(mut entries) = self.entries.lock() {
@@ -56,8 +63,10 @@ mod tests {
         cache.put("b", 2);
         cache.put("a", 3);
         assert_eq!(cache.get(&"a"), Some(3));
+        assert!(cache.contains(&"b"));
         cache.put("c", 4);
         assert_eq!(cache.get(&"b"), None, "b was the oldest");
+        assert!(!cache.contains(&"b"));
         assert_eq!(cache.take(&"a"), Some(3));
         assert_eq!(cache.take(&"a"), None);
         assert_eq!(cache.get(&"c"), Some(4));

@@ -223,6 +223,12 @@ pub(crate) async fn take(
     Ok((Registry::new(object), false))
 }
 
+/// Whether a frame's document has a registry kept: it was looked at before,
+/// and no look holds the registry now.
+pub(crate) fn known(link: &Link, frame: &str, context: ExecutionContextId) -> bool {
+    REGISTRIES.contains(&key(link, frame, context))
+}
+
 /// Puts a registry back for the next perception of the same document.
 pub(crate) fn give_back(link: &Link, frame: &str, context: ExecutionContextId, registry: Registry) {
     REGISTRIES.put(key(link, frame, context), registry);

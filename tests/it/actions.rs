@@ -4,6 +4,7 @@
 
 use seamark::act::{ActOptions, DialogPolicy};
 use seamark::files::UploadFolder;
+use seamark::perceive;
 use seamark::records::Status::*;
 use serde_json::Value;
 
@@ -651,4 +652,33 @@ async fn a_click_beside_a_ticker_settles_without_waiting_out_the_bound() {
     report.statuses(&[Done, Done]);
     assert!(!report.outcomes[0].page_changed, "{}", report.feedback());
     assert!(!report.feedback().contains("still busy"));
+}
+
+/// A click that loads a page primes the new document while it settles (see
+/// `perceive::prime`): what the executor tells of the click, and the look
+/// after it, are those it tells without.
+#[tokio::test]
+async fn a_click_that_loads_a_page_tells_the_same_whether_the_page_was_primed_or_not() {
+    let mut told = Vec::new();
+    for prime in [true, false] {
+        let options = ActOptions {
+            prime,
+            ..ActOptions::default()
+        };
+        let mut a = Fixture::open("pages.html").await.actor_with(options).await;
+        let dense = a.id("dense");
+        let report = a.run(&format!("CLICK:{dense}")).await;
+        report.statuses(&[Done]);
+        assert!(report.outcomes[0].page_changed, "{}", report.feedback());
+        // Each fixture has a server of its own, on a port of its own.
+        let feedback = report.feedback().replace(&a.fx.server.base, "BASE");
+        let after = a.look().await;
+        assert!(after.url.ends_with("/dense"), "{}", after.url);
+        told.push((
+            feedback,
+            perceive::element_list(&after.table, perceive::DEFAULT_LIST_CAP),
+        ));
+        a.close().await;
+    }
+    assert_eq!(told[0], told[1]);
 }

@@ -373,6 +373,42 @@ async fn a_quiet_page_keeps_its_text_from_the_last_look() {
     fx.close().await;
 }
 
+#[tokio::test]
+async fn a_look_taken_while_the_page_is_primed_waits_for_the_prime_and_keeps_its_work() {
+    let fx = Fixture::open("quiet.html").await;
+    let (page, viewport) = (fx.session.page(), fx.session.viewport());
+    let options = PerceiveOptions::default();
+    assert!(
+        perceive::prime(page, viewport, &options).await,
+        "a document never looked at was not primed"
+    );
+    assert!(
+        !perceive::prime(page, viewport, &options).await,
+        "a second prime started beside the first"
+    );
+    // At once, while the prime may still run: the look waits for it, and
+    // finds the table it built (a look beside it would build its own).
+    let primed = fx.perceive().await;
+    assert_eq!(
+        primed.obs.timings.tables_kept, 1,
+        "the prime's work was lost"
+    );
+    assert!(
+        !perceive::prime(page, viewport, &options).await,
+        "a document looked at was primed again"
+    );
+    // The same page loaded anew and looked at cold: the same look.
+    fx.goto("quiet.html").await;
+    let cold = fx.perceive().await;
+    assert_eq!(cold.obs.timings.tables_kept, 0);
+    assert_eq!(primed.obs.signature, cold.obs.signature);
+    assert_eq!(
+        perceive::element_list(&primed.obs.table, perceive::DEFAULT_LIST_CAP),
+        perceive::element_list(&cold.obs.table, perceive::DEFAULT_LIST_CAP)
+    );
+    fx.close().await;
+}
+
 /// The quiet page, looked at twice: the second look kept the first's table.
 async fn quiet_page_looked_at_twice() -> (Fixture, Seen) {
     let fx = Fixture::open("quiet.html").await;

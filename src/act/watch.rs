@@ -48,6 +48,9 @@ pub(super) struct Events {
     guids: HashMap<String, usize>,
     /// Requests in flight and when each started.
     inflight: HashMap<String, Instant>,
+    /// Requests whose end was told before their start, and when: Chromium
+    /// tells some data: URLs' ends first.
+    ended_first: HashMap<String, Instant>,
     /// Last time a request started or ended.
     pub last_network: Option<Instant>,
     pub crashed: bool,
@@ -68,7 +71,42 @@ impl Events {
     }
 }
 
+/// A request starting or ending, by its id, as the browser tells it.
+#[derive(Debug, Clone, PartialEq)]
+enum Request {
+    /// It started; `false` for a stream, which never ends.
+    Started(String, bool),
+    /// It finished or failed.
+    Ended(String),
+}
+
+/// How long an end told before its start is kept for the start to come.
+const ENDED_FIRST_KEPT: Duration = Duration::from_secs(10);
+
 impl Events {
+    /// Notes a request's start or end, in whichever order they come. A
+    /// request whose end came first is not in flight when it starts: it
+    /// held half the clicks that loaded the saved github page 2 s, until it
+    /// counted as a long poll.
+    fn record(&mut self, change: Request) {
+        let now = Instant::now();
+        self.last_network = Some(now);
+        match change {
+            Request::Started(id, counts) => {
+                if self.ended_first.remove(&id).is_none() && counts {
+                    self.inflight.insert(id, now);
+                }
+            }
+            Request::Ended(id) => {
+                if self.inflight.remove(&id).is_none() {
+                    self.ended_first
+                        .retain(|_, t| t.elapsed() < ENDED_FIRST_KEPT);
+                    self.ended_first.insert(id, now);
+                }
+            }
+        }
+    }
+
     /// Requests in flight that started less than `recent` ago: a long poll or a
     /// stream that never ends must not keep the page "busy" forever.
     pub fn recent_inflight(&self, recent: Duration) -> usize {
@@ -132,6 +170,7 @@ impl Watch {
         {
             let mut ev = lock(&self.events);
             ev.inflight.clear();
+            ev.ended_first.clear();
             ev.crashed = false;
         }
         // Timers are counted from the page's next document on, and in the
@@ -193,27 +232,20 @@ async fn watch_requests(page: &Page, events: Arc<Mutex<Events>>) -> Option<JoinH
     let mut failed = page.event_listener::<EventLoadingFailed>().await.ok()?;
     Some(tokio::spawn(async move {
         loop {
-            let (id, start) = tokio::select! {
+            let change = tokio::select! {
                 Some(e) = sent.next() => {
                     // Streams never "finish": they must not hold the page busy.
                     let streaming = matches!(
                         e.r#type,
                         Some(ResourceType::WebSocket | ResourceType::EventSource)
                     );
-                    (e.request_id.inner().clone(), !streaming)
+                    Request::Started(e.request_id.inner().clone(), !streaming)
                 }
-                Some(e) = finished.next() => (e.request_id.inner().clone(), false),
-                Some(e) = failed.next() => (e.request_id.inner().clone(), false),
+                Some(e) = finished.next() => Request::Ended(e.request_id.inner().clone()),
+                Some(e) = failed.next() => Request::Ended(e.request_id.inner().clone()),
                 else => break,
             };
-            let mut ev = lock(&events);
-            let now = Instant::now();
-            ev.last_network = Some(now);
-            if start {
-                ev.inflight.insert(id, now);
-            } else {
-                ev.inflight.remove(&id);
-            }
+            lock(&events).record(change);
         }
     }))
 }
@@ -469,3 +501,26 @@ const TIMERS_JS: &str = r#"(() => {
     return n;
   } });
 })()"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chromium told the end of some of the saved github page's data:
+    /// images before their start, and each stayed in flight.
+    #[test]
+    fn a_request_whose_end_is_told_before_its_start_is_not_in_flight() {
+        let mut events = Events::default();
+        events.record(Request::Ended("early".into()));
+        events.record(Request::Started("early".into(), true));
+        assert_eq!(events.recent_inflight(Duration::from_secs(60)), 0);
+        // Told in order, a request is in flight until it ends.
+        events.record(Request::Started("usual".into(), true));
+        assert_eq!(events.recent_inflight(Duration::from_secs(60)), 1);
+        events.record(Request::Ended("usual".into()));
+        assert_eq!(events.recent_inflight(Duration::from_secs(60)), 0);
+        // A stream is never in flight.
+        events.record(Request::Started("stream".into(), false));
+        assert_eq!(events.recent_inflight(Duration::from_secs(60)), 0);
+    }
+}

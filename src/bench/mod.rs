@@ -9,7 +9,9 @@
 //! `perceive_screenshot` (the screenshot it took), `mark` (labels laid out
 //! and drawn), `encode` (the images for the run and the model), `read` (a
 //! whole-page READ). A first look after a fresh load: `first_screenshot`
-//! (its floor) and `first_perceive`.
+//! (its floor), `first_perceive` (cold, as the first look of a run) and
+//! `first_primed` (the document primed while it settled, as the look after
+//! a command that loaded it: see `perceive::prime`).
 
 mod tokens;
 
@@ -75,11 +77,14 @@ pub enum Stage {
     FirstScreenshot,
     /// The whole perception right after a load.
     FirstPerceive,
+    /// The whole perception right after a load, the document primed while
+    /// the page settled.
+    FirstPrimed,
 }
 
 impl Stage {
     /// Every stage, in the order the table shows them.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Screenshot,
         Stage::Enumerate,
         Stage::PerceiveScreenshot,
@@ -89,6 +94,7 @@ impl Stage {
         Stage::Read,
         Stage::FirstScreenshot,
         Stage::FirstPerceive,
+        Stage::FirstPrimed,
     ];
 
     /// Its name in the table and the JSON.
@@ -103,13 +109,16 @@ impl Stage {
             Stage::Read => "read",
             Stage::FirstScreenshot => "first_screenshot",
             Stage::FirstPerceive => "first_perceive",
+            Stage::FirstPrimed => "first_primed",
         }
     }
 
     /// The floor it is compared with.
     pub fn floor(self) -> Stage {
         match self {
-            Stage::FirstScreenshot | Stage::FirstPerceive => Stage::FirstScreenshot,
+            Stage::FirstScreenshot | Stage::FirstPerceive | Stage::FirstPrimed => {
+                Stage::FirstScreenshot
+            }
             _ => Stage::Screenshot,
         }
     }
@@ -239,16 +248,24 @@ async fn measure(
     o: &BenchOptions,
 ) -> Result<(Samples, Observation), String> {
     let page = session.page();
-    let open = || async {
-        session
-            .navigate(url, o.load_timeout)
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::time::sleep(o.settle).await;
-        Ok::<(), String>(())
-    };
-    open().await?;
     let look = PerceiveOptions::default();
+    // With `prime`, the document is primed as soon as it has loaded, inside
+    // the settle time, as the executor primes it while a page settles.
+    let open = |prime: bool| {
+        let look = &look;
+        async move {
+            session
+                .navigate(url, o.load_timeout)
+                .await
+                .map_err(|e| e.to_string())?;
+            if prime {
+                perceive::prime(page, session.viewport(), look).await;
+            }
+            tokio::time::sleep(o.settle).await;
+            Ok::<(), String>(())
+        }
+    };
+    open(false).await?;
     let style = MarkStyle::default();
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
     let mut samples: Samples = Vec::new();
@@ -305,24 +322,29 @@ async fn measure(
         record(Stage::Read, ms_since(t));
         last = Some(obs);
     }
-    // A first look: the page loaded anew before each (not counted).
+    // A first look: the page loaded anew before each (not counted), the
+    // three taken in turn.
     for i in 0..o.warmup + o.runs {
         let keep = i >= o.warmup;
-        open().await?;
-        let t = Instant::now();
-        perceive::screenshot(page)
-            .await
-            .map_err(|e| bad("the screenshot", &e))?;
-        if keep {
-            push(&mut samples, Stage::FirstScreenshot, ms_since(t));
-        }
-        open().await?;
-        let t = Instant::now();
-        perceive::perceive(session, &look)
-            .await
-            .map_err(|e| bad("the perception", &e))?;
-        if keep {
-            push(&mut samples, Stage::FirstPerceive, ms_since(t));
+        for stage in [
+            Stage::FirstScreenshot,
+            Stage::FirstPerceive,
+            Stage::FirstPrimed,
+        ] {
+            open(stage == Stage::FirstPrimed).await?;
+            let t = Instant::now();
+            if stage == Stage::FirstScreenshot {
+                perceive::screenshot(page)
+                    .await
+                    .map_err(|e| bad("the screenshot", &e))?;
+            } else {
+                perceive::perceive(session, &look)
+                    .await
+                    .map_err(|e| bad("the perception", &e))?;
+            }
+            if keep {
+                push(&mut samples, stage, ms_since(t));
+            }
         }
     }
     let obs = last.ok_or("no sample was taken")?;

@@ -91,7 +91,8 @@ enum Command {
     ///
     /// Stages: the floor (a bare screenshot), the element table, the whole
     /// perception and the screenshot within it, mark drawing, encoding for
-    /// the model, a whole-page READ; and a first look after a fresh load.
+    /// the model, a whole-page READ; and a first look after a fresh load, cold
+    /// and with the document primed while the page settled.
     /// Each as min / median / p95 / max, with the median's ratio to its
     /// floor. Exit status 1 when a page could not be measured, or (with
     /// --compare) when a stage got worse than the threshold.

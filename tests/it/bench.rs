@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::cli::{seamark_with_env, Run};
 use crate::server::Server;
 
-const STAGES: [&str; 9] = [
+const STAGES: [&str; 10] = [
     "screenshot",
     "enumerate",
     "perceive_screenshot",
@@ -17,6 +17,7 @@ const STAGES: [&str; 9] = [
     "read",
     "first_screenshot",
     "first_perceive",
+    "first_primed",
 ];
 
 async fn bench(args: &[&str]) -> Run {

@@ -570,6 +570,9 @@ pub trait ReportExt {
     fn statuses(&self, expected: &[Status]) -> &Self;
     /// Asserts the n-th outcome's message or changes mention `needle`.
     fn says(&self, n: usize, needle: &str) -> &Self;
+    /// Asserts the page settled after every command before the bound (no
+    /// "still busy").
+    fn settled(&self) -> &Self;
 }
 
 impl ReportExt for BatchReport {
@@ -592,6 +595,12 @@ impl ReportExt for BatchReport {
             "{needle:?} not in {line:?}\n{}",
             self.feedback()
         );
+        self
+    }
+
+    fn settled(&self) -> &Self {
+        let feedback = self.feedback();
+        assert!(!feedback.contains("still busy"), "{feedback}");
         self
     }
 }

@@ -486,46 +486,103 @@ async fn a_box_moved_by_an_edited_rule_is_looked_at_anew() {
 
 #[tokio::test]
 async fn text_shown_without_a_dom_mutation_is_still_a_change() {
-    let fx = Fixture::open("quiet.html").await;
+    every_change_is_seen("quiet.html", "document", 1).await;
+}
+
+#[tokio::test]
+async fn a_frame_that_runs_no_scripts_keeps_its_work_until_something_happens_in_it() {
+    // No listener of seamark's runs there: the states the events would have
+    // changed are read on each look instead.
+    every_change_is_seen(
+        "quiet-framed.html",
+        "document.querySelector('iframe').contentDocument",
+        2,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_scroll_inside_a_frame_that_runs_no_scripts_keeps_nothing_of_the_last_look() {
+    let fx = Fixture::open("quiet-framed.html").await;
+    let doc = "document.querySelector('iframe').contentDocument";
+    fx.perceive().await;
+    assert_eq!(fx.perceive().await.obs.timings.tables_kept, 2);
+    // A change the frame's states tell: what the page alone keeps.
+    fx.eval(&format!("{doc}.getElementById('agree').click(); 1"))
+        .await;
+    let changed = fx.perceive().await;
+    assert_eq!(changed.obs.timings.tables_kept, 1);
+    assert_eq!(fx.perceive().await.obs.timings.tables_kept, 2);
+    // A scroll inside it: no listener hears it and no state tells it, only
+    // the boxes that moved. The spot checks' verdict was taken at the old
+    // scroll: nothing of the frame's last look may be kept.
+    let y = changed.named("In the pane 3").element().bbox.y;
+    fx.eval(&format!("{doc}.getElementById('pane').scrollTop = 20; 1"))
+        .await;
+    let scrolled = fx.perceive().await;
+    assert_eq!(
+        scrolled.obs.timings.tables_kept, 1,
+        "the moved table was kept"
+    );
+    assert_eq!(
+        scrolled.obs.timings.reused, changed.obs.timings.reused,
+        "the frame kept work from before the scroll"
+    );
+    assert_eq!(scrolled.named("In the pane 3").element().bbox.y, y - 20.0);
+    fx.close().await;
+}
+
+/// Each change shows or hides text and nothing else: only the page text
+/// tells it, so a look that kept the text from the look before would miss it.
+/// `doc` is the script expression of the quiet page's document (the page's
+/// own, or a frame's); `documents`, how many documents keep their table on a
+/// quiet look.
+async fn every_change_is_seen(page: &str, doc: &str, documents: usize) {
+    let fx = Fixture::open(page).await;
     let mut last = fx.perceive().await;
-    // Each change shows or hides text and nothing else: only the page text
-    // tells it, so a text kept from the look before would miss it.
     let changes = [
         ("a hover", "MOUSE #trigger"),
-        ("a focus", "document.getElementById('name').focus()"),
-        ("a popover", "document.getElementById('pop').showPopover()"),
+        ("a focus", "D.getElementById('name').focus()"),
+        ("a checked box", "D.getElementById('agree').click()"),
+        ("a popover", "D.getElementById('pop').showPopover()"),
         (
             "a new stylesheet rule",
-            "document.styleSheets[0].insertRule('#styled{display:none}', document.styleSheets[0].cssRules.length)",
+            "D.styleSheets[0].insertRule('#styled{display:none}', D.styleSheets[0].cssRules.length)",
         ),
         (
             "a style attribute",
-            "document.getElementById('inline').style.display = 'none'",
+            "D.getElementById('inline').style.display = 'none'",
         ),
     ];
     for (what, how) in changes {
         let quiet = fx.perceive().await;
-        assert!(
-            quiet.obs.timings.reused >= 1,
-            "before {what}: nothing was kept"
+        assert_eq!(
+            quiet.obs.timings.tables_kept, documents,
+            "before {what}: the work was done again"
         );
         assert_eq!(quiet.obs.signature, last.obs.signature);
         if let Some(selector) = how.strip_prefix("MOUSE ") {
+            // In the page's coordinates: a frame's box adds its place.
             let at = fx
                 .eval(&format!(
-                    "(() => {{ const r = document.querySelector('{selector}').getBoundingClientRect(); \
-                     return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+                    "(() => {{ const D = {doc}; const r = D.querySelector('{selector}').getBoundingClientRect(); \
+                     const f = D.defaultView.frameElement, o = f ? f.getBoundingClientRect() : {{ x: 0, y: 0 }}; \
+                     return [o.x + r.x + r.width / 2, o.y + r.y + r.height / 2]; }})()"
                 ))
                 .await;
             let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
             page_mouse_move(&fx, x, y).await;
         } else {
-            fx.eval(how).await;
+            fx.eval(&format!(
+                "(() => {{ const D = {doc}; {how}; return 1; }})()"
+            ))
+            .await;
         }
         let after = fx.perceive().await;
-        assert_eq!(
-            after.obs.timings.reused, 0,
-            "after {what}: the old text was kept"
+        // A frame's parent may count the change too (the pointer over the frame).
+        assert!(
+            after.obs.timings.tables_kept < documents,
+            "after {what}: the last look was kept"
         );
         assert_ne!(
             after.obs.signature, quiet.obs.signature,

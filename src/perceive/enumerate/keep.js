@@ -78,7 +78,7 @@
   // page text, the elements that escape their ancestors' boxes (on old
   // reddit, half of a look), the verdict of the spot checks and the table
   // itself (see below). A closed shadow root's own look keeps nothing.
-  const changes = typeof reg.pause === 'function' && reg.changes ? reg.changes : null;
+  const changes = reg.changes || null;
   let memo = null;
   if (changes && root.nodeType === 9) {
     const seen = { n: changes.count(), vw, vh, sx, sy, dw, dh, rules: positionRules(), fs: doc.fullscreenElement };
@@ -134,4 +134,11 @@
       dropped: lastTable.dropped, text_hash: String(memo.text.hash), text_lines: memo.text.lines, text_chars: memo.text.chars || 0, truncated: lastTable.truncated, far: lastTable.far,
       unread: [], reused: Object.keys(memo).length - 1, kept: true,
     });
+  }
+  // Where the document runs no scripts, a scroll inside it is not counted
+  // (registry.rs): boxes that moved are all that shows of it, and then
+  // nothing of the last look is kept.
+  if (lastTable && typeof reg.pause !== 'function') {
+    memo = { seen: memo.seen };
+    reg.memo = memo;
   }

@@ -780,13 +780,18 @@ impl Session {
             request_filter: options.request_filter.clone(),
             checked: Vec::new(),
         };
-        session.check_requests(&page).await?;
+        session.follow_page(&page).await?;
         Ok(session)
     }
 
-    /// From now on, checks the requests of `page` with the session's
-    /// filter, when it has one.
-    async fn check_requests(&mut self, page: &Page) -> Result<(), BrowserError> {
+    /// Follows `page` as one of the session's tabs from now on: its frames
+    /// of other sites are attached as they start (see
+    /// [`remote::RemoteFrames::attach_frames`]), and its requests are checked
+    /// with the session's filter, when it has one.
+    async fn follow_page(&mut self, page: &Page) -> Result<(), BrowserError> {
+        if let Err(e) = self.host.remote.attach_frames(page).await {
+            tracing::debug!("frames of other sites are attached when first looked at: {e}");
+        }
         if let Some(filter) = &self.request_filter {
             let task = intercept::guard_page(page, filter.clone()).await?;
             self.checked.push((page.clone(), task));
@@ -979,7 +984,7 @@ impl Session {
     pub async fn switch_to(&mut self, page: Page) -> Result<(), BrowserError> {
         page.execute(self.viewport.metrics_override()).await?;
         remote::follow(&page, &self.host.remote);
-        self.check_requests(&page).await?;
+        self.follow_page(&page).await?;
         self.adopt(&page);
         self.dialogs.follow(&page).await;
         self.page = page;
@@ -995,7 +1000,7 @@ impl Session {
             .await?;
         self.adopt(&fresh);
         remote::follow(&fresh, &self.host.remote);
-        self.check_requests(&fresh).await?;
+        self.follow_page(&fresh).await?;
         fresh.execute(self.viewport.metrics_override()).await?;
         self.dialogs.follow(&fresh).await;
         let old = std::mem::replace(&mut self.page, fresh);

@@ -199,6 +199,13 @@ async fn attached_by_its_folder_or_its_port_a_task_works_in_a_tab_of_its_own_and
         trackers,
         "the tracker was reached"
     );
+    // Also the frame's first request, sent as it loads: the frame is held
+    // until its requests are checked.
+    assert_eq!(
+        person.heard("/heard/tracker-load"),
+        loads,
+        "the frame told the tracker as it loaded"
+    );
     let steps =
         std::fs::read_to_string(run.path("rec").join("journal.jsonl")).expect("the journal");
     assert!(

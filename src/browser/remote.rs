@@ -324,6 +324,12 @@ impl Channel {
                             message["params"].clone(),
                         ));
                     }
+                    // Anything else such a frame started (a worker), held
+                    // at its start the same way: checked too, and let run.
+                    Some("Target.attachedToTarget") if message.get("sessionId").is_some() => {
+                        let checked = lock(&filter).is_some();
+                        tokio::spawn(new_worker(w.clone(), checked, message["params"].clone()));
+                    }
                     Some("Target.detachedFromTarget") => {
                         if let Some(gone) = message["params"]["sessionId"].as_str() {
                             lock(&sessions).retain(|_, s| s != gone);
@@ -380,6 +386,25 @@ async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: V
     lock(&sessions)
         .entry(target.to_string())
         .or_insert_with(|| session.to_string());
+    let _ = wire
+        .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+        .await;
+}
+
+/// A worker (or any target but a frame) that a frame held at its start:
+/// its requests are checked when seamark's are (`checked`), and it runs.
+async fn new_worker(wire: Arc<Wire>, checked: bool, params: Value) {
+    let Some(session) = params["sessionId"].as_str() else {
+        return;
+    };
+    if checked {
+        if let Err(e) = wire
+            .call(Some(session), "Fetch.enable", every_request_json())
+            .await
+        {
+            tracing::debug!("a worker's requests are not checked: {e}");
+        }
+    }
     let _ = wire
         .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
         .await;

@@ -1310,6 +1310,31 @@ async fn a_frame_of_another_site_is_perceived_in_the_browser_seamark_launches() 
 }
 
 #[tokio::test]
+async fn a_worker_in_a_frame_of_another_site_is_not_held_at_its_start() {
+    // The frames of seamark's tabs are attached as they start, and theirs in
+    // turn: a worker's target, attached and held the same way, waited for a
+    // debugger that never came, and the frame never got its answer.
+    let fx = Fixture::open("worker-frame.html").await;
+    let mut answered = false;
+    for _ in 0..50 {
+        let seen = fx.perceive().await;
+        if seen
+            .obs
+            .table
+            .elements
+            .iter()
+            .any(|e| e.name == "Worker answered")
+        {
+            answered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(answered, "the frame's worker never answered");
+    fx.close().await;
+}
+
+#[tokio::test]
 async fn a_frame_that_moves_between_sites_is_followed_in_and_out_of_its_own_process() {
     // A frame's target keeps its id across navigations while its session
     // goes with its process: a session kept past it answered "Session with

@@ -85,8 +85,9 @@ const PAUSE_JS: &str = "(() => { \
 /// no listener runs. There the states the events would have changed are read
 /// on each count instead: the elements pointed at, focused, checked, open or
 /// invalid (what style rules match on), the images loaded and the fonts'
-/// status. A scroll inside it is not told; enumerate/keep.js then keeps only a
-/// whole table whose boxes did not move.
+/// status; what cannot be read (a parent of the same origin can bend its
+/// built-ins) counts as a change. A scroll inside it is not told:
+/// enumerate/keep.js then keeps only a whole table whose boxes did not move.
 const CHANGES_JS: &str = "((scripted) => { \
     let n = 0; const bump = () => { n++; }; \
     const o = new MutationObserver(bump); \
@@ -100,9 +101,12 @@ const CHANGES_JS: &str = "((scripted) => { \
         try { document.querySelector(s); return true; } catch (e) { return false; } }).join(','); \
       let last = []; \
       const read = () => { \
-        const now = [...document.querySelectorAll(states)]; \
-        let loaded = 0; for (const i of document.images) if (i.complete) loaded++; \
-        now.push(loaded, document.fonts ? document.fonts.status : ''); \
+        let now = []; \
+        try { \
+          now = [...document.querySelectorAll(states)]; \
+          let loaded = 0; for (const i of document.images) if (i.complete) loaded++; \
+          now.push(loaded, document.fonts ? document.fonts.status : ''); \
+        } catch (e) { n++; } \
         if (now.length !== last.length || now.some((x, i) => x !== last[i])) n++; \
         last = now; \
       }; \

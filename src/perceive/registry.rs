@@ -69,10 +69,8 @@ const PAUSE_JS: &str = "(() => { \
 /// look, so that work on the whole document can be kept (see enumerate/keep.js,
 /// `memo`). A function of whether the document runs scripts (`pause` is not
 /// null). It counts every DOM mutation, style attributes included, in the
-/// document and in the shadow roots it is given (`watch`): the observer's
-/// records are taken on each count, so they are counted also where its
-/// callback never runs. And it counts every event after which styles may
-/// match otherwise without a mutation: pointer and keys (hover, focus,
+/// document and in the shadow roots it is given (`watch`), and every event
+/// after which styles may match otherwise without a mutation: pointer and keys (hover, focus,
 /// active), form input (checked, values), toggles (popovers, details), the
 /// address's fragment (`:target`), loads (images and fonts that change the
 /// layout), scrolls (of any element), resizes, transitions and animations
@@ -82,12 +80,16 @@ const PAUSE_JS: &str = "(() => { \
 ///
 /// Where the document runs no scripts (a frame sandboxed without
 /// `allow-scripts`: comment and ad embeds, 295 of felixge.de's 326 controls)
-/// no listener runs. There the states the events would have changed are read
-/// on each count instead: the elements pointed at, focused, checked, open or
-/// invalid (what style rules match on), the images loaded and the fonts'
-/// status; what cannot be read (a parent of the same origin can bend its
-/// built-ins) counts as a change. A scroll inside it is not told:
-/// enumerate/keep.js then keeps only a whole table whose boxes did not move.
+/// no listener runs, and no mutation record was seen to queue either. If its
+/// origin is opaque too (no `allow-same-origin`), no script anywhere can reach
+/// it: only the browser changes it, as a person points, types, clicks and
+/// scrolls. There the states those would change are read on each count: the
+/// elements pointed at, focused, checked, open or invalid (what style rules
+/// match on), the images loaded and the fonts' status; what cannot be read
+/// counts as a change. A scroll inside it is not told: enumerate/keep.js then
+/// keeps only a whole table whose boxes did not move. A document without
+/// scripts that a parent of its origin can edit gets no counter (null), and
+/// the enumerator keeps nothing there.
 const CHANGES_JS: &str = "((scripted) => { \
     let n = 0; const bump = () => { n++; }; \
     const o = new MutationObserver(bump); \
@@ -95,6 +97,7 @@ const CHANGES_JS: &str = "((scripted) => { \
     o.observe(document, all); \
     const roots = new WeakSet(); \
     const watch = (r) => { if (roots.has(r)) return false; roots.add(r); o.observe(r, all); return true; }; \
+    if (!scripted && String(self.origin) !== 'null') return null; \
     if (!scripted) { \
       const states = [':hover', ':focus-within', ':checked', ':indeterminate', ':placeholder-shown', ':invalid', \
         ':target', ':popover-open', ':modal', ':open'].filter((s) => { \
@@ -110,7 +113,7 @@ const CHANGES_JS: &str = "((scripted) => { \
         if (now.length !== last.length || now.some((x, i) => x !== last[i])) n++; \
         last = now; \
       }; \
-      return { count: () => { if (o.takeRecords().length) n++; read(); return n; }, watch }; \
+      return { count: () => { read(); return n; }, watch }; \
     } \
     for (const t of ['pointerover', 'pointerout', 'pointerdown', 'pointerup', 'click', 'keydown', \
       'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', 'scroll', \

@@ -194,6 +194,22 @@ impl Wire {
         }
     }
 
+    /// Lets a target the browser holds at its start run (`session`), its
+    /// requests checked first when `checked`; `what` it is names it in the log.
+    async fn release(&self, session: &str, checked: bool, what: &str) {
+        if checked {
+            if let Err(e) = self
+                .call(Some(session), "Fetch.enable", every_request_json())
+                .await
+            {
+                tracing::debug!("{what}'s requests are not checked: {e}");
+            }
+        }
+        let _ = self
+            .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
+            .await;
+    }
+
     /// Follows the scripts of a frame's `session` and, when `checked`, holds
     /// its requests for the filter: each is asked for even when one before
     /// it failed, and the first failure is given back.
@@ -394,20 +410,9 @@ async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: V
 /// A worker (or any target but a frame) that a frame held at its start:
 /// its requests are checked when seamark's are (`checked`), and it runs.
 async fn new_worker(wire: Arc<Wire>, checked: bool, params: Value) {
-    let Some(session) = params["sessionId"].as_str() else {
-        return;
-    };
-    if checked {
-        if let Err(e) = wire
-            .call(Some(session), "Fetch.enable", every_request_json())
-            .await
-        {
-            tracing::debug!("a worker's requests are not checked: {e}");
-        }
+    if let Some(session) = params["sessionId"].as_str() {
+        wire.release(session, checked, "a worker").await;
     }
-    let _ = wire
-        .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
-        .await;
 }
 
 /// Has the browser hold every new tab before its first request and tell
@@ -450,17 +455,7 @@ async fn new_tab(wire: Arc<Wire>, tabs: Tabs, params: Value) {
         }
         ours
     };
-    if ours {
-        if let Err(e) = wire
-            .call(Some(session), "Fetch.enable", every_request_json())
-            .await
-        {
-            tracing::debug!("a new tab's requests are not checked: {e}");
-        }
-    }
-    let _ = wire
-        .call(Some(session), "Runtime.runIfWaitingForDebugger", json!({}))
-        .await;
+    wire.release(session, ours, "a new tab").await;
     if !ours {
         let _ = wire
             .send(

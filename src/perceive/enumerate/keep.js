@@ -135,9 +135,9 @@
       unread: [], reused: Object.keys(memo).length - 1, kept: true,
     });
   }
-  // Where the document runs no scripts, a scroll inside it is not counted
-  // (registry.rs): boxes that moved are all that shows of it, and then
-  // nothing of the last look is kept.
+  // In a sealed document (no scripts, an opaque origin: see registry.rs) a
+  // scroll inside it is not counted: boxes that moved are all that shows of
+  // it, and then nothing of the last look is kept.
   if (lastTable && typeof reg.pause !== 'function') {
     memo = { seen: memo.seen };
     reg.memo = memo;

@@ -204,9 +204,22 @@
   const related = (b, el) => b.pseudo
     ? b.el === el || el.contains(b.el) || containsComposed(el, b.el)
     : b.el.contains(el) || el.contains(b.el) || containsComposed(b.el, el) || containsComposed(el, b.el);
+  // Each point is checked against the layers that reach into its row of the
+  // viewport only: felixge.de's comment frame has 435 layers over 300
+  // controls in view, and checking each against all took 1.4-8.8 ms of its
+  // first look (0.7-2.4 ms so).
+  const ROWS = 32, rowHeight = Math.max(1, vh / ROWS);
+  const rowOf = (y) => Math.min(ROWS - 1, Math.max(0, Math.floor(y / rowHeight)));
+  let layerRows = null;
+  const layersByRow = () => {
+    const rows = Array.from({ length: ROWS }, () => []);
+    for (const b of layerBoxes) for (let r = rowOf(b.y), last = rowOf(b.y + b.h); r <= last; r++) rows[r].push(b);
+    return rows;
+  };
   const clearAt = (el, x, y) => {
     if (style(el).pointerEvents === 'none') return false;
-    for (const b of layerBoxes) {
+    if (!layerRows) layerRows = layersByRow();
+    for (const b of layerRows[rowOf(y)] || layerBoxes) {
       if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h && !related(b, el)) return false;
     }
     return true;

@@ -374,6 +374,22 @@ impl Channel {
     ) -> Result<Value, String> {
         self.wire.call(session, method, params).await
     }
+
+    /// Attaches to target `target` (flattened: its session's messages come
+    /// on this connection) and gives its session id.
+    async fn attach(&self, target: &str) -> Result<String, String> {
+        let attached = self
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({ "targetId": target, "flatten": true }),
+            )
+            .await?;
+        attached["sessionId"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("attached to {target} without a session"))
+    }
 }
 
 /// Child targets attached as they start, held until told to run.
@@ -592,20 +608,11 @@ impl RemoteFrames {
                 watched.push(target.clone());
             }
         }
-        let attached = channel
-            .call(
-                None,
-                "Target.attachToTarget",
-                json!({ "targetId": target, "flatten": true }),
-            )
-            .await?;
-        let session = attached["sessionId"]
-            .as_str()
-            .ok_or_else(|| format!("attached to {target} without a session"))?;
+        let session = channel.attach(target).await?;
         let hold = lock(&self.filter).is_some();
         channel
             .call(
-                Some(session),
+                Some(&session),
                 "Target.setAutoAttach",
                 json!({
                     "autoAttach": true,
@@ -624,17 +631,7 @@ impl RemoteFrames {
         if let Some(s) = lock(&self.sessions).get(target) {
             return Ok(s.clone());
         }
-        let attached = channel
-            .call(
-                None,
-                "Target.attachToTarget",
-                json!({ "targetId": target, "flatten": true }),
-            )
-            .await?;
-        let session = attached["sessionId"]
-            .as_str()
-            .ok_or_else(|| format!("attached to {target} without a session"))?
-            .to_string();
+        let session = channel.attach(target).await?;
         // Contexts come as events before this answers.
         let checked = lock(&self.filter).is_some();
         channel.wire.follow(&session, checked).await?;

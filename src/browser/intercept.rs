@@ -15,6 +15,7 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
     ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern,
 };
 use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures::StreamExt;
@@ -22,19 +23,42 @@ use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
 /// Says whether a request to a URL may leave the browser (and records a
-/// refusal where its maker keeps them).
+/// refusal where its maker keeps them), with the seal for the routes out
+/// that request interception does not see.
 #[derive(Clone)]
-pub struct RequestFilter(Arc<dyn Fn(&str) -> bool + Send + Sync>);
+pub struct RequestFilter {
+    allows: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    /// A script run in every document and worker of a checked tab before
+    /// its own scripts: `Fetch` pauses no WebSocket, WebTransport or WebRTC
+    /// connection, so the script checks those where they are made.
+    seal: Option<Arc<str>>,
+}
 
 impl RequestFilter {
     /// A filter that lets a request to `url` go when `allows(url)`.
     pub fn new(allows: impl Fn(&str) -> bool + Send + Sync + 'static) -> RequestFilter {
-        RequestFilter(Arc::new(allows))
+        RequestFilter {
+            allows: Arc::new(allows),
+            seal: None,
+        }
+    }
+
+    /// The same, with `seal` run in each document and worker it checks.
+    pub fn sealed_with(self, seal: String) -> RequestFilter {
+        RequestFilter {
+            seal: Some(seal.into()),
+            ..self
+        }
     }
 
     /// Whether a request to `url` may go.
     pub fn allows(&self, url: &str) -> bool {
-        (self.0)(url)
+        (self.allows)(url)
+    }
+
+    /// The script every document and worker it checks runs first, if any.
+    pub fn seal(&self) -> Option<&str> {
+        self.seal.as_deref()
     }
 }
 
@@ -55,6 +79,21 @@ fn every_request() -> EnableParams {
 pub(crate) fn every_request_json() -> Value {
     serde_json::to_value(every_request())
         .unwrap_or_else(|_| json!({ "patterns": [{ "urlPattern": "*" }] }))
+}
+
+/// The commands that seal a document target's (a frame's, a tab's) scripts
+/// from its first document on, and a held worker's at once, when `filter`
+/// has a seal: the method and its parameters.
+pub(crate) fn seal_steps(filter: &RequestFilter, worker: bool) -> Option<(&'static str, Value)> {
+    let seal = filter.seal()?;
+    Some(if worker {
+        ("Runtime.evaluate", json!({ "expression": seal }))
+    } else {
+        (
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": seal, "runImmediately": true }),
+        )
+    })
 }
 
 /// What to answer a paused request to `url`: the method and its parameters.
@@ -81,6 +120,16 @@ pub(crate) async fn guard_page(
 ) -> Result<JoinHandle<()>, CdpError> {
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
     page.execute(every_request()).await?;
+    if let Some(seal) = filter.seal() {
+        page.execute(
+            AddScriptToEvaluateOnNewDocumentParams::builder()
+                .source(seal)
+                .run_immediately(true)
+                .build()
+                .map_err(CdpError::msg)?,
+        )
+        .await?;
+    }
     let page = page.clone();
     Ok(tokio::spawn(async move {
         while let Some(event) = paused.next().await {

@@ -36,7 +36,7 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::intercept::{decision, every_request_json, RequestFilter};
+use super::intercept::{decision, every_request_json, seal_steps, RequestFilter};
 
 /// How long a command on the side connection may take.
 const COMMAND_BOUND: Duration = Duration::from_secs(15);
@@ -195,14 +195,17 @@ impl Wire {
     }
 
     /// Lets a target the browser holds at its start run (`session`), its
-    /// requests checked first when `checked`; `what` it is names it in the log.
-    async fn release(&self, session: &str, checked: bool, what: &str) {
-        if checked {
-            if let Err(e) = self
-                .call(Some(session), "Fetch.enable", every_request_json())
-                .await
-            {
-                tracing::debug!("{what}'s requests are not checked: {e}");
+    /// requests checked first and its scripts sealed when it has a `guard`;
+    /// `what` it is names it in the log (a worker's seal runs at once, a
+    /// tab's in each of its documents).
+    async fn release(&self, session: &str, guard: Option<&RequestFilter>, what: &str) {
+        if let Some(guard) = guard {
+            let mut steps = vec![("Fetch.enable", every_request_json())];
+            steps.extend(seal_steps(guard, what == WORKER));
+            for (method, params) in steps {
+                if let Err(e) = self.call(Some(session), method, params).await {
+                    tracing::debug!("{what}: {method} failed: {e}");
+                }
             }
         }
         let _ = self
@@ -210,13 +213,15 @@ impl Wire {
             .await;
     }
 
-    /// Follows the scripts of a frame's `session` and, when `checked`, holds
+    /// Follows the scripts of a frame's `session` and, with a `guard`, seals
+    /// them and holds
     /// its requests for the filter: each is asked for even when one before
     /// it failed, and the first failure is given back.
-    async fn follow(&self, session: &str, checked: bool) -> Result<(), String> {
+    async fn follow(&self, session: &str, guard: Option<&RequestFilter>) -> Result<(), String> {
         let mut steps = vec![("Runtime.enable", json!({}))];
-        if checked {
+        if let Some(guard) = guard {
             steps.push(("Fetch.enable", every_request_json()));
+            steps.extend(seal_steps(guard, false));
         }
         let mut first = Ok(());
         for (method, params) in steps {
@@ -324,7 +329,13 @@ impl Channel {
                                 .as_str()
                                 .is_some_and(|t| lock(&watched).iter().any(|w| w == t)) =>
                     {
-                        tokio::spawn(new_tab(w.clone(), tabs.clone(), message["params"].clone()));
+                        let guard = lock(&filter).clone();
+                        tokio::spawn(new_tab(
+                            w.clone(),
+                            tabs.clone(),
+                            guard,
+                            message["params"].clone(),
+                        ));
                     }
                     // A frame of another site in one of those tabs (or in
                     // such a frame), held before its first request.
@@ -332,19 +343,19 @@ impl Channel {
                         if message.get("sessionId").is_some()
                             && message["params"]["targetInfo"]["type"] == "iframe" =>
                     {
-                        let checked = lock(&filter).is_some();
+                        let guard = lock(&filter).clone();
                         tokio::spawn(new_frame(
                             w.clone(),
                             sessions.clone(),
-                            checked,
+                            guard,
                             message["params"].clone(),
                         ));
                     }
                     // Anything else such a frame started (a worker), held
                     // at its start the same way: checked too, and let run.
                     Some("Target.attachedToTarget") if message.get("sessionId").is_some() => {
-                        let checked = lock(&filter).is_some();
-                        tokio::spawn(new_worker(w.clone(), checked, message["params"].clone()));
+                        let guard = lock(&filter).clone();
+                        tokio::spawn(new_worker(w.clone(), guard, message["params"].clone()));
                     }
                     Some("Target.detachedFromTarget") => {
                         if let Some(gone) = message["params"]["sessionId"].as_str() {
@@ -398,17 +409,23 @@ fn hold_children() -> Value {
 }
 
 /// A frame of another site in one of seamark's checked tabs, held before its
-/// first request: its requests are checked (`checked`), its scripts
+/// first request: its requests are checked and its scripts sealed (with a
+/// `guard`), its scripts
 /// followed and its own frames held in turn; then it runs. Perception finds
 /// its session ready.
-async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: Value) {
+async fn new_frame(
+    wire: Arc<Wire>,
+    sessions: Sessions,
+    guard: Option<RequestFilter>,
+    params: Value,
+) {
     let (Some(session), Some(target)) = (
         params["sessionId"].as_str(),
         params["targetInfo"]["targetId"].as_str(),
     ) else {
         return;
     };
-    let followed = wire.follow(session, checked).await;
+    let followed = wire.follow(session, guard.as_ref()).await;
     let held = wire
         .call(Some(session), "Target.setAutoAttach", hold_children())
         .await;
@@ -424,12 +441,16 @@ async fn new_frame(wire: Arc<Wire>, sessions: Sessions, checked: bool, params: V
 }
 
 /// A worker (or any target but a frame) that a frame held at its start:
-/// its requests are checked when seamark's are (`checked`), and it runs.
-async fn new_worker(wire: Arc<Wire>, checked: bool, params: Value) {
+/// its requests are checked and its scripts sealed when seamark's are
+/// (`guard`), and it runs.
+async fn new_worker(wire: Arc<Wire>, guard: Option<RequestFilter>, params: Value) {
     if let Some(session) = params["sessionId"].as_str() {
-        wire.release(session, checked, "a worker").await;
+        wire.release(session, guard.as_ref(), WORKER).await;
     }
 }
+
+/// What [`Wire::release`] calls a worker.
+const WORKER: &str = "a worker";
 
 /// Has the browser hold every new tab before its first request and tell
 /// this connection (see [`new_tab`]): a tab opened from seamark's tab must
@@ -454,7 +475,7 @@ async fn watch_new_tabs(channel: &Channel) -> Result<(), String> {
 /// since `watch_new_tabs`: one opened from seamark's tabs has its requests
 /// checked from the first; a tab of the person's is let go at once, and
 /// left alone.
-async fn new_tab(wire: Arc<Wire>, tabs: Tabs, params: Value) {
+async fn new_tab(wire: Arc<Wire>, tabs: Tabs, guard: Option<RequestFilter>, params: Value) {
     let Some(session) = params["sessionId"].as_str() else {
         return;
     };
@@ -471,7 +492,8 @@ async fn new_tab(wire: Arc<Wire>, tabs: Tabs, params: Value) {
         }
         ours
     };
-    wire.release(session, ours, "a new tab").await;
+    let guard = guard.filter(|_| ours);
+    wire.release(session, guard.as_ref(), "a new tab").await;
     if !ours {
         let _ = wire
             .send(
@@ -610,6 +632,12 @@ impl RemoteFrames {
         }
         let session = channel.attach(target).await?;
         let hold = lock(&self.filter).is_some();
+        // A checked tab's workers are held too: their WebSockets are sealed
+        // before they run (see intercept.rs).
+        let mut kinds = vec![json!({ "type": "iframe" })];
+        if hold {
+            kinds.push(json!({ "type": "worker" }));
+        }
         channel
             .call(
                 Some(&session),
@@ -618,7 +646,7 @@ impl RemoteFrames {
                     "autoAttach": true,
                     "waitForDebuggerOnStart": hold,
                     "flatten": true,
-                    "filter": [{ "type": "iframe" }],
+                    "filter": kinds,
                 }),
             )
             .await
@@ -633,8 +661,8 @@ impl RemoteFrames {
         }
         let session = channel.attach(target).await?;
         // Contexts come as events before this answers.
-        let checked = lock(&self.filter).is_some();
-        channel.wire.follow(&session, checked).await?;
+        let guard = lock(&self.filter).clone();
+        channel.wire.follow(&session, guard.as_ref()).await?;
         lock(&self.sessions).insert(target.to_string(), session.clone());
         Ok(session)
     }

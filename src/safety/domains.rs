@@ -128,6 +128,23 @@ impl DomainPolicy {
             Err(e) => Some(format!("{url:?} is not a URL ({e})")),
         }
     }
+
+    /// The script that holds this policy in a page of a browser seamark
+    /// attached to, for the routes its request interception does not see
+    /// (WebSockets, WebTransport, WebRTC, service workers): `seal.js` with
+    /// the patterns in it.
+    pub fn seal_script(&self) -> String {
+        let patterns = |list: &[DomainPattern]| -> Vec<serde_json::Value> {
+            list.iter()
+                .map(|p| serde_json::json!({ "host": p.host, "wildcard": p.wildcard }))
+                .collect()
+        };
+        let policy = serde_json::json!({
+            "allow": patterns(&self.allow),
+            "block": patterns(&self.block),
+        });
+        include_str!("seal.js").replace("__POLICY__", &policy.to_string())
+    }
 }
 
 #[cfg(test)]

@@ -119,10 +119,12 @@ impl DomainGuard {
 
     /// The same checks for a browser that cannot be given a proxy (one
     /// seamark attached to): a filter its tabs' requests pass (see
-    /// browser/intercept.rs), which records its refusals here. Requests
-    /// without a host (`data:`, `blob:`) never reach the network, and pass.
+    /// browser/intercept.rs), which records its refusals here, and the seal
+    /// for the routes that filter does not see. Requests without a host
+    /// (`data:`, `blob:`) never reach the network, and pass.
     pub fn request_filter(&self) -> RequestFilter {
         let (policy, log) = (self.policy.clone(), self.blocked.clone());
+        let seal = policy.seal_script();
         RequestFilter::new(move |target| {
             let host = url::Url::parse(target)
                 .ok()
@@ -136,6 +138,7 @@ impl DomainGuard {
                 None => true,
             }
         })
+        .sealed_with(seal)
     }
 }
 

@@ -493,3 +493,141 @@ async fn each_kind_of_challenge_and_a_login_wall_are_recognised() {
     );
     fx.close().await;
 }
+
+/// What the other host heard while `routes.html` tried every route out.
+struct Heard {
+    /// The paths its HTTP and WebSocket server was asked for.
+    paths: Vec<String>,
+    /// The packets its STUN port (UDP) got.
+    stun: usize,
+    /// What the page said at the end: which routes threw.
+    said: String,
+}
+
+/// `routes.html` in a seamark run (`--cdp` attaches it to a browser),
+/// limited to 127.0.0.1 when `limited`: the other host is `localhost`. The
+/// run must end done.
+async fn routes_heard(cdp: Option<&str>, limited: bool) -> Heard {
+    use crate::model_server::{ModelServer, Reply};
+    let other = crate::server::Server::start(None).await;
+    let sites = crate::server::Server::start(Some(other.base.clone())).await;
+    let stun = tokio::net::UdpSocket::bind("127.0.0.1:0")
+        .await
+        .expect("bind a UDP port");
+    let stun_port = stun.local_addr().expect("its port").port();
+    let packets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = packets.clone();
+    let listener = tokio::spawn(async move {
+        let mut buf = [0u8; 2048];
+        while stun.recv_from(&mut buf).await.is_ok() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    });
+    let model = ModelServer::answering(|r| {
+        let t = r.text();
+        Reply::Text(if t.contains("All routes tried") {
+            "COMPLETE:tried every route".into()
+        } else if !r.url().contains("/routes.html") {
+            // Unlimited, the popup opens, and is shown: back to the page.
+            "TAB:1".into()
+        } else if t.contains("Trying every route") {
+            "WAIT:1".into()
+        } else {
+            format!("CLICK:{}", r.id_of("Try every route"))
+        })
+    })
+    .await;
+    let url = sites.url(&format!("routes.html?stun={stun_port}"));
+    let mut args = vec!["--task", "Try every route", "--url", &url];
+    if limited {
+        args.extend(["--allow-domain", "127.0.0.1"]);
+    }
+    if let Some(cdp) = cdp {
+        args.extend(["--cdp", cdp]);
+    }
+    let run = crate::cli::run_with_model(&model, &args).await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    listener.abort();
+    let said = model
+        .received()
+        .iter()
+        .filter_map(|r| {
+            r.text()
+                .lines()
+                .find(|l| l.contains("All routes tried"))
+                .map(str::to_string)
+        })
+        .next_back()
+        .unwrap_or_default();
+    let mut paths = other.log.lock().map(|l| l.clone()).unwrap_or_default();
+    paths.retain(|h| h != "/favicon.ico");
+    Heard {
+        paths,
+        stun: packets.load(std::sync::atomic::Ordering::SeqCst),
+        said,
+    }
+}
+
+/// The routes a page has out, each of which the other host hears from a
+/// browser seamark does not limit.
+const ROUTES: [&str; 14] = [
+    "/route/fetch",
+    "/route/xhr",
+    "/route/websocket",
+    "/route/eventsource",
+    "/route/beacon",
+    "/route/image",
+    "/route/iframe",
+    "/route/popup",
+    "/route/prefetch",
+    "/route/prefetch-on-load",
+    "/route/worker-fetch",
+    "/route/worker-websocket",
+    "/route/fresh-frame-websocket",
+    "/route/service-worker",
+];
+
+impl Heard {
+    /// Every route reached the other host (WebRTC's STUN too when `stun`).
+    fn every_route(&self, stun: bool) {
+        for route in ROUTES {
+            assert!(
+                self.paths.iter().any(|h| h == route),
+                "without limits, {route} was not heard: {:?} ({})",
+                self.paths,
+                self.said
+            );
+        }
+        assert!(
+            !stun || self.stun > 0,
+            "without limits, WebRTC's STUN was not heard"
+        );
+    }
+
+    /// Nothing reached the other host, by any route.
+    fn nothing(&self) {
+        assert!(
+            self.paths.is_empty() && self.stun == 0,
+            "the refused host heard {:?} and {} STUN packets ({})",
+            self.paths,
+            self.stun,
+            self.said
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_route_out_is_refused_in_a_launched_browser() {
+    // Unlimited, every route is taken but WebRTC's UDP, which a browser
+    // seamark launches keeps to its proxy.
+    routes_heard(None, false).await.every_route(false);
+    routes_heard(None, true).await.nothing();
+}
+
+#[tokio::test]
+async fn every_route_out_is_refused_in_a_browser_seamark_attached_to() {
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
+    routes_heard(Some(&ws), false).await.every_route(true);
+    routes_heard(Some(&ws), true).await.nothing();
+    browser.kill().await.expect("stop Chromium");
+}

@@ -29,10 +29,60 @@ const STDERR_KEPT: usize = 4_000;
 
 /// A Chromium process seamark started, and where its DevTools listen.
 pub(super) struct Launched {
-    /// The process (killed when dropped).
-    pub child: Child,
+    /// The process (killed when dropped, with its group).
+    pub child: BrowserProcess,
     /// The browser's DevTools websocket URL.
     pub ws_url: String,
+}
+
+/// The browser's process, in a process group of its own: ending it ends
+/// the group. `--chrome` may name a wrapper script (Debian's own
+/// `/usr/bin/chromium` is one) that starts the browser as its child without
+/// `exec`: killing the script alone left that child running.
+pub(super) struct BrowserProcess {
+    child: Child,
+    /// The group's id: the first process's pid (none once it was reaped).
+    group: Option<u32>,
+}
+
+impl BrowserProcess {
+    fn new(child: Child) -> BrowserProcess {
+        let group = child.id();
+        BrowserProcess { child, group }
+    }
+
+    /// Kills every process of the group, the first one too.
+    pub fn start_kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(group) = self.group.and_then(|g| libc::pid_t::try_from(g).ok()) {
+            // SAFETY: killpg only sends a signal; a group that is gone is ESRCH.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.start_kill();
+    }
+
+    /// The first process's pid, while it has not been reaped.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    /// Waits for the first process to end.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Whether the first process has ended.
+    pub fn try_wait(&mut self) -> std::io::Result<Option<std::process::ExitStatus>> {
+        self.child.try_wait()
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        self.start_kill();
+    }
 }
 
 /// Starts `path` with `args` (bare keys, as in [`super::FLAGS`]) and the
@@ -42,6 +92,8 @@ pub(super) async fn launch(
     profile: &Path,
     args: &[String],
 ) -> Result<Launched, String> {
+    // A file an earlier browser of this profile left would name a dead port.
+    let _ = std::fs::remove_file(profile.join(super::devtools::ACTIVE_PORT_FILE));
     let mut cmd = Command::new(path);
     cmd.args(args.iter().map(|a| format!("--{a}")))
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -53,26 +105,44 @@ pub(super) async fn launch(
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     tie_to_this_process(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| e.to_string())?;
-    let Some(stderr) = child.stderr.take() else {
+    // A group of its own, ended whole (see [`BrowserProcess`]); Ctrl-C at
+    // the terminal then reaches seamark only, which ends the browser itself.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = BrowserProcess::new(cmd.spawn().map_err(|e| e.to_string())?);
+    let Some(stderr) = child.child.stderr.take() else {
         return Err("Chromium's standard error could not be read".into());
     };
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     let mut said = String::new();
+    let mut stderr_open = true;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
     let found = tokio::time::timeout(LISTEN_WITHIN, async {
         loop {
-            match lines.next_line().await {
-                Ok(Some(line)) => {
-                    if let Some(url) = devtools_url(&line) {
+            tokio::select! {
+                line = lines.next_line(), if stderr_open => match line {
+                    Ok(Some(line)) => {
+                        if let Some(url) = devtools_url(&line) {
+                            return Ok(url);
+                        }
+                        if said.len() < STDERR_KEPT {
+                            said.push_str(&line);
+                            said.push('\n');
+                        }
+                    }
+                    // A wrapper script may send the browser's standard error
+                    // elsewhere: its profile's DevToolsActivePort tells then.
+                    Ok(None) => stderr_open = false,
+                    Err(e) => return Err(format!("reading Chromium's standard error: {e}")),
+                },
+                _ = tick.tick() => {
+                    if let Ok(url) = super::devtools::from_folder(profile) {
                         return Ok(url);
                     }
-                    if said.len() < STDERR_KEPT {
-                        said.push_str(&line);
-                        said.push('\n');
+                    if matches!(child.try_wait(), Ok(Some(_))) && !stderr_open {
+                        return Err(format!("Chromium exited before it listened: {said}"));
                     }
                 }
-                Ok(None) => return Err(format!("Chromium exited before it listened: {said}")),
-                Err(e) => return Err(format!("reading Chromium's standard error: {e}")),
             }
         }
     })
@@ -98,7 +168,7 @@ pub(super) async fn launch(
             Ok(Launched { child, ws_url })
         }
         Err(reason) => {
-            let _ = child.start_kill();
+            child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
             Err(reason.trim_end().to_string())
         }

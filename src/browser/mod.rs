@@ -244,8 +244,10 @@ const FLAGS: &[&str] = &[
 /// suggestions and the default search engine, network prediction,
 /// sign-in, spell checking: its dictionary is fetched from a Google host
 /// the first time a field is typed into, which the sign-in test caught)
-/// off, and a blank first page instead of the new tab page (which
-/// preconnects to the default search engine).
+/// off, a blank first page instead of the new tab page (which
+/// preconnects to the default search engine), and WebRTC kept to its proxy:
+/// no UDP to a STUN server or a peer, which the guard (a proxy) would not
+/// see, and which tells a STUN server the machine's addresses.
 const QUIET_PREFERENCES: &str = r#"{
   "credentials_enable_service": false,
   "credentials_enable_autosignin": false,
@@ -262,7 +264,8 @@ const QUIET_PREFERENCES: &str = r#"{
   "spellcheck": {"dictionaries": [], "dictionary": "", "use_spelling_service": false},
   "session": {"restore_on_startup": 4, "startup_urls": ["about:blank"]},
   "homepage": "about:blank",
-  "homepage_is_newtabpage": false
+  "homepage_is_newtabpage": false,
+  "webrtc": {"ip_handling_policy": "disable_non_proxied_udp"}
 }"#;
 
 /// Starts a new profile with [`QUIET_PREFERENCES`]; a profile that has its
@@ -289,7 +292,7 @@ pub struct SharedBrowser {
     temp_profile: Option<tempfile::TempDir>,
     /// The process of a browser seamark launched (and so ends); `None` for
     /// one it attached to.
-    process: Option<tokio::process::Child>,
+    process: Option<launch::BrowserProcess>,
     /// Where it came from, for messages: the binary or the DevTools URL.
     origin: String,
     /// Set when the connection to the browser broke: it is gone.
@@ -436,7 +439,7 @@ impl SharedBrowser {
         let (browser, handler) =
             match Browser::connect_with_config(launched.ws_url.clone(), config).await {
                 Ok(pair) => pair,
-                // The child is killed when dropped.
+                // The browser's group is killed when dropped.
                 Err(e) => return Err(fail(e.to_string())),
             };
         Ok(Self::finish(
@@ -492,7 +495,7 @@ impl SharedBrowser {
     fn finish(
         browser: Browser,
         mut handler: chromiumoxide::Handler,
-        launched: Option<(Option<tempfile::TempDir>, tokio::process::Child)>,
+        launched: Option<(Option<tempfile::TempDir>, launch::BrowserProcess)>,
         origin: String,
     ) -> Self {
         // The handler yields per-message errors; keep polling it, or every later
@@ -614,7 +617,7 @@ impl SharedBrowser {
                 .await
                 .is_err()
             {
-                let _ = child.start_kill();
+                child.start_kill();
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
             }
         }
@@ -629,7 +632,7 @@ impl Drop for SharedBrowser {
     fn drop(&mut self) {
         self.lost.store(true, Ordering::SeqCst);
         if let Some(child) = self.process.as_mut() {
-            let _ = child.start_kill();
+            child.start_kill();
             // Give the process a moment to release the profile; bounded.
             for _ in 0..50 {
                 if matches!(child.try_wait(), Ok(Some(_))) {

@@ -17,7 +17,7 @@ const ACTIVE_PORT_WITHIN: Duration = Duration::from_secs(20);
 
 /// A Chromium started for the person, with remote debugging on.
 pub struct PersonalBrowser {
-    child: tokio::process::Child,
+    child: launch::BrowserProcess,
     /// Its DevTools websocket URL.
     pub ws_url: String,
     /// Its profile folder (what `--cdp` takes).
@@ -52,8 +52,6 @@ impl PersonalBrowser {
                 "it is in use by another browser ({holder}); {how}"
             )));
         }
-        // A file left by a browser that ended would name a dead port.
-        let _ = std::fs::remove_file(profile.join(devtools::ACTIVE_PORT_FILE));
         let mut args: Vec<String> = ["no-first-run", "no-default-browser-check"]
             .map(String::from)
             .to_vec();
@@ -84,7 +82,7 @@ impl PersonalBrowser {
             }
         });
         if written.await.is_err() {
-            let _ = browser.child.start_kill();
+            browser.child.start_kill();
             return Err(refuse(format!(
                 "the browser did not write its {} within {} s",
                 devtools::ACTIVE_PORT_FILE,
@@ -115,7 +113,7 @@ impl PersonalBrowser {
             .await
             .is_err()
         {
-            let _ = self.child.start_kill();
+            self.child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
         }
     }

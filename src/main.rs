@@ -18,6 +18,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,chromiumoxide=off")),
         )
         .with_writer(std::io::stderr)
+        // Colours for a person at a terminal, never into a file or a pipe.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let runtime = match cli::runtime(&args) {
         Ok(runtime) => runtime,
@@ -45,7 +47,7 @@ fn main() -> ExitCode {
                     line.push_str(&part);
                 }
             }
-            eprintln!("seamark: {line}");
+            eprintln!("seamark: {}", cli::terminal::inert(&line));
             if err.downcast_ref::<cli::UsageError>().is_some() {
                 ExitCode::from(2)
             } else {

@@ -50,7 +50,20 @@ pub fn to_url(target: &str) -> Result<String, String> {
     if (t.contains('/') && !t.contains('.')) || t.starts_with('.') || t.starts_with('/') {
         return Err(format!("{t}: no such file"));
     }
-    Ok(format!("https://{t}"))
+    // A bare host: one that is no host ("not a url") is said to be neither.
+    let host = t.split(['/', '?', '#']).next().unwrap_or_default();
+    let url = format!("https://{t}");
+    if host.chars().any(char::is_whitespace)
+        || url::Url::parse(&url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .is_none_or(|h| h.is_empty())
+    {
+        return Err(format!(
+            "{t}: no such file, and not a URL (write https://… or a host such as example.com)"
+        ));
+    }
+    Ok(url)
 }
 
 /// Escapes the characters a file path may hold that a URL may not.
@@ -103,6 +116,7 @@ mod tests {
             ("chrome://settings", "does not open chrome: URLs"),
             ("http://[::1", "is not a URL"),
             ("http://", "is not a URL"),
+            ("not a url", "no such file, and not a URL"),
         ] {
             let e = to_url(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");

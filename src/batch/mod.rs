@@ -9,7 +9,7 @@
 //! use std::sync::Arc;
 //! use seamark::batch::{Batch, BatchOptions, TaskSpec};
 //!
-//! let tasks = seamark::batch::read_tasks("tasks.jsonl".as_ref())?;
+//! let tasks = seamark::batch::read_tasks("tasks.jsonl".as_ref(), seamark::batch::LocalFiles::InFolder)?;
 //! let brains = Arc::new(|_: &TaskSpec| {
 //!     seamark::brain::from_model_name("openai/gpt-4o", Default::default())
 //! });
@@ -54,7 +54,7 @@ pub use results::{RunRecord, RESULTS};
 pub use score::Verdict;
 pub use suites::{read_suite, Suite};
 pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};
-pub use task::{parse_tasks, read_tasks, Check, LineError, TaskSpec, TasksError};
+pub use task::{parse_tasks, read_tasks, Check, LineError, LocalFiles, TaskSpec, TasksError};
 
 /// Errors that keep a batch from running. Once it runs, every run's ending,
 /// failures included, is a [`RunRecord`].

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::task::{parse_tasks, LineError, TaskSpec, TasksError};
+use super::task::{parse_tasks, read_text, LineError, LocalFiles, TaskSpec, TasksError};
 
 /// A public suite whose task file seamark reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,31 +56,48 @@ struct OnlineMind2WebTask {
 
 /// Reads a suite's task file into checked tasks (every bad task told at
 /// once, by its line or its place in the array).
-pub fn read_suite(suite: Suite, path: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+pub fn read_suite(
+    suite: Suite,
+    path: &Path,
+    local: LocalFiles,
+) -> Result<Vec<TaskSpec>, TasksError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TasksError::Read {
-        path: file.clone(),
-        source,
-    })?;
-    let bad = |line: usize, message: String| TasksError::Lines {
-        file: file.clone(),
-        errors: vec![LineError { line, message }],
-    };
+    let text = read_text(path)?;
     // Each task as a line of seamark's own tasks file, checked as those are.
     let lines: Vec<String> = match suite {
-        Suite::WebVoyager => text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                let t: WebVoyagerTask = serde_json::from_str(l)
-                    .map_err(|e| bad(i + 1, format!("not a WebVoyager task: {e}")))?;
-                Ok(json!({ "id": t.id, "task": t.ques, "url": t.web }).to_string())
-            })
-            .collect::<Result<_, TasksError>>()?,
+        Suite::WebVoyager => {
+            // Line for line (blank ones too), so that a message's line
+            // number is the suite file's.
+            let mut lines = Vec::new();
+            let mut errors = Vec::new();
+            for (i, l) in text.lines().enumerate() {
+                let task = match serde_json::from_str::<WebVoyagerTask>(l) {
+                    _ if l.trim().is_empty() => String::new(),
+                    Ok(t) => json!({ "id": t.id, "task": t.ques, "url": t.web }).to_string(),
+                    Err(e) => {
+                        errors.push(LineError {
+                            line: i + 1,
+                            message: format!("not a WebVoyager task: {e}"),
+                        });
+                        String::new()
+                    }
+                };
+                lines.push(task);
+            }
+            if !errors.is_empty() {
+                return Err(TasksError::Lines { file, errors });
+            }
+            lines
+        }
         Suite::OnlineMind2Web => {
-            let tasks: Vec<OnlineMind2WebTask> = serde_json::from_str(&text)
-                .map_err(|e| bad(e.line(), format!("not an Online-Mind2Web task array: {e}")))?;
+            let tasks: Vec<OnlineMind2WebTask> =
+                serde_json::from_str(&text).map_err(|e| TasksError::Lines {
+                    file: file.clone(),
+                    errors: vec![LineError {
+                        line: e.line(),
+                        message: format!("not an Online-Mind2Web task array: {e}"),
+                    }],
+                })?;
             tasks
                 .into_iter()
                 .map(|t| {
@@ -94,6 +111,10 @@ pub fn read_suite(suite: Suite, path: &Path) -> Result<Vec<TaskSpec>, TasksError
         &lines.join("\n"),
         &file,
         path.parent().unwrap_or(Path::new(".")),
+        match local {
+            LocalFiles::Any => LocalFiles::Any,
+            _ => LocalFiles::Refused,
+        },
     )
 }
 

@@ -85,23 +85,54 @@ pub enum TasksError {
     Empty(String),
 }
 
-/// Reads and checks a tasks file; relative file URLs are taken from its folder.
-pub fn read_tasks(path: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+/// Which local files a tasks file's start URLs may open. A tasks file is
+/// input from outside: a line's `file:///etc/passwd` would show the file to
+/// the model as the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalFiles {
+    /// Files in the tasks file's folder (or below it): pages written for
+    /// the tasks, as seamark's own tasks files name them.
+    InFolder,
+    /// None: a public suite's tasks are on the web.
+    Refused,
+    /// Any: the person said so (`--local-files`).
+    Any,
+}
+
+/// Reads a task file's text: a UTF-8 byte order mark at its start (as some
+/// editors write) is no part of the first line.
+pub(crate) fn read_text(path: &Path) -> Result<String, TasksError> {
     let text = std::fs::read_to_string(path).map_err(|source| TasksError::Read {
         path: path.display().to_string(),
         source,
     })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
+/// Reads and checks a tasks file; relative file URLs are taken from its
+/// folder, and local files are opened as `local` says.
+pub fn read_tasks(path: &Path, local: LocalFiles) -> Result<Vec<TaskSpec>, TasksError> {
+    let text = read_text(path)?;
     parse_tasks(
         &text,
         &path.display().to_string(),
         path.parent().unwrap_or(Path::new(".")),
+        local,
     )
 }
 
-/// Parses and checks the lines of a tasks file (named `file` in messages);
-/// blank lines are skipped. Every line is checked, and all the bad ones are
-/// told at once.
-pub fn parse_tasks(text: &str, file: &str, base: &Path) -> Result<Vec<TaskSpec>, TasksError> {
+/// Parses and checks the lines of a tasks file (named `file` in messages,
+/// its folder `base`); blank lines are skipped. Every line is checked, and
+/// all the bad ones are told at once.
+pub fn parse_tasks(
+    text: &str,
+    file: &str,
+    base: &Path,
+    local: LocalFiles,
+) -> Result<Vec<TaskSpec>, TasksError> {
     let mut tasks = Vec::new();
     let mut errors = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -120,7 +151,7 @@ pub fn parse_tasks(text: &str, file: &str, base: &Path) -> Result<Vec<TaskSpec>,
                 continue;
             }
         };
-        let problems = spec_problems(&mut spec, base);
+        let problems = spec_problems(&mut spec, base, local);
         if let Some(&first) = ids.get(&spec.id) {
             bad(format!("id {:?} is used on line {first} already", spec.id));
         } else if !spec.id.is_empty() {
@@ -161,8 +192,37 @@ fn json_error(e: &serde_json::Error, line: &str) -> String {
     }
 }
 
+/// `url` when it is no local file, or one `local` lets a task open (in
+/// `base`, the tasks file's folder, for [`LocalFiles::InFolder`]); else why not.
+fn local_file_allowed(url: String, base: &Path, local: LocalFiles) -> Result<String, String> {
+    let Some(path) = url::Url::parse(&url)
+        .ok()
+        .filter(|u| u.scheme() == "file")
+        .map(|u| u.to_file_path().unwrap_or_default())
+    else {
+        return Ok(url);
+    };
+    let allow = "--local-files lets a task open any local file";
+    let inside = || {
+        let (Ok(file), Ok(folder)) = (path.canonicalize(), base.canonicalize()) else {
+            return false;
+        };
+        file.starts_with(folder)
+    };
+    match local {
+        LocalFiles::Any => Ok(url),
+        LocalFiles::InFolder if inside() => Ok(url),
+        LocalFiles::InFolder => Err(format!(
+            "{url}: a task opens local files only in its tasks file's folder ({allow})"
+        )),
+        LocalFiles::Refused => Err(format!(
+            "{url}: a suite's task opens no local file ({allow})"
+        )),
+    }
+}
+
 /// What keeps a parsed task from running; its file URL is made absolute.
-fn spec_problems(spec: &mut TaskSpec, base: &Path) -> Vec<String> {
+fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<String> {
     let mut out = Vec::new();
     if let Err(e) = valid_id(&spec.id) {
         out.push(e);
@@ -180,7 +240,7 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path) -> Vec<String> {
         } else {
             spec.url.clone()
         };
-        match crate::start_url::to_url(&target) {
+        match crate::start_url::to_url(&target).and_then(|u| local_file_allowed(u, base, local)) {
             Ok(u) => spec.url = u,
             Err(e) => out.push(format!("bad url: {e}")),
         }
@@ -250,7 +310,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<TaskSpec>, TasksError> {
-        parse_tasks(text, "tasks.jsonl", Path::new("."))
+        parse_tasks(text, "tasks.jsonl", Path::new("."), LocalFiles::InFolder)
     }
 
     fn errors(text: &str) -> Vec<String> {

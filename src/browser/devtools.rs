@@ -127,7 +127,7 @@ impl DevTools {
     /// question is bounded.
     pub async fn websocket(&self, http: &reqwest::Client) -> Result<String, DevToolsError> {
         match self {
-            Self::Socket(url) => Ok(url.clone()),
+            Self::Socket(url) => answering_socket(url).await,
             Self::Http(base) => from_version(http, base).await,
             Self::Port(port) => from_version(http, &format!("http://127.0.0.1:{port}")).await,
             Self::Folder(dir) => from_folder(dir),
@@ -150,6 +150,30 @@ impl DevTools {
     }
 }
 
+/// `url` when a websocket answers there (its handshake done, within the
+/// bound): one where nothing answers is told now, as the configuration
+/// error it is, not later as a browser that could not start.
+async fn answering_socket(url: &str) -> Result<String, DevToolsError> {
+    let no_answer = |reason: String| DevToolsError::NoAnswer {
+        address: url.to_string(),
+        reason,
+    };
+    match tokio::time::timeout(ANSWER * 2, async_tungstenite::tokio::connect_async(url)).await {
+        Ok(Ok((mut socket, _))) => {
+            let _ = socket.close(None).await;
+            Ok(url.to_string())
+        }
+        Ok(Err(e)) => Err(no_answer(error_chain(&e))),
+        Err(_) => Err(no_answer(format!(
+            "no websocket handshake in {} s",
+            (ANSWER * 2).as_secs()
+        ))),
+    }
+}
+
+/// The most of `/json/version` read: its answer is some 500 bytes.
+const VERSION_BOUND: usize = 64 << 10;
+
 /// The websocket `/json/version` names at `base`.
 async fn from_version(http: &reqwest::Client, base: &str) -> Result<String, DevToolsError> {
     let no_answer = |reason: String| DevToolsError::NoAnswer {
@@ -170,10 +194,23 @@ async fn from_version(http: &reqwest::Client, base: &str) -> Result<String, DevT
     if !status.is_success() {
         return Err(no_version(format!("it answered {status}")));
     }
-    let body: serde_json::Value = reply
-        .json()
+    let mut reply = reply;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = reply
+        .chunk()
         .await
-        .map_err(|e| no_version(format!("not JSON: {e}")))?;
+        .map_err(|e| no_answer(error_chain(&e)))?
+    {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() > VERSION_BOUND {
+            return Err(no_version(format!(
+                "its answer is over {} KiB: no browser's",
+                VERSION_BOUND >> 10
+            )));
+        }
+    }
+    let body: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| no_version(format!("not JSON: {e}")))?;
     body.get("webSocketDebuggerUrl")
         .and_then(|u| u.as_str())
         .map(str::to_string)
@@ -208,7 +245,7 @@ pub fn from_folder(dir: &Path) -> Result<String, DevToolsError> {
             file = parent.join(ACTIVE_PORT_FILE);
         }
     }
-    let text = match std::fs::read_to_string(&file) {
+    let text = match read_small_file(&file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(DevToolsError::NoActivePort {
@@ -236,6 +273,45 @@ pub fn from_folder(dir: &Path) -> Result<String, DevToolsError> {
     Ok(format!("ws://127.0.0.1:{port}{path}"))
 }
 
+/// The most of a `DevToolsActivePort` file read: a port and a path are
+/// some 60 bytes.
+const ACTIVE_PORT_BOUND: u64 = 512;
+
+/// The start of `file` (up to [`ACTIVE_PORT_BOUND`] bytes), when it is a
+/// regular file: a FIFO would block the read forever, a link to
+/// `/dev/zero` never end it, and a gigabyte would all be held and told.
+fn read_small_file(file: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let kind = std::fs::metadata(file)?.file_type();
+    if !kind.is_file() {
+        return Err(std::io::Error::other(format!(
+            "it is not a regular file (a {})",
+            describe_kind(kind)
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)?
+        .take(ACTIVE_PORT_BOUND)
+        .read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// What a file that is not a regular one is, in a word.
+fn describe_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "folder"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "device"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
+}
+
 /// The port and websocket path of a `DevToolsActivePort` file: two lines.
 fn read_active_port(text: &str) -> Result<(u16, String), String> {
     let mut lines = text.lines().map(str::trim);
@@ -243,15 +319,15 @@ fn read_active_port(text: &str) -> Result<(u16, String), String> {
         .next()
         .filter(|l| !l.is_empty())
         .ok_or("it is empty")?;
-    let port: u16 = port
-        .parse()
-        .ok()
-        .filter(|&p| p > 0)
-        .ok_or_else(|| format!("its first line, {port:?}, is no port"))?;
+    let port: u16 = port.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+        let start: String = port.chars().take(40).collect();
+        format!("its first line, {start:?}, is no port")
+    })?;
     let path = lines.next().unwrap_or_default();
     if !path.starts_with("/devtools/browser/") {
+        let start: String = path.chars().take(80).collect();
         return Err(format!(
-            "its second line, {path:?}, is no /devtools/browser/ path"
+            "its second line, {start:?}, is no /devtools/browser/ path"
         ));
     }
     Ok((port, path.to_string()))

@@ -128,6 +128,22 @@ impl fmt::Display for Viewport {
 }
 
 impl Viewport {
+    /// Refuses a size and scale whose screenshots could not be decoded: a
+    /// side of more than [`MAX_SIDE`] device pixels (4000x4000 at scale 4
+    /// is 16000 a side, a gigabyte a screenshot, past the decoder's limit).
+    pub fn check_device_size(self) -> Result<Self, String> {
+        let (w, h) = self.device_size();
+        if w > MAX_SIDE || h > MAX_SIDE {
+            return Err(format!(
+                "viewport {self} at scale {} makes screenshots of {w}x{h} device pixels: at most \
+                 {MAX_SIDE} a side can be decoded (width or height × scale); make the viewport \
+                 or the scale smaller",
+                self.scale
+            ));
+        }
+        Ok(self)
+    }
+
     /// The size of its screenshots in device pixels.
     pub fn device_size(self) -> (u32, u32) {
         let s = self.scale.get();

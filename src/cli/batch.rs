@@ -35,6 +35,10 @@ pub struct BatchArgs {
         required_unless_present_any = ["miniwob", "merge", "suite"]
     )]
     tasks_file: Option<PathBuf>,
+    /// Let a task's url open any local file. Without it, a tasks file's
+    /// tasks open local files only in its own folder, and a suite's none.
+    #[arg(long)]
+    local_files: bool,
     /// Runs at once, each in a browser context of its own (cookies, storage,
     /// cache and permissions apart) of one browser, or spread over --cdp ones.
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::at_least_one)]
@@ -134,7 +138,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         .then(|| Arc::new(BarConfirmer(bar.clone())) as Arc<dyn Confirmer>);
     let mut agent = args
         .common
-        .options_with(args.common.browser.launch_options(), confirmer)?;
+        .options_with(args.common.browser.launch_options()?, confirmer)?;
     agent.out = None;
     agent.skills = args.skills.clone();
     let remote = args.common.browser.remotes().await?;
@@ -180,7 +184,7 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
     if let Some((layout, to)) = export {
         let written = batch::export::write(layout, &outcome.dir, &outcome.records, &to)
             .map_err(|e| anyhow::anyhow!("the export to {} failed: {e}", to.display()))?;
-        eprintln!(
+        tell!(
             "seamark: {written} run{} written for its judge in {}",
             plural(written),
             to.display()
@@ -229,7 +233,7 @@ async fn tasks_of(
         (Some(tasks), _) => (tasks, None),
         (None, Some(checkout)) => {
             let suite = Suite::serve(checkout).await.map_err(UsageError)?;
-            eprintln!(
+            tell!(
                 "seamark: reading the MiniWoB++ episodes of {}",
                 suite.root.display()
             );
@@ -292,19 +296,27 @@ fn batch_dir(args: &BatchArgs) -> Result<(PathBuf, bool), UsageError> {
             batch::RESULTS
         )));
     }
+    super::writable_folder("--out", &dir)?;
     Ok((dir, resume))
 }
 
 /// The tasks of a tasks file or a suite's file (none for MiniWoB++).
 fn listed_tasks(args: &BatchArgs) -> Result<Option<Vec<TaskSpec>>, UsageError> {
+    let local = if args.local_files {
+        batch::LocalFiles::Any
+    } else {
+        batch::LocalFiles::InFolder
+    };
     Ok(match (&args.tasks_file, args.suite.as_slice()) {
-        (Some(file), _) => Some(batch::read_tasks(file).map_err(|e| UsageError(e.to_string()))?),
+        (Some(file), _) => {
+            Some(batch::read_tasks(file, local).map_err(|e| UsageError(e.to_string()))?)
+        }
         (None, [suite, file]) => {
             let suite: batch::Suite = suite
                 .parse()
                 .map_err(|e: String| UsageError(format!("--suite: {e}")))?;
             let file = PathBuf::from(file);
-            Some(batch::read_suite(suite, &file).map_err(|e| UsageError(e.to_string()))?)
+            Some(batch::read_suite(suite, &file, local).map_err(|e| UsageError(e.to_string()))?)
         }
         _ => None,
     })
@@ -315,7 +327,7 @@ fn ended_by_a_signal() -> impl std::future::Future<Output = String> + Send + 'st
     let signals = super::signals::Signals::listen();
     async move {
         let stop = signals.first().await;
-        eprintln!(
+        tell!(
             "\nseamark: ended by {}; ending the runs under way and writing the summary",
             stop.name()
         );
@@ -326,11 +338,11 @@ fn ended_by_a_signal() -> impl std::future::Future<Output = String> + Send + 'st
 /// Prints the summary (the table, or JSON) and the exit status it makes.
 fn finish(outcome: &BatchOutcome, json: bool) -> anyhow::Result<ExitCode> {
     if json {
-        println!("{}", serde_json::to_string(&outcome.summary)?);
+        show!("{}", serde_json::to_string(&outcome.summary)?);
     } else {
         let title = format!("seamark batch {}", outcome.dir.display());
-        println!("{}", outcome.summary.markdown(&title));
-        println!("batch directory: {}", outcome.dir.display());
+        show!("{}", outcome.summary.markdown(&title));
+        show!("batch directory: {}", outcome.dir.display());
     }
     let s = &outcome.summary;
     Ok(if outcome.interrupted {
@@ -367,7 +379,7 @@ impl Term {
     fn say(&self, line: &str) {
         match &self.bar {
             Some(bar) if !bar.is_hidden() => bar.println(line),
-            _ => eprintln!("{line}"),
+            _ => tell!("{line}"),
         }
     }
 }
@@ -402,7 +414,7 @@ impl BatchProgress for Term {
                     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                     bar.enable_steady_tick(Duration::from_millis(250));
                 }
-                None => eprintln!(
+                None => tell!(
                     "seamark: {n} run{}, {} at once",
                     plural(n),
                     self.concurrency
@@ -439,7 +451,7 @@ impl BatchProgress for Term {
                 bar.set_message(tally_line(tally));
                 bar.println(line);
             }
-            None => eprintln!(
+            None => tell!(
                 "seamark: [{}/{}] {line} · {}",
                 tally.done,
                 tally.planned.max(tally.done),

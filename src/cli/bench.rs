@@ -95,7 +95,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         pages: Vec::new(),
     };
     for (target, url) in pages {
-        eprintln!("seamark: measuring {target}");
+        tell!("seamark: measuring {target}");
         let figures = match url {
             Ok(url) => bench::bench_page(&session, &target, &url, &options).await,
             Err(e) => bench::PageFigures {
@@ -110,12 +110,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
             },
         };
         if let Some(e) = &figures.error {
-            eprintln!("seamark: {target} could not be measured: {e}");
+            tell!("seamark: {target} could not be measured: {e}");
         }
         report.pages.push(figures);
     }
     session.close().await;
-    print!("{}", report.table());
+    print!("{}", super::terminal::inert(&report.table()));
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, text + "\n")
@@ -124,7 +124,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut failed = report.pages.iter().any(|p| p.error.is_some());
     if let Some(baseline) = &baseline {
         let comparison = report.compare(baseline, args.threshold / 100.0);
-        println!("\n{}", comparison.table());
+        show!("\n{}", comparison.table());
         failed |= !comparison.worse().is_empty();
     }
     Ok(if failed {
@@ -143,7 +143,7 @@ async fn tokens(
 ) -> anyhow::Result<ExitCode> {
     let mut figures = Vec::new();
     for (target, url) in pages {
-        eprintln!("seamark: counting {target}");
+        tell!("seamark: counting {target}");
         let page = match url {
             Ok(url) => {
                 bench::page_tokens(
@@ -162,12 +162,12 @@ async fn tokens(
             },
         };
         if let Err(e) = &page.rows {
-            eprintln!("seamark: {target} could not be measured: {e}");
+            tell!("seamark: {target} could not be measured: {e}");
         }
         figures.push(page);
     }
     session.close().await;
-    print!("{}", bench::tokens_table(&figures));
+    print!("{}", super::terminal::inert(&bench::tokens_table(&figures)));
     Ok(if figures.iter().any(|p| p.rows.is_err()) {
         ExitCode::from(1)
     } else {

@@ -38,7 +38,7 @@ pub async fn run(args: BrowserCmdArgs) -> anyhow::Result<ExitCode> {
         .await
         .map_err(|e| UsageError(e.to_string()))?;
     let folder = browser.profile.display().to_string();
-    eprintln!(
+    tell!(
         "seamark browser: Chromium runs with the profile {folder}, DevTools at {}.\n\
          Log in where seamark should work as you; then give seamark this browser \
          (the next line), or `--cdp auto`.\n\
@@ -46,11 +46,11 @@ pub async fn run(args: BrowserCmdArgs) -> anyhow::Result<ExitCode> {
         browser.ws_url
     );
     // The line to use, alone on stdout.
-    println!("--cdp {}", shell_word(&folder));
+    show!("--cdp {}", shell_word(&folder));
     tokio::select! {
         () = browser.wait() => Ok(ExitCode::SUCCESS),
         stop = signals.first() => {
-            eprintln!("seamark browser: ended by {}; closing the browser", stop.name());
+            tell!("seamark browser: ended by {}; closing the browser", stop.name());
             browser.close().await;
             Ok(signals::interrupted())
         }

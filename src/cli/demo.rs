@@ -73,7 +73,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     };
     let recorded = args.model.is_none() && args.record.is_none();
     if recorded {
-        eprintln!(
+        tell!(
             "seamark demo: a job board served on {}; the answers come from a recording \
              by {model}: no model is called\n",
             site.server.base
@@ -95,10 +95,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.record {
         std::fs::copy(result.run_dir.join(seamark::journal::JOURNAL), path)
             .with_context(|| format!("cannot write the recording to {}", path.display()))?;
-        eprintln!("seamark demo: the recording is now {}", path.display());
+        tell!("seamark demo: the recording is now {}", path.display());
     }
     if !result.divergences.is_empty() {
-        eprintln!(
+        tell!(
             "\nseamark demo: the pages no longer match the recording (see above): the site or \
              seamark changed. Check the answers in demo/recording/journal.jsonl, then make the \
              recording anew: seamark demo --record demo/recording/journal.jsonl"
@@ -108,11 +108,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if !args.json {
         let animation = result.run_dir.join(seamark::report::ANIMATION);
         if animation.is_file() {
-            println!("animation: {}", animation.display());
+            show!("animation: {}", animation.display());
         }
     }
     if recorded && !args.json {
-        println!(
+        show!(
             "\nThat was a recording: answers written by a careful person, replayed step by step \
              against the live page (open the report to see each step).\nThe same task with a \
              real model:\n\n  \

@@ -85,7 +85,7 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
     let encode_ms = ms_since(t);
     if args.timings {
         let t = &obs.timings;
-        eprintln!(
+        tell!(
             "timings: perception {:.1} ms (enumerate {:.1} ms, screenshot {:.1} ms, {} attempt{}), \
              mark {mark_ms:.1} ms, encode for the model {encode_ms:.1} ms",
             t.total_ms,
@@ -115,12 +115,12 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         std::fs::write(path, json).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let list = perceive::element_list(&obs.table, args.max_list);
-    print!("{list}");
+    print!("{}", super::terminal::inert(&list));
     if obs.table.is_empty() {
-        eprintln!("note: no interactive element found");
+        tell!("note: no interactive element found");
     }
     for note in notes(&obs, &nav) {
-        eprintln!("note: {note}");
+        tell!("note: {note}");
     }
     // What the page costs a step: the list's tokens, and the image's.
     let (w, h) = match mark::downscale(
@@ -130,14 +130,14 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         Some(sent) => sent.dimensions(),
         None => image.dimensions(),
     };
-    eprintln!(
+    tell!(
         "list: {} characters, {} tokens (o200k_base); image: {} tokens for OpenAI, {} for Anthropic",
         list.chars().count(),
         tokens::text_tokens("openai/gpt-4o", &list),
         tokens::image_tokens(tokens::Provider::OpenAi, w, h),
         tokens::image_tokens(tokens::Provider::Anthropic, w, h),
     );
-    eprintln!(
+    tell!(
         "{} elements ({} interactable) on {} — marked image: {}",
         obs.table.len(),
         obs.table

@@ -77,7 +77,7 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCode> {
     let signals = Signals::listen();
     let desk = Desk::new(options)?;
-    eprintln!("seamark mcp: run directory {}", desk.dir().display());
+    tell!("seamark mcp: run directory {}", desk.dir().display());
     let desk = Arc::new(Mutex::new(desk));
     let mut stopped = None;
     let served = async {
@@ -93,7 +93,7 @@ async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCo
     }
     .await;
     let dir = desk.lock().await.finish().await;
-    eprintln!(
+    tell!(
         "seamark mcp: session ended; report {}",
         dir.join(seamark::report::REPORT).display()
     );
@@ -105,7 +105,7 @@ async fn serve_stdio(options: McpOptions, skills: bool) -> anyhow::Result<ExitCo
 fn ended_by(stop: Option<Stop>) -> ExitCode {
     match stop {
         Some(stop) => {
-            eprintln!("seamark mcp: ended by {}", stop.name());
+            tell!("seamark mcp: ended by {}", stop.name());
             signals::interrupted()
         }
         None => ExitCode::SUCCESS,
@@ -144,7 +144,7 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
         LocalSessionManager::default().into(),
         StreamableHttpServerConfig::default(),
     ));
-    eprintln!("seamark mcp: serving MCP over streamable HTTP at http://{local}/mcp");
+    tell!("seamark mcp: serving MCP over streamable HTTP at http://{local}/mcp");
     let stopped = loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -179,7 +179,7 @@ async fn serve_http(options: McpOptions, skills: bool, addr: &str) -> anyhow::Re
         });
     };
     for dir in desks.finish().await {
-        eprintln!(
+        tell!(
             "seamark mcp: session ended; report {}",
             dir.join(seamark::report::REPORT).display()
         );

@@ -1,5 +1,8 @@
 //! Command-line interface: one file per subcommand, each thin over the library.
 
+// First: its macros are for every file below.
+#[macro_use]
+pub(crate) mod terminal;
 mod batch;
 mod bench;
 mod browser;
@@ -187,10 +190,11 @@ impl BrowserArgs {
                     .unwrap_or_default()
             )));
         }
+        let launch = self.launch_options()?;
         Ok(BrowserOptions {
             cdp: self.remotes().await?.into_iter().next(),
             profile: self.profile.clone(),
-            ..self.launch_options()
+            ..launch
         })
     }
 
@@ -217,18 +221,22 @@ impl BrowserArgs {
         Ok(out)
     }
 
-    /// How a browser seamark launches starts (whatever `--cdp` says).
-    fn launch_options(&self) -> BrowserOptions {
-        BrowserOptions {
+    /// How a browser seamark launches starts (whatever `--cdp` says); a
+    /// viewport and scale whose screenshots could not be decoded are refused.
+    fn launch_options(&self) -> Result<BrowserOptions, UsageError> {
+        let viewport = Viewport {
+            scale: self.scale,
+            ..self.viewport
+        }
+        .check_device_size()
+        .map_err(UsageError)?;
+        Ok(BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,
             keep_tab: self.keep_tab,
-            viewport: Viewport {
-                scale: self.scale,
-                ..self.viewport
-            },
+            viewport,
             ..BrowserOptions::default()
-        }
+        })
     }
 }
 
@@ -270,6 +278,41 @@ impl StorageArgs {
         }
         Ok(())
     }
+}
+
+/// Told before anything starts: a folder (`flag`'s) that names a file, lies
+/// under one, or where nothing can be written (`/proc/…`, a read-only
+/// place). Nothing is left behind by the check.
+fn writable_folder(flag: &str, dir: &std::path::Path) -> Result<(), UsageError> {
+    let refused = |why: String| UsageError(format!("{flag} {}: {why}", dir.display()));
+    // The nearest part of the path that exists: a run's folder is made
+    // below it.
+    let mut existing = dir;
+    while !existing.as_os_str().is_empty() && std::fs::symlink_metadata(existing).is_err() {
+        existing = existing.parent().unwrap_or(std::path::Path::new(""));
+    }
+    let existing = if existing.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        existing
+    };
+    if !existing.is_dir() {
+        return Err(refused(if existing == dir {
+            "it is a file, not a folder".into()
+        } else {
+            format!("{} is a file, not a folder", existing.display())
+        }));
+    }
+    tempfile::Builder::new()
+        .prefix(".seamark-check")
+        .tempdir_in(existing)
+        .map(drop)
+        .map_err(|e| {
+            refused(format!(
+                "nothing can be written in {}: {e}",
+                existing.display()
+            ))
+        })
 }
 
 /// A count that must be 1 or more (`--max-steps`, `--max-failures`).
@@ -346,7 +389,7 @@ async fn or_signal_code(
     tokio::select! {
         r = work => r,
         stop = signals.first() => {
-            eprintln!("seamark: ended by {}", stop.name());
+            tell!("seamark: ended by {}", stop.name());
             Ok(signals::interrupted())
         }
     }

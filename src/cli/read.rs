@@ -46,19 +46,19 @@ pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
     session.close().await;
     let (reading, part, notes) = result?;
     for note in notes {
-        eprintln!("note: {note}");
+        tell!("note: {note}");
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reading)?);
+        show!("{}", serde_json::to_string_pretty(&reading)?);
     } else if reading.markdown.is_empty() {
-        eprintln!("note: the page has no readable text");
+        tell!("note: the page has no readable text");
     } else {
-        print!("{}", part.text);
+        print!("{}", super::terminal::inert(&part.text));
         if let Some(trailer) = part.trailer() {
-            println!("{trailer}");
+            show!("{trailer}");
         }
     }
-    eprintln!(
+    tell!(
         "read {} characters ({} words) of {} in {:.0} ms{}",
         reading.markdown.chars().count(),
         reading.words,

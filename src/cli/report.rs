@@ -39,11 +39,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         other => anyhow::Error::new(other),
     })?;
     for p in &written.problems {
-        eprintln!("seamark: note: {p}");
+        tell!("seamark: note: {p}");
     }
     if let Some(gif) = &written.animation {
-        println!("animation: {}", gif.display());
+        show!("animation: {}", gif.display());
     }
-    println!("report: {}", written.html.display());
+    show!("report: {}", written.html.display());
     Ok(ExitCode::SUCCESS)
 }

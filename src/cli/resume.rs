@@ -102,7 +102,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     };
     match &resume.policy {
         Some(policy) => policy.apply(&mut options).map_err(usage)?,
-        None => eprintln!(
+        None => tell!(
             "seamark: note: this run's journal does not hold its rules (an older seamark \
              wrote it): the defaults apply"
         ),
@@ -125,7 +125,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let model = args.model.clone().unwrap_or_else(|| resume.model.clone());
     let brain = brain::from_model_name(&model, args.model_calls.http())
         .map_err(|e| usage(e.to_string()))?;
-    eprintln!(
+    tell!(
         "seamark: going on with {} from step {} ({})",
         resume.dir.display(),
         resume.first_step,

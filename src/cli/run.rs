@@ -260,6 +260,9 @@ impl PolicyArgs {
         if self.read_chars < 500 {
             return Err(UsageError("--read-chars must be 500 or more".into()).into());
         }
+        if let Some(dir) = &self.download_dir {
+            super::writable_folder("--download-dir", dir)?;
+        }
         let mut words: Vec<String> = DEFAULT_WORDS.iter().map(|w| w.to_string()).collect();
         words.extend(self.confirm_word.iter().cloned());
         Ok(ActOptions {
@@ -340,6 +343,7 @@ impl CommonArgs {
         let Some(dir) = &self.out else {
             return Ok(());
         };
+        super::writable_folder("--out", dir)?;
         if !dir.join(seamark::journal::JOURNAL).exists() {
             return Ok(());
         }
@@ -425,6 +429,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         expect: args.expect.checks()?,
         ..args.common.options().await?
     };
+    if let Some(why) = options.act.domains.url_refusal(
+        &seamark::start_url::to_url(&args.url).map_err(|e| UsageError(format!("--url: {e}")))?,
+    ) {
+        return Err(UsageError(format!("--url is refused by the domain policy: {why}")).into());
+    }
     let judge = args.judging.judge(args.common.http())?;
     args.common.claim_out()?;
     let mut builder = Agent::builder()
@@ -465,7 +474,7 @@ pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Resu
         let signals = super::signals::Signals::listen();
         async move {
             let stop = signals.first().await;
-            eprintln!(
+            tell!(
                 "\nseamark: ended by {}; writing the run's end and its report",
                 stop.name()
             );
@@ -676,7 +685,7 @@ impl TermProgress {
 
 impl Progress for TermProgress {
     fn thinking(&self, step: usize, max_steps: usize, url: &str) {
-        eprintln!("step {step}/{max_steps} · {url}");
+        tell!("step {step}/{max_steps} · {url}");
         if !self.tty {
             return;
         }
@@ -698,11 +707,11 @@ impl Progress for TermProgress {
     }
 
     fn following(&self, step: usize, max_steps: usize, url: &str, skill: &str) {
-        eprintln!("step {step}/{max_steps} · {url} · from skill {skill} (no model call)");
+        tell!("step {step}/{max_steps} · {url} · from skill {skill} (no model call)");
     }
 
     fn skill_note(&self, note: &str) {
-        eprintln!("seamark: {note}");
+        tell!("seamark: {note}");
     }
 
     fn answered(&self, _step: usize) {
@@ -713,33 +722,34 @@ impl Progress for TermProgress {
     fn step(&self, record: &StepRecord, _max_steps: usize) {
         self.stop_spinner();
         if let Some(why) = record.skill.as_ref().and_then(|m| m.took_over.as_ref()) {
-            eprintln!("  the model took over from the skill: {why}");
+            tell!("  the model took over from the skill: {why}");
         }
         if let Some(e) = &record.parse_error {
-            eprintln!("  unreadable answer: {e}");
+            tell!("  unreadable answer: {e}");
         }
         if let Some(report) = &record.report {
             for o in &report.outcomes {
-                eprintln!("  {}", o.line());
+                tell!("  {}", o.line());
             }
             if !report.dropped.is_empty() {
-                eprintln!("  not run: {}", report.dropped.join("; "));
+                tell!("  not run: {}", report.dropped.join("; "));
             }
         }
         if let Some(d) = &record.divergence {
-            eprintln!("  diverged: {d}");
+            tell!("  diverged: {d}");
         }
         if let Some(e) = &record.error {
-            eprintln!("  {e}");
+            tell!("  {e}");
         }
         let cost = record
             .spend
             .cost_usd
             .map(|c| format!(" · ${c:.4}"))
             .unwrap_or_default();
-        eprintln!(
+        tell!(
             "  tokens: {} in, {} out{cost}",
-            record.spend.tokens.input, record.spend.tokens.output
+            record.spend.tokens.input,
+            record.spend.tokens.output
         );
     }
 }

@@ -46,15 +46,15 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
         SkillCommand::Show { name, json } => {
             let skill = store.get(&name).map_err(UsageError)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&skill)?);
+                show!("{}", serde_json::to_string_pretty(&skill)?);
             } else {
-                print!("{}", shown(&skill));
+                print!("{}", super::terminal::inert(&shown(&skill)));
             }
             Ok(ExitCode::SUCCESS)
         }
         SkillCommand::Rm { name } => {
             let path = store.remove(&name).map_err(UsageError)?;
-            println!("removed {}", path.display());
+            show!("removed {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -63,14 +63,14 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
 fn list(store: &SkillStore) -> anyhow::Result<ExitCode> {
     let listed = store.list();
     if listed.is_empty() {
-        println!(
+        show!(
             "no skills in {} (a run that ends done is learned there)",
             store.dir().display()
         );
     }
     for l in &listed {
         match &l.skill {
-            Ok(s) => println!(
+            Ok(s) => show!(
                 "{}  {} steps  {}  {}\n    {}",
                 s.name,
                 s.steps.len(),
@@ -81,7 +81,7 @@ fn list(store: &SkillStore) -> anyhow::Result<ExitCode> {
                 s.site,
                 s.task
             ),
-            Err(why) => println!("{}  broken, never run: {why}", l.path.display()),
+            Err(why) => show!("{}  broken, never run: {why}", l.path.display()),
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -147,7 +147,12 @@ fn read(answer: &str) -> Result<Judgement, String> {
             )
         }
     })?;
-    serde_json::from_value(value).map_err(|e| format!("the verdict is not one: {e}"))
+    let mut judgement: Judgement =
+        serde_json::from_value(value).map_err(|e| format!("the verdict is not one: {e}"))?;
+    // A reason of megabytes is kept, told and reported as far as any text
+    // from a model is.
+    judgement.reason = crate::protocol::kept_text(&judgement.reason, "judge's reason");
+    Ok(judgement)
 }
 
 impl Judge {
@@ -192,7 +197,10 @@ impl Judge {
                          JSON object only.",
                         case.text()
                     );
-                    last = Some((why, reply.text));
+                    last = Some((
+                        why,
+                        crate::protocol::kept_text(&reply.text, "judge's answer"),
+                    ));
                 }
             }
         }

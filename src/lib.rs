@@ -27,6 +27,7 @@ pub mod mark;
 pub mod mcp;
 pub mod perceive;
 pub mod protocol;
+pub mod quote;
 pub mod read;
 pub mod records;
 pub mod report;

@@ -192,9 +192,9 @@ impl Executor {
             let ev = super::watch::lock(&self.watch.events);
             for d in ev.dialogs.get(before.dialogs..).unwrap_or_default() {
                 outcome.changes.push(format!(
-                    "{} dialog said \"{}\" ({})",
+                    "{} dialog said {} ({})",
                     article(&d.kind),
-                    d.message,
+                    crate::quote::quoted(&d.message),
                     if d.accepted { "accepted" } else { "dismissed" }
                 ));
             }

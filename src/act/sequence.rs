@@ -116,9 +116,20 @@ impl Executor {
                 let stop = stop_after(&outcome);
                 (outcome, stop)
             }
+            // One close look a step: the first ZOOM's. A later one is
+            // said not to be shown, not answered "done" and dropped.
+            Command::Zoom { .. } if report.zoom.is_some() => (
+                Outcome::new(
+                    step,
+                    Status::NoEffect,
+                    "not shown: a step shows one close look, the one the first ZOOM of this \
+                     reply asked for; ask for this one in a later step",
+                ),
+                None,
+            ),
             Command::Zoom { region } => {
                 let (outcome, zoom) = self.zoom(session.viewport(), step, region);
-                report.zoom = zoom.or(report.zoom);
+                report.zoom = zoom;
                 let stop = (outcome.status == Status::Failed).then(|| failed_stop(&outcome));
                 (outcome, stop)
             }

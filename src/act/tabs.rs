@@ -31,12 +31,13 @@ pub struct TabInfo {
 }
 
 impl TabInfo {
-    /// `2. "Report" · https://…/report (shown)`.
+    /// `2. "Report" · https://…/report (shown)`: the title quoted (see
+    /// [`crate::quote`]).
     pub fn line(&self) -> String {
         format!(
-            "{}. \"{}\" · {}{}",
+            "{}. {} · {}{}",
             self.n,
-            self.title,
+            crate::quote::quoted(&self.title),
             self.url,
             if self.current { " (shown)" } else { "" }
         )

@@ -64,6 +64,13 @@ pub struct Resume {
 /// MCP session, a replay, or a run that is complete.
 fn resumable(log: &RunLog, dir: &Path) -> Result<crate::records::StartRecord, String> {
     let Some(start) = log.start.clone() else {
+        // A start record that is there but broken is told as such.
+        if let Some(broken) = log.problems.iter().find(|p| p.contains("a start record")) {
+            return Err(format!(
+                "{}: its journal's start record cannot be read, so the run cannot go on: {broken}",
+                dir.display()
+            ));
+        }
         return Err(format!(
             "{}: its journal has no start record: there is no run to go on with",
             dir.display()

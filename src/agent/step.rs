@@ -938,7 +938,12 @@ fn keep_verdict(
             report.verdict = Some(j.verdict);
             report.reason = j.reason.clone();
             let passed = j.verdict != crate::judge::Verdict::Fail;
-            let fail = (!passed).then(|| format!("the judge ({model}) says: {}", j.reason));
+            let fail = (!passed).then(|| {
+                format!(
+                    "the judge ({model}) says: {}",
+                    crate::quote::quoted(&j.reason)
+                )
+            });
             let detail = format!("{}: {}", j.verdict.word(), j.reason);
             (passed, detail, Ok(fail))
         }

@@ -28,9 +28,15 @@ pub struct DownloadedFile {
 }
 
 impl DownloadedFile {
-    /// `report.csv (36 B, text/csv)`: what the model is told.
+    /// `"report.csv" (36 B, text/csv)`: what the model is told, the name
+    /// quoted (see [`crate::quote`]).
     pub fn describe(&self) -> String {
-        format!("{} ({}, {})", self.name, size_text(self.size), self.mime)
+        format!(
+            "{} ({}, {})",
+            crate::quote::quoted(&self.name),
+            size_text(self.size),
+            self.mime
+        )
     }
 
     /// Whether its text may be read (CSV, JSON, plain text, Markdown…).

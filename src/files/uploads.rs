@@ -7,12 +7,16 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::{sha256_of, size_text};
+use crate::quote::quoted;
 
 /// Largest file UPLOAD attaches: 100 MB.
 pub const MAX_UPLOAD_BYTES: u64 = 100_000_000;
 
 /// Most files the model is shown of the folder.
 pub const MAX_LISTED: usize = 30;
+
+/// Most files counted for the listing: past it, "over N more".
+const MAX_WALKED: usize = 10_000;
 
 /// Deepest folder level listed for the model (the folder itself is 1).
 const LISTED_DEPTH: usize = 3;
@@ -42,11 +46,12 @@ pub struct ChosenFile {
 }
 
 impl ChosenFile {
-    /// `cv.pdf (12.3 KB, sha256 1f2e3d4c…)`.
+    /// `"cv.pdf" (12.3 KB, sha256 1f2e3d4c…)`: the name quoted (see
+    /// [`crate::quote`]).
     pub fn describe(&self) -> String {
         format!(
             "{} ({}, sha256 {})",
-            self.name,
+            quoted(&self.name),
             size_text(self.size),
             &self.sha256[..self.sha256.len().min(12)]
         )
@@ -143,22 +148,27 @@ impl UploadFolder {
     }
 
     /// The files the model may name, sorted, at most [`MAX_LISTED`], with
-    /// their sizes: `cv.pdf (12.3 KB), photos/me.png (2.0 KB)`; then how
-    /// many more there are.
+    /// their sizes: `"cv.pdf" (12.3 KB), "photos/me.png" (2.0 KB)`; then how
+    /// many more there are (counted up to [`MAX_WALKED`]).
     pub fn listing(&self) -> String {
         let mut found = Vec::new();
         self.walk(&self.root, "", 1, &mut found);
         found.sort();
         let more = found.len().saturating_sub(MAX_LISTED);
+        let more = if found.len() >= MAX_WALKED {
+            format!("over {}", crate::figures::thousands(more as u64))
+        } else {
+            crate::figures::thousands(more as u64)
+        };
         let mut text = found
             .iter()
             .take(MAX_LISTED)
-            .map(|(name, size)| format!("{name} ({})", size_text(*size)))
+            .map(|(name, size)| format!("{} ({})", quoted(name), size_text(*size)))
             .collect::<Vec<_>>()
             .join(", ");
         if found.is_empty() {
             text.push_str("(the folder is empty)");
-        } else if more > 0 {
+        } else if found.len() > MAX_LISTED {
             text.push_str(&format!(" and {more} more"));
         }
         text
@@ -184,8 +194,8 @@ impl UploadFolder {
                 }
                 _ => {}
             }
-            // A folder of thousands of files is not listed to its end.
-            if out.len() > MAX_LISTED * 10 {
+            // A folder of millions of files is not counted to its end.
+            if out.len() >= MAX_WALKED {
                 return;
             }
         }
@@ -218,7 +228,7 @@ mod tests {
             folder.choose("./photos/me.png").unwrap().name,
             "photos/me.png"
         );
-        assert_eq!(folder.listing(), "cv.txt (5 B), photos/me.png (3 B)");
+        assert_eq!(folder.listing(), r#""cv.txt" (5 B), "photos/me.png" (3 B)"#);
     }
 
     #[test]

@@ -361,6 +361,25 @@ impl Command {
     }
 }
 
+/// Most characters of the free text of a command (an ANSWER, a question, a
+/// COMPLETE's summary, a STOP's reason) and of a model's whole answer kept:
+/// far past any a task needs, while a runaway reply of megabytes no longer
+/// makes a journal and a report of as many.
+pub const MAX_TEXT_CHARS: usize = 64 * 1024;
+
+/// `text` whole up to [`MAX_TEXT_CHARS`], else cut there with the cut said
+/// (`what` it is: "answer", "reason").
+pub fn kept_text(text: &str, what: &str) -> String {
+    match text.char_indices().nth(MAX_TEXT_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => format!(
+            "{}\n[cut here by seamark: the {what} had {} characters; {MAX_TEXT_CHARS} are kept]",
+            &text[..at],
+            text.chars().count()
+        ),
+    }
+}
+
 /// A parsed command with the name the model echoed for its target, if any
 /// (`CLICK:3 "Submit"`), for the executor to check against the table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

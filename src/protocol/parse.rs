@@ -1,7 +1,8 @@
 //! The forgiving parser of the model's answers.
 
 use super::{
-    Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget, ZoomRegion,
+    kept_text, Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget,
+    ZoomRegion,
 };
 
 /// Why an answer could not be read. The message is written for the model: it
@@ -650,24 +651,24 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
             seconds: seconds(args)?,
         },
         "ANSWER" => {
-            let text = args.trim().to_string();
+            let text = kept_text(args.trim(), "answer");
             if text.is_empty() {
                 return Err("the answer is empty".into());
             }
             Command::Answer { text }
         }
         "ASK" => {
-            let question = args.trim().to_string();
+            let question = kept_text(args.trim(), "question");
             if question.is_empty() {
                 return Err("the question is empty".into());
             }
             Command::Ask { question }
         }
         "COMPLETE" => Command::Complete {
-            summary: args.trim().to_string(),
+            summary: kept_text(args.trim(), "summary"),
         },
         _ => {
-            let reason = args.trim().to_string();
+            let reason = kept_text(args.trim(), "reason");
             if reason.is_empty() {
                 return Err("the reason is empty".into());
             }

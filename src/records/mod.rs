@@ -235,22 +235,11 @@ pub struct StartRecord {
     pub policy: Option<RunPolicy>,
 }
 
-/// Most characters of a model's answer a step's record keeps (and so the
-/// report shows): far past any answer a step needs, while a runaway reply of
-/// megabytes no longer makes a journal and a report of as many.
-pub const KEPT_ANSWER_CHARS: usize = 64 * 1024;
-
-/// A model's answer as a step's record keeps it: whole up to
-/// [`KEPT_ANSWER_CHARS`], else cut there, with the cut said.
+/// A model's answer as a step's record keeps it (and so the report shows):
+/// whole up to [`crate::protocol::MAX_TEXT_CHARS`], else cut there, with
+/// the cut said.
 pub fn kept_answer(text: &str) -> String {
-    match text.char_indices().nth(KEPT_ANSWER_CHARS) {
-        None => text.to_string(),
-        Some((at, _)) => format!(
-            "{}\n[cut here by seamark: the answer had {} characters; a record keeps {KEPT_ANSWER_CHARS}]",
-            &text[..at],
-            text.chars().count()
-        ),
-    }
+    crate::protocol::kept_text(text, "model's answer")
 }
 
 /// The journal record of one step.

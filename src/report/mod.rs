@@ -138,9 +138,15 @@ impl RunLog {
             }
         }
         if log.start.is_none() && log.steps.is_empty() && log.end.is_none() {
+            // What was wrong with the first line that was there, if any.
+            let first = log
+                .problems
+                .first()
+                .map(|p| format!(": {p}"))
+                .unwrap_or_default();
             return Err(ReportError::Journal {
                 path,
-                why: "it holds no record seamark can read".into(),
+                why: format!("it holds no record seamark can read{first}"),
             });
         }
         Ok(log)

@@ -319,7 +319,7 @@ async fn press_hover_upload_back_and_wait_do_what_a_person_does() {
     a.run(&format!("UPLOAD:{file}:cv.txt"))
         .await
         .statuses(&[Done])
-        .says(0, "attached cv.txt (5 B, sha256 2cf24dba5fb0)");
+        .says(0, "attached \"cv.txt\" (5 B, sha256 2cf24dba5fb0)");
     assert_eq!(
         a.eval("document.getElementById('picked').textContent")
             .await,
@@ -380,7 +380,7 @@ async fn a_download_is_recorded_and_nothing_hangs() {
     let report = a.run(&format!("CLICK:{get}")).await;
     report
         .statuses(&[Done])
-        .says(0, "downloaded report.txt (17 B, text/plain)");
+        .says(0, "downloaded \"report.txt\" (17 B, text/plain)");
     assert_eq!(report.downloads.len(), 1);
     assert!(report.downloads[0].url.ends_with("/download.txt"));
     // The page is still there and usable.

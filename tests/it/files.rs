@@ -216,7 +216,7 @@ async fn a_file_from_the_folder_reaches_the_server_with_its_exact_bytes() {
     // The journal names the file, its size and hash, never its bytes.
     let journal = std::fs::read_to_string(run.path("rec/journal.jsonl")).unwrap();
     assert!(
-        journal.contains("attached cv.bin (6 B, sha256 "),
+        journal.contains("attached \\\"cv.bin\\\" (6 B, sha256 "),
         "{journal}"
     );
     assert!(!journal.contains("first photo"));
@@ -260,7 +260,7 @@ async fn a_download_is_a_result_of_the_run_named_everywhere_and_read_by_the_mode
     let told = feedback(&prompts[1]);
     assert!(
         told.contains(&format!(
-            "downloaded report.csv ({} B, text/csv)",
+            "downloaded \"report.csv\" ({} B, text/csv)",
             csv.len()
         )),
         "{told}"

@@ -754,7 +754,7 @@ async fn an_mcp_client_uploads_from_the_files_folder_and_is_told_where_its_downl
         .call("open", json!({ "url": server.url("upload.html") }))
         .await;
     assert!(
-        page.text.contains("files you may UPLOAD") && page.text.contains("cv.txt (5 B)"),
+        page.text.contains("files you may UPLOAD") && page.text.contains("\"cv.txt\" (5 B)"),
         "{}",
         page.text
     );
@@ -774,7 +774,7 @@ async fn an_mcp_client_uploads_from_the_files_folder_and_is_told_where_its_downl
         .call("act", json!({ "commands": format!("UPLOAD:{cv}:cv.txt") }))
         .await;
     assert!(
-        attached.text.contains("attached cv.txt (5 B"),
+        attached.text.contains("attached \"cv.txt\" (5 B"),
         "{}",
         attached.text
     );

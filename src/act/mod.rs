@@ -19,6 +19,7 @@ mod points;
 mod read;
 mod sequence;
 mod settle;
+mod stuck;
 mod tabs;
 mod urls;
 mod watch;
@@ -210,6 +211,15 @@ impl Executor {
 
     /// Perceives the page; the model's ids refer to this observation from now on.
     pub async fn observe(&mut self, session: &Session) -> Result<&Observation, ActError> {
+        let page = session.page().clone();
+        let (obs, stopped) = stuck::watched(&page, self.observe_unwatched(session)).await;
+        let obs = obs?;
+        obs.notes.extend(stopped);
+        Ok(obs)
+    }
+
+    /// [`Executor::observe`], without the watch for a page held by a script.
+    async fn observe_unwatched(&mut self, session: &Session) -> Result<&mut Observation, ActError> {
         let mut obs = perceive::perceive(session, &self.options.perceive).await?;
         // A page that has just loaded may not have drawn its controls yet:
         // wait for its first content, as after a command, for a while.

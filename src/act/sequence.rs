@@ -39,7 +39,12 @@ impl Executor {
     /// [`MAX_COMMANDS`] of it, the rest reported as not run.
     pub async fn run(&mut self, session: &mut Session, steps: &[Step]) -> BatchReport {
         let (steps, over) = steps.split_at(steps.len().min(MAX_COMMANDS));
-        let mut report = self.run_all(session, steps).await;
+        let page = session.page().clone();
+        let (mut report, stopped) =
+            super::stuck::watched(&page, self.run_all(session, steps)).await;
+        if let (Some(stopped), Some(last)) = (stopped, report.outcomes.last_mut()) {
+            last.changes.push(stopped);
+        }
         if !over.is_empty() {
             report.dropped.push(format!(
                 "{} more commands past the first {MAX_COMMANDS}",

@@ -1,0 +1,64 @@
+//! A page whose script runs without end. Its renderer answers nothing while
+//! the script runs: every call seamark makes to it (a look, a click's
+//! checks) would wait out its timeout, one after the other, and a step
+//! never ended. So while the executor works on a page, a watchdog asks the
+//! page a trivial question now and then; when no answer comes in time, the
+//! script that holds the page is stopped (`Runtime.terminateExecution`,
+//! which the browser carries out beside the busy thread), the calls
+//! waiting behind it are answered, and the model is told.
+
+use std::future::Future;
+use std::time::Duration;
+
+use chromiumoxide::cdp::js_protocol::runtime::{EvaluateParams, TerminateExecutionParams};
+use chromiumoxide::Page;
+
+/// How long the executor works before the page is first asked, and between
+/// two questions.
+const ASK_EVERY: Duration = Duration::from_secs(4);
+
+/// How long the page has to answer: a page that answers nothing for this
+/// long while no load is under way runs a script that does not end.
+const ANSWER_WITHIN: Duration = Duration::from_secs(4);
+
+/// Whether `page` answers a trivial question within [`ANSWER_WITHIN`].
+async fn answers(page: &Page) -> bool {
+    let question = EvaluateParams::builder().expression("1").build();
+    let Ok(question) = question else {
+        return true;
+    };
+    matches!(
+        tokio::time::timeout(ANSWER_WITHIN, page.execute(question)).await,
+        Ok(Ok(_))
+    )
+}
+
+/// Runs `work` on `page`, stopping any script that holds the page for good
+/// meanwhile: the result, and what was stopped, in words for the model.
+pub(super) async fn watched<T>(page: &Page, work: impl Future<Output = T>) -> (T, Option<String>) {
+    tokio::pin!(work);
+    let mut stopped = 0u32;
+    loop {
+        tokio::select! {
+            done = &mut work => {
+                let said = (stopped > 0).then(|| {
+                    format!(
+                        "a script of the page ran without end and held it (it answered nothing \
+                         for {} s); seamark stopped it{}: the page may not work as it should",
+                        ASK_EVERY.as_secs() + ANSWER_WITHIN.as_secs(),
+                        if stopped > 1 { format!(", {stopped} times") } else { String::new() }
+                    )
+                });
+                return (done, said);
+            }
+            () = tokio::time::sleep(ASK_EVERY) => {
+                if !answers(page).await {
+                    tracing::warn!("the page answers nothing: its running script is stopped");
+                    if page.execute(TerminateExecutionParams::default()).await.is_ok() {
+                        stopped += 1;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -62,6 +62,8 @@ struct Page {
     problems: Vec<String>,
     failed: Vec<usize>,
     diverged: Vec<usize>,
+    /// Which steps the animation shows, in words.
+    frames: String,
     replay: bool,
     skills: Vec<String>,
     /// The files downloads saved: a link (for one in the run directory)
@@ -101,6 +103,8 @@ struct Card {
     pins: Option<String>,
     /// The close look (`ZOOM`) the model got beside the screenshot.
     close_look: Option<String>,
+    /// The summary of the steps folded before this one, in a long run.
+    folded_before: Option<String>,
 }
 
 /// A named list of a card (dialogs, downloads, …).
@@ -120,16 +124,63 @@ struct CommandRow {
 }
 
 /// The page for a run log.
+/// Steps of a long run shown as cards, first and last: a run of 44,811
+/// steps made a report of a card each, hundreds of megabytes. The steps
+/// between are summed up in one line.
+const CARDS_FIRST: usize = 50;
+const CARDS_LAST: usize = 150;
+
+/// The summary of folded steps: how many, how they went, their pages.
+fn folded(steps: &[StepRecord]) -> String {
+    let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+        return String::new();
+    };
+    let failed = steps.iter().filter(|s| step_failed(s)).count();
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for s in steps {
+        *counts.entry(s.url.as_str()).or_default() += 1;
+    }
+    let mut pages: Vec<(&str, usize)> = counts.into_iter().collect();
+    // Most first; among equals, by address, so the line is the same each time.
+    pages.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let top: Vec<String> = pages
+        .iter()
+        .take(5)
+        .map(|(u, n)| format!("{u} ({n})"))
+        .collect();
+    format!(
+        "Steps {}–{} ({} steps) are folded to keep this page small: {} failed; the pages they \
+         were on, most first: {}. The journal holds each in full.",
+        first.step,
+        last.step,
+        crate::figures::thousands(steps.len() as u64),
+        crate::figures::thousands(failed as u64),
+        top.join(", ")
+    )
+}
+
 pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
     let start = log.start.as_ref();
     let end = log.end.as_ref();
-    let steps: Vec<Card> = log.steps.iter().map(|s| card(log, s, images)).collect();
-    let failed = log
-        .steps
+    let shown = super::shown_steps(log.steps.len(), CARDS_FIRST, CARDS_LAST);
+    // The failures a card shows (a folded one is counted in its summary).
+    let failed = shown
         .iter()
+        .map(|&i| &log.steps[i])
         .filter(|s| step_failed(s))
         .map(|s| s.step)
         .collect();
+    let mut steps: Vec<Card> = Vec::with_capacity(shown.len());
+    let mut next = 0;
+    for i in shown {
+        let mut c = card(log, &log.steps[i], images);
+        if i > next {
+            c.folded_before = Some(folded(&log.steps[next..i]));
+        }
+        next = i + 1;
+        steps.push(c);
+    }
+
     let diverged = log
         .steps
         .iter()
@@ -177,6 +228,7 @@ pub fn render(log: &RunLog, images: &Images) -> Result<String, askama::Error> {
             .collect(),
         verdict: verdict(log),
         animation,
+        frames: super::animated(log.steps.len()),
         steps,
     };
     page.render()
@@ -443,6 +495,7 @@ fn card(log: &RunLog, s: &StepRecord, images: &Images) -> Card {
         problems,
         divergence: s.divergence.clone(),
         cost: cost_line(s, from_skill),
+        folded_before: None,
     }
 }
 

@@ -200,11 +200,18 @@ impl Wire {
     /// tab's in each of its documents).
     async fn release(&self, session: &str, guard: Option<&RequestFilter>, what: &str) {
         if let Some(guard) = guard {
-            let mut steps = vec![("Fetch.enable", every_request_json())];
-            steps.extend(seal_steps(guard, what == WORKER));
-            for (method, params) in steps {
-                if let Err(e) = self.call(Some(session), method, params).await {
-                    tracing::debug!("{what}: {method} failed: {e}");
+            if let Err(e) = self
+                .call(Some(session), "Fetch.enable", every_request_json())
+                .await
+            {
+                tracing::debug!("{what}'s requests are not checked: {e}");
+            }
+            // Not waited for: a tab opened without an opener answers it only
+            // once it runs (15 s of COMMAND_BOUND a tab, else). Its session
+            // takes its commands in order: the seal is in before it runs.
+            if let Some((method, params)) = seal_steps(guard, what == WORKER) {
+                if let Err(e) = self.send(Some(session), method, params).await {
+                    tracing::debug!("{what} is not sealed: {e}");
                 }
             }
         }

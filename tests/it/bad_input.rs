@@ -1071,3 +1071,150 @@ wait"#,
     let run = seamark_with_env(&["mark", &server.url("form.html"), "--chrome", &lying], &[]).await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
 }
+
+#[tokio::test]
+async fn a_page_whose_script_loops_forever_is_stopped_and_the_run_goes_on() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(|r: &Received| {
+        Reply::Text(if r.step() == 1 {
+            format!("CLICK:{}", r.id_of("Loop forever"))
+        } else {
+            "STOP:looked".into()
+        })
+    })
+    .await;
+    let work = crate::cli::Workdir::new(&model);
+    let url = server.url("busy.html");
+    // No --max-time: the step must end on its own.
+    let ran = work
+        .run(&["run", "--task", "loop", "--url", &url, "--out", "rec"])
+        .await;
+    assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    let received = model.received();
+    assert_eq!(received.len(), 2, "{}", ran.stderr());
+    let told = received[1].text();
+    assert!(
+        told.contains("a script of the page ran without end")
+            && told.contains("seamark stopped it"),
+        "the model was not told: {told}"
+    );
+    // The page answers again: step 2 saw it whole.
+    assert!(told.contains("Loop forever"), "{told}");
+}
+
+#[tokio::test]
+async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
+    for cdp in [None, Some(ws.as_str())] {
+        let other = Server::start(None).await;
+        let sites = Server::start(Some(other.base.clone())).await;
+        let model = ModelServer::answering(|r: &Received| {
+            Reply::Text(match r.step() {
+                1 => format!("CLICK:{}", r.id_of("Open the partner's offer")),
+                2 => format!("CLICK:{}", r.id_of("Open it apart")),
+                3 => format!("CLICK:{}", r.id_of("Open it later")),
+                4 => format!("CLICK:{}", r.id_of("A link to it")),
+                5 | 6 => format!("CLICK:{}", r.id_of("Look again")),
+                _ => "STOP:looked".into(),
+            })
+        })
+        .await;
+        let url = sites.url("popup-out.html");
+        let mut args = vec![
+            "--task",
+            "look",
+            "--url",
+            &url,
+            "--allow-domain",
+            "127.0.0.1",
+        ];
+        if let Some(ws) = cdp {
+            args.extend(["--cdp", ws]);
+        }
+        // The side connection says in its debug log when a call of its
+        // went unanswered: a tab opened without an opener kept the seal's
+        // waiting 15 s, once a popup.
+        let run = run_with_model_and_env(&model, &args, &[("SEAMARK_LOG", "seamark=debug")]).await;
+        assert_eq!(run.code(), Some(1), "{}", run.stderr());
+        let err = run.stderr();
+        assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
+        for path in ["/offer", "/apart", "/later", "/link"] {
+            assert!(
+                err.contains(&format!("{path} was closed"))
+                    || err.contains(&format!("{path} was blocked")),
+                "{cdp:?}: {path} was not refused: {err}"
+            );
+        }
+        assert!(err.contains("the title is now \"Looked 2\""), "{err}");
+        let heard = other.log.lock().map(|l| l.clone()).unwrap_or_default();
+        assert!(
+            heard.is_empty(),
+            "{cdp:?}: the refused host heard {heard:?}"
+        );
+    }
+    browser.kill().await.expect("stop Chromium");
+}
+
+#[tokio::test]
+async fn a_resume_of_a_journal_of_44811_steps_ends_with_a_report_that_folds_them() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:cut off".into())).await;
+    let work = crate::cli::Workdir::new(&model);
+    let url = server.url("form.html");
+    let ran = work
+        .run(&["run", "--task", "look", "--url", &url, "--out", "rec"])
+        .await;
+    assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    // The run made long: its one step 44,811 times over (each with the same
+    // screenshot), and no end, as a run cut off.
+    let journal = work.path("rec/journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut start = records
+        .iter()
+        .find(|r| r["kind"] == "start")
+        .unwrap()
+        .clone();
+    let mut step = records
+        .iter()
+        .find(|r| r["kind"] == "step")
+        .unwrap()
+        .clone();
+    start["max_steps"] = json!(50_000);
+    let mut long = String::with_capacity(100 << 20);
+    long.push_str(&format!("{start}\n"));
+    for n in 1..=44_811 {
+        step["step"] = json!(n);
+        long.push_str(&step.to_string());
+        long.push('\n');
+    }
+    std::fs::write(&journal, long).unwrap();
+    let size = std::fs::metadata(&journal).unwrap().len();
+    assert!(size > 40_000_000, "the journal is {size} bytes");
+    std::fs::remove_file(work.path("rec/report.html")).unwrap();
+    let ran = work.run(&["resume", "rec"]).await;
+    assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    assert!(
+        ran.stdout().contains("after 44812 steps"),
+        "{}",
+        ran.stdout()
+    );
+    let report = std::fs::read_to_string(work.path("rec/report.html")).unwrap();
+    assert!(
+        report.len() < 5_000_000,
+        "report.html is {} bytes",
+        report.len()
+    );
+    assert!(
+        report.contains("Steps 51–44662 (44,612 steps) are folded"),
+        "the folded steps are not summed up"
+    );
+    assert!(
+        report.contains("id=\"step-44812\""),
+        "the last step has no card"
+    );
+    assert!(work.path("rec/run.gif").is_file(), "no animation");
+}

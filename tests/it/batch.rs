@@ -1073,7 +1073,7 @@ async fn bad_input_is_refused_with_a_clear_message_before_anything_runs() {
     assert_eq!(ran.stderr().lines().count(), 1, "{}", ran.stderr());
     assert!(
         ran.stderr()
-            .starts_with(&format!("seamark: cannot attach to the browser at {ws}")),
+            .starts_with(&format!("seamark: no browser answers at {ws}")),
         "{}",
         ran.stderr()
     );

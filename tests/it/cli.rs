@@ -119,20 +119,21 @@ impl Workdir {
             Ok(out) => out.expect("run seamark"),
             Err(_) => {
                 crate::processes::kill(&[pid], "TERM");
-                let mut ended = "ended by SIGTERM";
-                if tokio::time::timeout(Duration::from_secs(60), &mut out)
-                    .await
-                    .is_err()
-                {
-                    // Stuck past the signal too: what it printed still shows
-                    // how far it got.
-                    ended = "outlived SIGTERM by a minute, killed";
-                    crate::processes::kill(&[pid], "KILL");
-                }
-                let out = tokio::time::timeout(Duration::from_secs(30), &mut out)
-                    .await
-                    .expect("seamark's output did not end after SIGKILL")
-                    .expect("run seamark");
+                // A future that ended is not waited on again (it would panic).
+                let (ended, out) =
+                    match tokio::time::timeout(Duration::from_secs(60), &mut out).await {
+                        Ok(out) => ("ended by SIGTERM", out),
+                        Err(_) => {
+                            // Stuck past the signal too: what it printed still
+                            // shows how far it got.
+                            crate::processes::kill(&[pid], "KILL");
+                            let out = tokio::time::timeout(Duration::from_secs(30), &mut out)
+                                .await
+                                .expect("seamark's output did not end after SIGKILL");
+                            ("outlived SIGTERM by a minute, killed", out)
+                        }
+                    };
+                let out = out.expect("run seamark");
                 panic!(
                     "seamark hung: still running after 180 s, {ended}\nstdout:\n{}\nstderr:\n{}",
                     String::from_utf8_lossy(&out.stdout),

@@ -45,7 +45,8 @@ fn listed_file(r: &Received, prefix: &str) -> String {
         .find_map(|l| l.split_once("files you may UPLOAD"))
         .and_then(|(_, files)| {
             files
-                .split([':', ',', ' '])
+                // Names are quoted: `"cv.bin" (6 B), "a.png" (11 B)`.
+                .split('"')
                 .find(|w| w.starts_with(prefix))
                 .map(str::to_string)
         })
@@ -196,7 +197,8 @@ async fn a_file_from_the_folder_reaches_the_server_with_its_exact_bytes() {
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let listed = prompts[0].text();
     assert!(
-        listed.contains("a.png (11 B), b.png (12 B), cv.bin (6 B)") && !listed.contains("link.txt"),
+        listed.contains(r#""a.png" (11 B), "b.png" (12 B), "cv.bin" (6 B)"#)
+            && !listed.contains("link.txt"),
         "{listed}"
     );
     let mut got = received_files(&server);
@@ -425,7 +427,7 @@ async fn upload_onto_a_drop_zone_drops_the_file_and_elsewhere_attaches_nothing()
     // The page stayed where it was: the file was not opened.
     assert!(prompts[1].text().contains("dropzone.html"));
     let dropped = feedback(&prompts[2]);
-    assert!(dropped.contains("dropped cv.bin (6 B"), "{dropped}");
+    assert!(dropped.contains("dropped \"cv.bin\" (6 B"), "{dropped}");
     assert_eq!(
         received_files(&server),
         vec![(

@@ -106,7 +106,7 @@ async fn the_judges_fail_reaches_the_agent_which_goes_on_and_its_pass_ends_the_r
     assert!(
         agent[1]
             .text()
-            .contains("the judge (openai/judge) says: the third box was never ticked"),
+            .contains("the judge (openai/judge) says: \"the third box was never ticked\""),
         "{}",
         agent[1].text()
     );

@@ -85,6 +85,12 @@ impl UploadFolder {
     /// The file the model named, if UPLOAD may attach it; else why not.
     pub fn choose(&self, name: &str) -> Result<ChosenFile, String> {
         let name = name.trim();
+        // A name as the listing quotes it (`"cv.pdf"`, `"a\nb.txt"`) is
+        // taken as the name it quotes.
+        let unquoted = (name.len() > 1 && name.starts_with('"') && name.ends_with('"'))
+            .then(|| serde_json::from_str::<String>(name).ok())
+            .flatten();
+        let name = unquoted.as_deref().unwrap_or(name);
         if name.is_empty() {
             return Err("UPLOAD needs a file's name".into());
         }
@@ -229,6 +235,8 @@ mod tests {
             "photos/me.png"
         );
         assert_eq!(folder.listing(), r#""cv.txt" (5 B), "photos/me.png" (3 B)"#);
+        // A name as the listing quotes it is the name.
+        assert_eq!(folder.choose(r#""cv.txt""#).unwrap().name, "cv.txt");
     }
 
     #[test]

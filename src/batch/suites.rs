@@ -85,6 +85,16 @@ pub fn read_suite(
                 lines.push(task);
             }
             if !errors.is_empty() {
+                // Every bad line at once: the tasks' own problems too.
+                if let Err(TasksError::Lines { errors: more, .. }) = parse_tasks(
+                    &lines.join("\n"),
+                    &file,
+                    path.parent().unwrap_or(Path::new(".")),
+                    suite_files(local),
+                ) {
+                    errors.extend(more);
+                    errors.sort_by_key(|e| e.line);
+                }
                 return Err(TasksError::Lines { file, errors });
             }
             lines
@@ -111,11 +121,16 @@ pub fn read_suite(
         &lines.join("\n"),
         &file,
         path.parent().unwrap_or(Path::new(".")),
-        match local {
-            LocalFiles::Any => LocalFiles::Any,
-            _ => LocalFiles::Refused,
-        },
+        suite_files(local),
     )
+}
+
+/// The local files a suite's tasks may open: none, unless any (`--local-files`).
+fn suite_files(local: LocalFiles) -> LocalFiles {
+    match local {
+        LocalFiles::Any => LocalFiles::Any,
+        _ => LocalFiles::Refused,
+    }
 }
 
 #[cfg(test)]

@@ -37,7 +37,10 @@ async fn answers(page: &Page) -> bool {
 /// Runs `work` on `page`, stopping any script that holds the page for good
 /// meanwhile: the result, and what was stopped, in words for the model.
 pub(super) async fn watched<T>(page: &Page, work: impl Future<Output = T>) -> (T, Option<String>) {
-    tokio::pin!(work);
+    // On the heap: a look's and a batch's futures are large, and this one
+    // held them inline overflowed a test thread's stack (2 MB) in a debug
+    // build.
+    let mut work = Box::pin(work);
     let mut stopped = 0u32;
     loop {
         tokio::select! {

@@ -1097,7 +1097,8 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
                 2 => format!("CLICK:{}", r.id_of("Open it apart")),
                 3 => format!("CLICK:{}", r.id_of("Open it later")),
                 4 => format!("CLICK:{}", r.id_of("A link to it")),
-                5 | 6 => format!("CLICK:{}", r.id_of("Look again")),
+                5 => format!("CLICK:{}", r.id_of("Open it securely")),
+                6 | 7 => format!("CLICK:{}", r.id_of("Look again")),
                 _ => "STOP:looked".into(),
             })
         })
@@ -1121,6 +1122,15 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
         assert_eq!(run.code(), Some(1), "{}", run.stderr());
         let err = run.stderr();
         assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
+        // An https popup is refused as its tunnel is asked for: by host.
+        let secure = err
+            .lines()
+            .find(|l| l.contains("(button \"Open it securely\")"))
+            .unwrap_or_default();
+        assert!(
+            secure.contains("a new tab to") && secure.contains("was closed"),
+            "{cdp:?}: the https popup was not closed: {err}"
+        );
         for path in ["/offer", "/apart", "/later", "/link"] {
             assert!(
                 err.contains(&format!("{path} was closed"))

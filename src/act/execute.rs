@@ -260,17 +260,36 @@ impl Executor {
         }
     }
 
-    /// A page outside the domain policy is never left open: back to the
-    /// last one.
+    /// A page outside the domain policy is never left open (see
+    /// [`Executor::leave_refused`]): what was done, as a change of the command.
     async fn leave_refused_page(&mut self, session: &mut Session, outcome: &mut Outcome) {
-        let here = actions::page_url(session.page()).await;
-        if let Some(why) = self.options.domains.url_refusal(&here) {
-            let _ = actions::back(session.page()).await;
-            self.settle(session, self.options.settle_timeout).await;
-            outcome
-                .changes
-                .push(format!("the page {here} was left at once: {why}"));
+        let shown = session.page().target_id().clone();
+        if let Some(left) = self.leave_refused(session).await {
+            outcome.page_changed |= *session.page().target_id() != shown;
+            outcome.changes.push(left);
         }
+    }
+
+    /// Leaves the page shown when the domain policy refuses it: back to the
+    /// last one, and a tab with nothing before it but a blank page (a popup
+    /// that opened blank, then went to a refused host) is closed for the
+    /// tab it came from. What was done, in words; `None` when the page may
+    /// be shown.
+    pub async fn leave_refused(&mut self, session: &mut Session) -> Option<String> {
+        let here = actions::page_url(session.page()).await;
+        let why = self.options.domains.url_refusal(&here)?;
+        let _ = actions::back(session.page()).await;
+        self.settle(session, self.options.settle_timeout).await;
+        let still = actions::page_url(session.page()).await;
+        if self.options.domains.url_refusal(&still).is_none() && still != "about:blank" {
+            return Some(format!("the page {here} was left at once: {why}"));
+        }
+        Some(match self.close_tab(session).await {
+            Ok(closed) => format!("the tab of {here} was left at once: {why}; {closed}"),
+            Err(e) => format!(
+                "the page {here} is outside the domain policy ({why}), and could not be left: {e}"
+            ),
+        })
     }
 
     /// Looks at the page after the command and tells what changed from the

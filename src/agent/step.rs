@@ -218,8 +218,15 @@ impl Agent {
         let mut handed_over = false;
         loop {
             let t = Instant::now();
+            // A tab that went to a refused host since the last command
+            // (a popup navigated after it opened) is left first.
+            let left = stage.exec.leave_refused(stage.session).await;
             let obs = match stage.exec.observe(stage.session).await {
-                Ok(obs) => obs.clone(),
+                Ok(obs) => {
+                    let mut obs = obs.clone();
+                    obs.notes.extend(left);
+                    obs
+                }
                 Err(e) => {
                     let session = &stage.session;
                     let why = if !session.is_alive() {

@@ -195,10 +195,13 @@ impl Wire {
     }
 
     /// Lets a target the browser holds at its start run (`session`), its
-    /// requests checked first and its scripts sealed when it has a `guard`;
-    /// `what` it is names it in the log (a worker's seal runs at once, a
-    /// tab's in each of its documents).
-    async fn release(&self, session: &str, guard: Option<&RequestFilter>, what: &str) {
+    /// requests checked first and its scripts sealed when it has a `guard`.
+    async fn release(&self, session: &str, guard: Option<&RequestFilter>, what: Held) {
+        let worker = matches!(what, Held::Worker);
+        let what = match what {
+            Held::Worker => "a worker",
+            Held::Tab => "a new tab",
+        };
         if let Some(guard) = guard {
             if let Err(e) = self
                 .call(Some(session), "Fetch.enable", every_request_json())
@@ -209,7 +212,7 @@ impl Wire {
             // Not waited for: a tab opened without an opener answers it only
             // once it runs (15 s of COMMAND_BOUND a tab, else). Its session
             // takes its commands in order: the seal is in before it runs.
-            if let Some((method, params)) = seal_steps(guard, what == WORKER) {
+            if let Some((method, params)) = seal_steps(guard, worker) {
                 if let Err(e) = self.send(Some(session), method, params).await {
                     tracing::debug!("{what} is not sealed: {e}");
                 }
@@ -452,12 +455,16 @@ async fn new_frame(
 /// (`guard`), and it runs.
 async fn new_worker(wire: Arc<Wire>, guard: Option<RequestFilter>, params: Value) {
     if let Some(session) = params["sessionId"].as_str() {
-        wire.release(session, guard.as_ref(), WORKER).await;
+        wire.release(session, guard.as_ref(), Held::Worker).await;
     }
 }
 
-/// What [`Wire::release`] calls a worker.
-const WORKER: &str = "a worker";
+/// What the browser held at its start, for [`Wire::release`]: a worker's
+/// seal runs at once, a tab's in each of its documents.
+enum Held {
+    Worker,
+    Tab,
+}
 
 /// Has the browser hold every new tab before its first request and tell
 /// this connection (see [`new_tab`]): a tab opened from seamark's tab must
@@ -500,7 +507,7 @@ async fn new_tab(wire: Arc<Wire>, tabs: Tabs, guard: Option<RequestFilter>, para
         ours
     };
     let guard = guard.filter(|_| ours);
-    wire.release(session, guard.as_ref(), "a new tab").await;
+    wire.release(session, guard.as_ref(), Held::Tab).await;
     if !ours {
         let _ = wire
             .send(

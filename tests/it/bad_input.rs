@@ -1091,15 +1091,29 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
     for cdp in [None, Some(ws.as_str())] {
         let other = Server::start(None).await;
         let sites = Server::start(Some(other.base.clone())).await;
+        // Each control in turn (a used one's name gains a ✓); on a page
+        // that is not the offers (a popup that navigated while the model
+        // looked), a wait: seamark leaves that page at its next look.
         let model = ModelServer::answering(|r: &Received| {
-            Reply::Text(match r.step() {
-                1 => format!("CLICK:{}", r.id_of("Open the partner's offer")),
-                2 => format!("CLICK:{}", r.id_of("Open it apart")),
-                3 => format!("CLICK:{}", r.id_of("Open it later")),
-                4 => format!("CLICK:{}", r.id_of("A link to it")),
-                5 => format!("CLICK:{}", r.id_of("Open it securely")),
-                6 | 7 => format!("CLICK:{}", r.id_of("Look again")),
-                _ => "STOP:looked".into(),
+            // The page as listed, not the steps so far.
+            let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
+            let next = [
+                "Open the partner's offer",
+                "Open it apart",
+                "Open it later",
+                "A link to it",
+                "Open it securely",
+            ]
+            .into_iter()
+            .find(|name| text.contains(&format!("\"{name}\"")));
+            Reply::Text(if !r.url().contains("popup-out.html") {
+                "WAIT:1".into()
+            } else if let Some(name) = next {
+                format!("CLICK:{}", r.id_of(name))
+            } else if !text.contains("Title: Looked 2") {
+                format!("CLICK:{}", r.id_of("Look again"))
+            } else {
+                "STOP:looked".into()
             })
         })
         .await;
@@ -1131,13 +1145,27 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
             secure.contains("a new tab to") && secure.contains("was closed"),
             "{cdp:?}: the https popup was not closed: {err}"
         );
+        // Every refusal is in the run: during a command, or while a popup
+        // that opened blank went on to the refused host.
+        let blocked: Vec<String> = crate::agent::records(&run.path("rec"), "step")
+            .iter()
+            .flat_map(|s| {
+                let mut all = s["report"]["blocked"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                all.extend(s["blocked"].as_array().cloned().unwrap_or_default());
+                all
+            })
+            .filter_map(|b| b["target"].as_str().map(str::to_string))
+            .collect();
         for path in ["/offer", "/apart", "/later", "/link"] {
             assert!(
-                err.contains(&format!("{path} was closed"))
-                    || err.contains(&format!("{path} was blocked")),
-                "{cdp:?}: {path} was not refused: {err}"
+                blocked.iter().any(|t| t.ends_with(path)),
+                "{cdp:?}: no refusal of {path} recorded: {blocked:?}"
             );
         }
+        // Each popup was left: the model came back to the offers each time.
         assert!(err.contains("the title is now \"Looked 2\""), "{err}");
         let heard = other.log.lock().map(|l| l.clone()).unwrap_or_default();
         assert!(

@@ -169,6 +169,23 @@ pub fn records(dir: &Path, kind: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The targets of every refusal a run recorded: during its commands, and
+/// while its pages loaded between them.
+pub fn blocked_targets(dir: &Path) -> Vec<String> {
+    records(dir, "step")
+        .iter()
+        .flat_map(|s| {
+            let mut all = s["report"]["blocked"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            all.extend(s["blocked"].as_array().cloned().unwrap_or_default());
+            all
+        })
+        .filter_map(|b| b["target"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// Every file of a directory, as bytes.
 pub fn all_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
     std::fs::read_dir(dir)

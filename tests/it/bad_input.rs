@@ -969,8 +969,9 @@ async fn fifty_zooms_in_one_reply_show_the_first_and_say_the_others_are_not_show
     }
 }
 
-#[tokio::test]
-async fn a_resume_whose_start_record_is_broken_says_what_is_wrong_with_it() {
+/// A run of one step in `rec` of a new directory, its model one that stops
+/// (and answers a resume the same): the directory, and the servers.
+async fn one_step_run() -> (crate::cli::Workdir, ModelServer, Server) {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:cut off".into())).await;
     let work = crate::cli::Workdir::new(&model);
@@ -979,6 +980,12 @@ async fn a_resume_whose_start_record_is_broken_says_what_is_wrong_with_it() {
         .run(&["run", "--task", "look", "--url", &url, "--out", "rec"])
         .await;
     assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    (work, model, server)
+}
+
+#[tokio::test]
+async fn a_resume_whose_start_record_is_broken_says_what_is_wrong_with_it() {
+    let (work, _model, _server) = one_step_run().await;
     // The run's start record, its step budget made a word.
     let journal = work.path("rec/journal.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
@@ -1147,18 +1154,7 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
         );
         // Every refusal is in the run: during a command, or while a popup
         // that opened blank went on to the refused host.
-        let blocked: Vec<String> = crate::agent::records(&run.path("rec"), "step")
-            .iter()
-            .flat_map(|s| {
-                let mut all = s["report"]["blocked"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default();
-                all.extend(s["blocked"].as_array().cloned().unwrap_or_default());
-                all
-            })
-            .filter_map(|b| b["target"].as_str().map(str::to_string))
-            .collect();
+        let blocked = crate::agent::blocked_targets(&run.path("rec"));
         for path in ["/offer", "/apart", "/later", "/link"] {
             assert!(
                 blocked.iter().any(|t| t.ends_with(path)),
@@ -1178,14 +1174,7 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
 
 #[tokio::test]
 async fn a_resume_of_a_journal_of_44811_steps_ends_with_a_report_that_folds_them() {
-    let server = Server::start(None).await;
-    let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:cut off".into())).await;
-    let work = crate::cli::Workdir::new(&model);
-    let url = server.url("form.html");
-    let ran = work
-        .run(&["run", "--task", "look", "--url", &url, "--out", "rec"])
-        .await;
-    assert_eq!(ran.code(), Some(1), "{}", ran.stderr());
+    let (work, _model, _server) = one_step_run().await;
     // The run made long: its one step 44,811 times over (each with the same
     // screenshot), and no end, as a run cut off.
     let journal = work.path("rec/journal.jsonl");

@@ -93,18 +93,7 @@ async fn a_lure_is_blocked_by_every_route(cdp: Option<String>) {
     // Every refusal is in the run, and was told to the model.
     let steps = records(&done.result.run_dir, "step");
     // Refusals during commands, and while pages loaded (the image, the iframe).
-    let blocked: Vec<String> = steps
-        .iter()
-        .flat_map(|s| {
-            let mut all = s["report"]["blocked"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            all.extend(s["blocked"].as_array().cloned().unwrap_or_default());
-            all
-        })
-        .filter_map(|b| b["target"].as_str().map(str::to_string))
-        .collect();
+    let blocked = crate::agent::blocked_targets(&done.result.run_dir);
     for path in [
         "/prize",
         "/tab",

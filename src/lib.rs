@@ -17,6 +17,7 @@ pub mod brain;
 pub mod browser;
 pub mod check;
 pub mod clock;
+pub mod coworker;
 pub mod demo;
 pub mod evidence;
 pub mod figures;

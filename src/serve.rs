@@ -91,7 +91,7 @@ fn answer<B>(root: &Path, req: &Request<B>) -> Response<Full<Bytes>> {
 }
 
 /// The file a URL path names under `root`, or `None` when it would leave it.
-fn local_path(root: &Path, url_path: &str) -> Option<PathBuf> {
+pub fn local_path(root: &Path, url_path: &str) -> Option<PathBuf> {
     let decoded = percent_encoding::percent_decode_str(url_path)
         .decode_utf8()
         .ok()?;
@@ -111,7 +111,8 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     r
 }
 
-fn mime_of(path: &Path) -> &'static str {
+/// The content type of a file, by its extension.
+pub fn mime_of(path: &Path) -> &'static str {
     match path
         .extension()
         .and_then(|e| e.to_str())

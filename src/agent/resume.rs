@@ -54,6 +54,9 @@ pub struct Resume {
     pub unknown: Vec<String>,
     /// The question a run that needs input asked.
     pub question: Option<String>,
+    /// The destructive action the question is about, when the run was
+    /// parked on it (`--confirm park`): the answer is a yes or a no.
+    pub parked: Option<crate::safety::Hold>,
     /// How it ended before, in words.
     pub after: String,
     /// The files its downloads saved so far.
@@ -144,6 +147,12 @@ impl Resume {
             .as_ref()
             .filter(|e| e.status == RunStatus::NeedsInput)
             .map(|e| e.reason.clone());
+        let parked = question
+            .as_ref()
+            .and_then(|_| log.steps.last())
+            .and_then(|s| s.report.as_ref())
+            .and_then(|r| r.confirmations.iter().find(|d| d.parked()))
+            .map(|d| d.hold.clone());
         let after = match &log.end {
             Some(e) => format!("it ended {}: {}", e.status.word(), e.reason),
             None => format!(
@@ -168,6 +177,7 @@ impl Resume {
             open_url,
             unknown,
             question,
+            parked,
             after,
             downloads: log.downloads.iter().map(|d| d.file.clone()).collect(),
         })

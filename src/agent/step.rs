@@ -563,6 +563,18 @@ impl Agent {
         }
         run.feedback = Some(feedback);
         run.history.push(record.step, &obs.url, &report);
+        // A destructive action parked for a person (`--confirm park`) ends
+        // the run as a question: their yes or no comes with `resume`.
+        if let Some(parked) = report.confirmations.iter().find(|d| d.parked()) {
+            let question = parked.hold.question();
+            record.asked = Some(Asked {
+                question: question.clone(),
+                answer: None,
+            });
+            record.report = Some(report);
+            self.finish_step(journal, record)?;
+            return Ok(Some(Ending::new(RunStatus::NeedsInput, question)));
+        }
         // A command at a point of the image says where it acted, not what it
         // changed (ZOOM's box only shows).
         let at_a_point = |command: &str| {

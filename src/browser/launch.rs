@@ -202,12 +202,13 @@ fn net_log_args() -> Vec<String> {
     ]
 }
 
-/// Makes the kernel kill the browser when the thread that starts it ends:
+/// Makes the kernel kill the process (a browser, a worker's run) when the
+/// thread that starts it ends:
 /// seamark's runtime threads live as long as seamark, so a seamark killed
 /// with SIGKILL (or crashing) takes its browser with it. A seamark that is
 /// already gone when the browser starts is noticed too.
 #[cfg(target_os = "linux")]
-fn tie_to_this_process(cmd: &mut Command) {
+pub fn tie_to_this_process(cmd: &mut Command) {
     let parent = std::process::id() as libc::pid_t;
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (prctl, getppid), and nothing is allocated.
@@ -227,7 +228,7 @@ fn tie_to_this_process(cmd: &mut Command) {
 
 /// Elsewhere a browser is ended by seamark's own exit paths only.
 #[cfg(not(target_os = "linux"))]
-fn tie_to_this_process(_cmd: &mut Command) {}
+pub fn tie_to_this_process(_cmd: &mut Command) {}
 
 #[cfg(test)]
 mod tests {

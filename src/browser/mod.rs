@@ -14,6 +14,8 @@ mod pool;
 mod remote;
 mod viewport;
 
+pub use launch::tie_to_this_process;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

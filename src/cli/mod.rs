@@ -14,6 +14,8 @@ mod replay;
 mod report;
 mod resume;
 mod run;
+mod serve;
+mod sessions;
 mod signals;
 mod skill;
 
@@ -124,6 +126,24 @@ enum Command {
     /// their own. Your everyday profile cannot be driven (Chrome 136 ignores
     /// remote debugging there): see docs/sessions.md to copy it.
     Browser(browser::BrowserCmdArgs),
+    /// Keep tasks as sessions that outlast a process: an HTTP API, a page
+    /// for the person, and workers that run them.
+    ///
+    /// A session asks, and waits with its browser closed until the answer
+    /// comes (on the page, the API or `seamark sessions answer`); a
+    /// destructive action waits for Approve or Refuse the same way. A worker
+    /// that dies lets another go on from the journal after its lease lapses,
+    /// without repeating the step it cut off blindly. SQLite by default;
+    /// with --db postgres://… more machines run `seamark worker` on the same
+    /// queue. Runs until Ctrl-C or SIGTERM (the runs under way are queued
+    /// again). See docs/serve.md.
+    Serve(serve::ServeArgs),
+    /// Run sessions of a `seamark serve` queue on this machine: workers only,
+    /// on the same --db (PostgreSQL, for more than one machine).
+    Worker(serve::WorkerArgs),
+    /// The sessions of a `seamark serve`: list, show, submit, answer, stop,
+    /// wait.
+    Sessions(sessions::SessionsArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -371,6 +391,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Mcp(args) => mcp::run(args).await,
         Command::Skill(args) => skill::run(args),
         Command::Browser(args) => browser::run(args).await,
+        Command::Serve(args) => serve::serve(args).await,
+        Command::Worker(args) => serve::worker(args).await,
+        Command::Sessions(args) => sessions::run(args).await,
     }
 }
 

@@ -54,6 +54,12 @@ pub struct ResumeArgs {
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Nobody answers at this terminal: what would be asked of a person (a
+    /// destructive action, one after commands whose outcome is unknown)
+    /// ends the run waiting for their yes or no, as `--confirm park`
+    /// (`seamark serve`'s workers resume so).
+    #[arg(long)]
+    park: bool,
     #[command(flatten)]
     browser: BrowserArgs,
 }
@@ -107,6 +113,18 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
              wrote it): the defaults apply"
         ),
     }
+    if args.park {
+        options.act.confirm = options.act.confirm.clone().parking();
+    }
+    if let (Some(hold), Some(answer)) = (&resume.parked, &args.answer) {
+        let allowed = yes_or_no(answer).ok_or_else(|| {
+            usage(format!(
+                "the run waits for a yes or a no to \"{}\": --answer {answer:?} is neither",
+                hold.question()
+            ))
+        })?;
+        options.act.confirm = options.act.confirm.clone().answered(hold, allowed);
+    }
     options.max_steps = args.max_steps.unwrap_or(resume.max_steps);
     if let Some(t) = args.max_time {
         options.max_time = Some(Duration::from_secs(t));
@@ -139,4 +157,14 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         builder = builder.answer(answer.clone());
     }
     run_agent(builder, args.json).await
+}
+
+/// A person's yes or no to a parked action (`approve` and `refuse` too, as
+/// `seamark serve`'s page words them).
+pub fn yes_or_no(answer: &str) -> Option<bool> {
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "approve" | "approved" => Some(true),
+        "n" | "no" | "refuse" | "refused" => Some(false),
+        _ => None,
+    }
 }

@@ -131,8 +131,10 @@ pub struct CommonArgs {
     #[command(flatten)]
     pub model_calls: ModelCallArgs,
     /// Destructive clicks and keys (delete, pay, send, a form with a password…):
-    /// ask a person at the terminal (without a terminal: deny), deny, or allow.
-    #[arg(long, value_name = "ask|deny|allow", default_value = "ask")]
+    /// ask a person at the terminal (without a terminal: deny), deny, allow, or
+    /// park: end the run waiting for a person's yes or no (`seamark resume
+    /// --answer yes`), as `seamark serve` does.
+    #[arg(long, value_name = "ask|deny|allow|park", default_value = "ask")]
     pub confirm: ConfirmPolicy,
     #[command(flatten)]
     policy: PolicyArgs,

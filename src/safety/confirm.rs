@@ -39,6 +39,10 @@ pub enum ConfirmPolicy {
     Deny,
     /// Do it without asking.
     Allow,
+    /// Hold it and end the run needing a person's answer, so that nothing
+    /// waits on a terminal (`seamark serve`'s workers): `seamark resume
+    /// --answer yes` (or `no`) gives it, and the run goes on.
+    Park,
 }
 
 impl std::str::FromStr for ConfirmPolicy {
@@ -48,7 +52,10 @@ impl std::str::FromStr for ConfirmPolicy {
             "ask" => Ok(Self::Ask),
             "deny" => Ok(Self::Deny),
             "allow" => Ok(Self::Allow),
-            other => Err(format!("{other:?}: --confirm takes ask, deny or allow")),
+            "park" => Ok(Self::Park),
+            other => Err(format!(
+                "{other:?}: --confirm takes ask, deny, allow or park"
+            )),
         }
     }
 }
@@ -141,6 +148,20 @@ pub struct Hold {
     pub screenshot: Option<PathBuf>,
 }
 
+impl Hold {
+    /// The question a parked hold puts to the person.
+    pub fn question(&self) -> String {
+        format!(
+            "Approve? seamark would {} on {} at {}, held because {}. Answer yes or no.",
+            self.command, self.element, self.url, self.why
+        )
+    }
+}
+
+/// Who decided on a hold that waits for a person's answer after the run
+/// (`--confirm park`).
+pub const PARKED: &str = "parked for a person";
+
 /// The decision, as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
@@ -150,6 +171,22 @@ pub struct Decision {
     pub allowed: bool,
     /// Who decided: `a person`, `--confirm allow`, `--confirm deny`, `no one to ask`.
     pub by: String,
+}
+
+impl Decision {
+    /// Whether the hold was parked: the run ends and waits for the person.
+    pub fn parked(&self) -> bool {
+        !self.allowed && self.by == PARKED
+    }
+}
+
+/// A person's answer to a parked hold, given when the run goes on: taken by
+/// the first hold of the same element on the same page.
+#[derive(Debug, Clone)]
+struct Given {
+    element: String,
+    url: String,
+    allowed: bool,
 }
 
 /// Someone who can say yes or no.
@@ -175,6 +212,11 @@ pub struct ConfirmGuard {
     /// commands' outcome is unknown): a destructive action is asked, or
     /// refused when no one can be asked.
     strict: Option<String>,
+    /// The person's answer to the hold the run was parked on.
+    given: Arc<std::sync::Mutex<Option<Given>>>,
+    /// Whether what would be asked is parked instead: nobody is at the
+    /// terminal, and a person answers later (`seamark resume --park`).
+    park_asks: bool,
 }
 
 impl std::fmt::Debug for ConfirmGuard {
@@ -220,6 +262,8 @@ impl ConfirmGuard {
             words,
             confirmer,
             strict: None,
+            given: Arc::default(),
+            park_asks: false,
         }
     }
 
@@ -237,6 +281,37 @@ impl ConfirmGuard {
     /// one can be asked), for `why`.
     pub fn strict(mut self, why: impl Into<String>) -> Self {
         self.strict = Some(why.into());
+        self
+    }
+
+    /// The same rules, with the person's answer to the hold a parked run
+    /// waited on: the first hold of that element on that page takes it, as
+    /// a person's yes or no.
+    pub fn answered(mut self, hold: &Hold, allowed: bool) -> Self {
+        self.given = Arc::new(std::sync::Mutex::new(Some(Given {
+            element: hold.element.clone(),
+            url: hold.url.clone(),
+            allowed,
+        })));
+        self
+    }
+
+    /// The answer given for this hold, taken once.
+    fn given_for(&self, hold: &Hold) -> Option<bool> {
+        let mut given = self
+            .given
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let fits = given
+            .as_ref()
+            .is_some_and(|g| g.element == hold.element && g.url == hold.url);
+        fits.then(|| given.take().map(|g| g.allowed)).flatten()
+    }
+
+    /// The same rules, where what would be asked of a person is parked
+    /// for their later answer (as `--confirm park`).
+    pub fn parking(mut self) -> Self {
+        self.park_asks = true;
         self
     }
 
@@ -295,7 +370,15 @@ impl ConfirmGuard {
             (Some(_), ConfirmPolicy::Allow) => ConfirmPolicy::Ask,
             (_, p) => p,
         };
+        let policy = match policy {
+            ConfirmPolicy::Ask if self.park_asks => ConfirmPolicy::Park,
+            p => p,
+        };
         let (allowed, by) = match (policy, &self.confirmer) {
+            (ConfirmPolicy::Park, _) => match self.given_for(&hold) {
+                Some(allowed) => (allowed, "a person".to_string()),
+                None => (false, PARKED.to_string()),
+            },
             (ConfirmPolicy::Ask, None) if self.strict.is_some() => (
                 false,
                 format!(

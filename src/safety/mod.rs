@@ -13,7 +13,7 @@ mod totp;
 
 pub use confirm::{
     is_reversible, ConfirmGuard, ConfirmPolicy, Confirmer, Danger, Decision, Hold, HoldReason,
-    DEFAULT_WORDS,
+    DEFAULT_WORDS, PARKED,
 };
 pub use domains::{DomainPattern, DomainPolicy};
 pub use impasse::{detect as detect_impasse, Impasse};

@@ -15,6 +15,7 @@ mod bench;
 mod checkpoints;
 mod cli;
 mod corpus;
+mod coworker;
 mod demo;
 mod docs;
 mod files;

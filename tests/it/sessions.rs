@@ -325,7 +325,7 @@ async fn a_one_time_code_is_typed_as_the_code_of_the_moment_and_kept_out_of_ever
 
 /// The scripted model of a task that needs the person: it asks which city,
 /// then looks the answer up on the weather site and answers.
-fn asks_the_city(r: &Received) -> Reply {
+pub(crate) fn asks_the_city(r: &Received) -> Reply {
     let text = r.text();
     let answered = text
         .split("The person answered your question \"Which city?\": ")
@@ -644,7 +644,7 @@ async fn a_secret_answer_is_typed_but_never_seen_or_written() {
 /// The scripted model of the shop's order: types a name and places the
 /// order. Told that its last commands' outcome is unknown, it first clicks
 /// again (blindly, as a careless model would), then, held, reads the page.
-fn orders(r: &Received) -> Reply {
+pub(crate) fn orders(r: &Received) -> Reply {
     let text = r.text();
     Reply::Text(
         if text.contains("outcome is UNKNOWN") && !text.contains("HELD") {

@@ -1,0 +1,228 @@
+//! `seamark serve` (the API, the sessions page, and workers) and `seamark
+//! worker` (workers only, for more machines on one PostgreSQL queue).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use seamark::coworker::api::{self, ApiConfig};
+use seamark::coworker::{OptionKind, OptionSpec, Store, Worker, WorkerConfig};
+use tokio::sync::watch;
+
+use super::UsageError;
+
+/// Where the sessions are kept, and how workers run them.
+#[derive(Debug, Args)]
+pub struct QueueArgs {
+    /// The sessions' database: a SQLite file (made if missing), or
+    /// postgres://user@host/db for a queue several machines share.
+    #[arg(
+        long,
+        value_name = "FILE|postgres://…",
+        default_value = "seamark-serve/sessions.db"
+    )]
+    db: String,
+    /// Workers in this process: sessions run at once here.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    workers: usize,
+    /// Seconds a worker's hold on a session lasts unless renewed (every
+    /// third of it): after a worker dies, another goes on with its session
+    /// this long after its last renewal.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = super::at_least_one)]
+    lease: usize,
+    /// A webhook: each session that starts waiting for a person is POSTed
+    /// there as JSON (id, task, question, the held action, the page's link).
+    #[arg(long, value_name = "URL")]
+    notify: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on. Another address than loopback wants a
+    /// token (--token or env SEAMARK_TOKEN).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8470")]
+    listen: SocketAddr,
+    /// The bearer token every route wants (else env SEAMARK_TOKEN; none on
+    /// loopback when neither is set).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+    /// The folder new sessions' run directories go in: with PostgreSQL, one
+    /// every worker reaches at the same path (a shared mount).
+    #[arg(long, value_name = "DIR", default_value = "seamark-serve/runs")]
+    runs: PathBuf,
+    #[command(flatten)]
+    queue: QueueArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The address of the sessions page, for the webhook's links.
+    #[arg(long, value_name = "URL")]
+    page: Option<String>,
+    #[command(flatten)]
+    queue: QueueArgs,
+}
+
+/// The run options a session may set: `seamark run`'s flags, in snake case.
+pub fn run_options() -> Vec<OptionSpec> {
+    use clap::Args as _;
+    let command = super::run::RunArgs::augment_args(clap::Command::new("run"));
+    command
+        .get_arguments()
+        .filter(|a| a.get_long().is_some())
+        .filter(|a| !matches!(a.get_id().as_str(), "task" | "url" | "help" | "version"))
+        .map(|a| OptionSpec {
+            name: a.get_id().as_str().to_string(),
+            kind: match a.get_action() {
+                clap::ArgAction::SetTrue => OptionKind::Flag,
+                clap::ArgAction::Append => OptionKind::Values,
+                _ => OptionKind::Value,
+            },
+        })
+        .collect()
+}
+
+/// A session's run, parsed as `seamark run` will: a value its flag would
+/// refuse is refused at submission.
+fn check_run(args: &[String]) -> Result<(), String> {
+    use clap::Args as _;
+    let command = super::run::RunArgs::augment_args(clap::Command::new("run"))
+        .color(clap::ColorChoice::Never);
+    let argv = std::iter::once("run".to_string()).chain(args.iter().cloned());
+    command.try_get_matches_from(argv).map(drop).map_err(|e| {
+        let text = e.render().to_string();
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_string()
+    })
+}
+
+impl QueueArgs {
+    async fn store(&self) -> anyhow::Result<Store> {
+        if self.workers > 64 {
+            return Err(UsageError("--workers: at most 64 in one process".into()).into());
+        }
+        Store::open(&self.db).await.map_err(|e| {
+            anyhow::Error::from(UsageError(format!("--db {}: {e}", shown_db(&self.db))))
+        })
+    }
+
+    /// Starts the workers; they stop when `shutdown` turns true.
+    fn start(
+        &self,
+        store: &Store,
+        page: Option<String>,
+        shutdown: &watch::Receiver<bool>,
+    ) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+        let program = std::env::current_exe()
+            .map_err(|e| UsageError(format!("seamark's own binary cannot be found: {e}")))?;
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_else(|_| "worker".into());
+        let spec = Arc::new(run_options());
+        Ok((1..=self.workers)
+            .map(|n| {
+                let config = WorkerConfig {
+                    program: program.clone(),
+                    name: format!("{host}-{}-{n}", std::process::id()),
+                    lease: Duration::from_secs(self.lease as u64),
+                    poll: Duration::from_millis(250),
+                    notify: self.notify.clone(),
+                    page: page.clone(),
+                    spec: spec.clone(),
+                };
+                tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
+            })
+            .collect())
+    }
+}
+
+/// The database as it may be shown: a PostgreSQL URL without its password.
+fn shown_db(db: &str) -> String {
+    match url::Url::parse(db) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => db.to_string(),
+    }
+}
+
+pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("SEAMARK_TOKEN").ok())
+        .filter(|t| !t.trim().is_empty());
+    if token.is_none() && !args.listen.ip().is_loopback() {
+        return Err(UsageError(format!(
+            "--listen {}: a server others can reach wants a token: give --token or set \
+             SEAMARK_TOKEN",
+            args.listen
+        ))
+        .into());
+    }
+    super::writable_folder("--runs", &args.runs)?;
+    std::fs::create_dir_all(&args.runs)?;
+    let runs = std::fs::canonicalize(&args.runs)?;
+    let store = args.queue.store().await?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|e| UsageError(format!("--listen {}: {e}", args.listen)))?;
+    let address = listener.local_addr()?;
+    let page = format!("http://{address}");
+    let (stop, shutdown) = watch::channel(false);
+    let workers = args.queue.start(&store, Some(page.clone()), &shutdown)?;
+    tell!(
+        "seamark serve: {page} · sessions in {} · runs in {} · {} workers",
+        shown_db(&args.queue.db),
+        runs.display(),
+        args.queue.workers
+    );
+    let config = ApiConfig {
+        token,
+        spec: Arc::new(run_options()),
+        runs,
+        check: check_run,
+    };
+    let server = tokio::spawn(api::serve(listener, store, config, shutdown.clone()));
+    until_signal(stop, workers).await;
+    server.abort();
+    Ok(super::signals::interrupted())
+}
+
+pub async fn worker(args: WorkerArgs) -> anyhow::Result<ExitCode> {
+    let store = args.queue.store().await?;
+    let (stop, shutdown) = watch::channel(false);
+    let workers = args.queue.start(&store, args.page.clone(), &shutdown)?;
+    tell!(
+        "seamark worker: {} workers on {}",
+        args.queue.workers,
+        shown_db(&args.queue.db)
+    );
+    until_signal(stop, workers).await;
+    Ok(super::signals::interrupted())
+}
+
+/// Waits for Ctrl-C, SIGTERM or SIGHUP; then the workers interrupt their
+/// runs (each writes its journal's end) and queue their sessions again.
+async fn until_signal(stop: watch::Sender<bool>, workers: Vec<tokio::task::JoinHandle<()>>) {
+    let signal = super::signals::Signals::listen().first().await;
+    tell!(
+        "seamark: {}: stopping the runs under way; their sessions are queued again",
+        signal.name()
+    );
+    let _ = stop.send(true);
+    let all = futures::future::join_all(workers);
+    if tokio::time::timeout(Duration::from_secs(60), all)
+        .await
+        .is_err()
+    {
+        tell!("seamark: some runs did not stop within 60 s");
+    }
+}

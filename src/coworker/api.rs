@@ -1,0 +1,442 @@
+//! The HTTP side of `seamark serve`: the JSON API under `/api/sessions`,
+//! server-sent events of a session's changes, and the sessions page (its
+//! forms post here too). Every route wants the bearer token when one is
+//! set; a POST from a page of another origin is refused, so that no site a
+//! person visits can submit or answer a session through their browser.
+
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::page;
+use super::request::{OptionSpec, SessionRequest};
+use super::{CoworkerError, SessionState, Store};
+
+/// The largest request body taken (a session's JSON, an answer).
+pub const MAX_BODY: usize = 1 << 20;
+
+/// The most sessions one list gives.
+const MAX_LIST: i64 = 500;
+
+/// A response's body: whole, or a stream of events.
+pub type Body = BoxBody<Bytes, Infallible>;
+
+/// What the server needs besides the store.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// The bearer token every route wants, if any.
+    pub token: Option<String>,
+    /// The run options a session may set.
+    pub spec: Arc<Vec<OptionSpec>>,
+    /// The folder new sessions' run directories go in.
+    pub runs: PathBuf,
+    /// Checks a session's run as `seamark run` will parse it (its
+    /// arguments after `run`): a value a flag refuses is refused at
+    /// submission, with the flag's reason.
+    pub check: fn(&[String]) -> Result<(), String>,
+}
+
+/// Serves the API and the page on `listener` until `shutdown` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    store: Store,
+    config: ApiConfig,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let config = Arc::new(config);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = shutdown.changed() => return,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let (store, config) = (store.clone(), config.clone());
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let (store, config) = (store.clone(), config.clone());
+                async move { Ok::<_, Infallible>(route(req, &store, &config).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// A whole response.
+pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed());
+    *r.status_mut() = status;
+    if let Ok(v) = content_type.parse() {
+        r.headers_mut().insert("content-type", v);
+    }
+    if let Ok(v) = "no-store".parse() {
+        r.headers_mut().insert("cache-control", v);
+    }
+    r
+}
+
+fn json_response(status: StatusCode, value: serde_json::Value) -> Response<Body> {
+    respond(status, "application/json", value.to_string())
+}
+
+/// An error as JSON: `{"error": "…"}`.
+fn error(status: StatusCode, why: impl std::fmt::Display) -> Response<Body> {
+    json_response(status, json!({ "error": why.to_string() }))
+}
+
+/// The status an error is answered with.
+pub fn status_of(e: &CoworkerError) -> StatusCode {
+    match e {
+        CoworkerError::NotFound(_) => StatusCode::NOT_FOUND,
+        CoworkerError::Conflict(_) => StatusCode::CONFLICT,
+        CoworkerError::BadRequest(_) => StatusCode::BAD_REQUEST,
+        CoworkerError::Db(_) | CoworkerError::Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {
+    if let Some(refused) = refused(&req, config) {
+        return refused;
+    }
+    let path = req.uri().path().to_string();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let method = req.method().clone();
+    match (method, parts.as_slice()) {
+        (Method::GET, [""]) => page::sessions(store, req.uri().query()).await,
+        (Method::GET, ["sessions", id]) => page::session(store, id).await,
+        (Method::POST, ["sessions", id, "answer"]) => match form(req).await {
+            Ok(fields) => page::answered(store, id, &fields).await,
+            Err(r) => r,
+        },
+        (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
+        (Method::GET, ["sessions", id, "run", rest @ ..]) => {
+            page::run_file(store, id, &rest.join("/")).await
+        }
+        (Method::GET, ["api", "sessions"]) => list(store, req.uri().query()).await,
+        (Method::POST, ["api", "sessions"]) => submit(req, store, config).await,
+        (Method::GET, ["api", "sessions", id]) => reply(store.get(id).await),
+        (Method::POST, ["api", "sessions", id, "answer"]) => match body_json(req).await {
+            Ok(v) => match v.as_object().map(|o| (o.get("answer"), o.len())) {
+                Some((Some(serde_json::Value::String(a)), 1)) if !a.trim().is_empty() => {
+                    reply(store.answer(id, a).await)
+                }
+                _ => error(
+                    StatusCode::BAD_REQUEST,
+                    "the body must be {\"answer\": \"…\"} (a leading ! keeps it secret), and \
+                     nothing else",
+                ),
+            },
+            Err(r) => r,
+        },
+        (Method::POST, ["api", "sessions", id, "stop"]) => reply(store.stop(id).await),
+        (Method::GET, ["api", "sessions", id, "events"]) => {
+            let after = last_event(&req);
+            events(store.clone(), id.to_string(), after).await
+        }
+        (_, [""] | ["sessions", ..] | ["api", "sessions", ..]) => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "this method is not taken here",
+        ),
+        _ => error(StatusCode::NOT_FOUND, format!("no route {path}")),
+    }
+}
+
+/// Why a request is refused before it is routed: a token missing or wrong,
+/// or a POST from another origin.
+fn refused(req: &Request<Incoming>, config: &ApiConfig) -> Option<Response<Body>> {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    if let Some(token) = &config.token {
+        let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
+        let cookie = header("cookie").and_then(|c| {
+            c.split(';')
+                .filter_map(|kv| kv.trim().split_once('='))
+                .find(|(k, _)| *k == "seamark_token")
+                .map(|(_, v)| v)
+        });
+        let query = req.uri().query().and_then(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "token")
+                .map(|(_, v)| v.into_owned())
+        });
+        if let Some(given) = query.as_deref().filter(|_| req.method() == Method::GET) {
+            // The page's way in: the token once in the address, then a
+            // cookie no other site's page sends.
+            if same(given, token) {
+                let mut r = respond(StatusCode::SEE_OTHER, "text/plain", "");
+                let headers = r.headers_mut();
+                if let Ok(v) = req.uri().path().parse() {
+                    headers.insert("location", v);
+                }
+                if let Ok(v) =
+                    format!("seamark_token={token}; HttpOnly; SameSite=Strict; Path=/").parse()
+                {
+                    headers.insert("set-cookie", v);
+                }
+                return Some(r);
+            }
+        }
+        if !bearer.or(cookie).is_some_and(|t| same(t, token)) {
+            return Some(error(
+                StatusCode::UNAUTHORIZED,
+                "this server wants its token: Authorization: Bearer <token> (the page: \
+                 /?token=<token> once)",
+            ));
+        }
+    }
+    if req.method() == Method::POST {
+        if let (Some(origin), Some(host)) = (header("origin"), header("host")) {
+            let from = url::Url::parse(origin).ok();
+            let fits = from.is_some_and(|u| {
+                let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+                format!("{}{port}", u.host_str().unwrap_or_default()) == host
+            });
+            if !fits {
+                return Some(error(
+                    StatusCode::FORBIDDEN,
+                    format!("a POST from another origin ({origin}) is refused"),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Compares a given token with the server's in time that does not depend
+/// on where they differ.
+fn same(given: &str, token: &str) -> bool {
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+fn reply(result: Result<super::Session, CoworkerError>) -> Response<Body> {
+    match result {
+        Ok(session) => json_response(StatusCode::OK, json!(session)),
+        Err(e) => error(status_of(&e), e),
+    }
+}
+
+/// A request's body, at most [`MAX_BODY`] bytes.
+async fn body_bytes(req: Request<Incoming>) -> Result<Bytes, Response<Body>> {
+    match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the body is over {MAX_BODY} bytes"),
+        )),
+        Err(e) => Err(error(
+            StatusCode::BAD_REQUEST,
+            format!("the body could not be read: {e}"),
+        )),
+    }
+}
+
+async fn body_json(req: Request<Incoming>) -> Result<serde_json::Value, Response<Body>> {
+    let json_type = req
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| {
+            t.trim()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    if !json_type {
+        return Err(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "the body must be JSON, sent as Content-Type: application/json",
+        ));
+    }
+    let bytes = body_bytes(req).await?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("the body is not JSON: {e}"),
+        )
+    })
+}
+
+async fn form(req: Request<Incoming>) -> Result<Vec<(String, String)>, Response<Body>> {
+    let bytes = body_bytes(req).await?;
+    Ok(url::form_urlencoded::parse(&bytes).into_owned().collect())
+}
+
+async fn list(store: &Store, query: Option<&str>) -> Response<Body> {
+    let mut state = None;
+    let mut limit = 100;
+    for (k, v) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match k.as_ref() {
+            "state" => match SessionState::from_word(&v) {
+                Some(s) => state = Some(s),
+                None => return error(StatusCode::BAD_REQUEST, format!("no state {v:?}")),
+            },
+            "limit" => match v.parse::<i64>() {
+                Ok(n) if (1..=MAX_LIST).contains(&n) => limit = n,
+                _ => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        format!("limit {v:?}: a number from 1 to {MAX_LIST}"),
+                    )
+                }
+            },
+            other => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!("unknown parameter {other:?}"),
+                )
+            }
+        }
+    }
+    match store.list(state, limit).await {
+        Ok(sessions) => json_response(StatusCode::OK, json!({ "sessions": sessions })),
+        Err(e) => error(status_of(&e), e),
+    }
+}
+
+async fn submit(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {
+    let body = match body_json(req).await {
+        Ok(v) => v.to_string(),
+        Err(r) => return r,
+    };
+    let request = match SessionRequest::from_json(body.as_bytes(), &config.spec) {
+        Ok(r) => r,
+        Err(e) => return error(status_of(&e), e),
+    };
+    let mut args = vec![
+        "--task".to_string(),
+        request.task.clone(),
+        "--url".into(),
+        request.url.clone(),
+    ];
+    args.extend(request.args(&config.spec).unwrap_or_default());
+    if let Err(why) = (config.check)(&args) {
+        return error(StatusCode::BAD_REQUEST, why);
+    }
+    match new_session(store, config, &request).await {
+        Ok(session) => json_response(
+            StatusCode::CREATED,
+            json!({ "id": session.id, "status": session.status }),
+        ),
+        Err(e) => error(status_of(&e), e),
+    }
+}
+
+/// Stores a checked submission as a queued session.
+pub async fn new_session(
+    store: &Store,
+    config: &ApiConfig,
+    request: &SessionRequest,
+) -> Result<super::Session, CoworkerError> {
+    let id = new_id();
+    let run_dir = config.runs.join(&id);
+    store
+        .submit(
+            &id,
+            &request.task,
+            &request.url,
+            &request.options,
+            &run_dir.display().to_string(),
+        )
+        .await
+}
+
+/// A new session id: 12 random hex digits.
+fn new_id() -> String {
+    let mut bytes = [0u8; 6];
+    if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).is_err() {
+        // No randomness: the time, which is unique enough on one server.
+        let now = super::store::now_ms().to_be_bytes();
+        bytes.copy_from_slice(&now[2..]);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The event a stream goes on after: `Last-Event-ID`, or `?after=`.
+fn last_event(req: &Request<Incoming>) -> i64 {
+    let header = req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let query = url::form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes())
+        .find(|(k, _)| k == "after")
+        .and_then(|(_, v)| v.parse().ok());
+    header.or(query).unwrap_or(0)
+}
+
+/// A session's changes as server-sent events, until it has ended: each is
+/// `event: <state or step>`, `id: <seq>`, and the change as JSON.
+async fn events(store: Store, id: String, after: i64) -> Response<Body> {
+    if let Err(e) = store.get(&id).await {
+        return error(status_of(&e), e);
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+    tokio::spawn(async move {
+        let mut after = after;
+        let mut quiet = 0u32;
+        loop {
+            let events = match store.events(&id, after).await {
+                Ok(events) => events,
+                Err(_) => break,
+            };
+            for e in &events {
+                after = e.seq;
+                let frame = format!("id: {}\nevent: {}\ndata: {}\n\n", e.seq, e.state, json!(e));
+                if tx.send(Bytes::from(frame)).await.is_err() {
+                    return;
+                }
+            }
+            let ended = match store.get(&id).await {
+                Ok(s) => s.status.ended(),
+                Err(_) => true,
+            };
+            if ended && events.is_empty() {
+                break;
+            }
+            quiet = if events.is_empty() { quiet + 1 } else { 0 };
+            // A comment now and then keeps proxies from closing the stream.
+            if quiet % 50 == 49
+                && tx
+                    .send(Bytes::from_static(b": still here\n\n"))
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let mut r = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    let headers = r.headers_mut();
+    headers.insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        "cache-control",
+        hyper::header::HeaderValue::from_static("no-store"),
+    );
+    r
+}

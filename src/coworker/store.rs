@@ -1,0 +1,549 @@
+//! The sessions and their state changes, in SQLite or PostgreSQL through
+//! sqlx's `Any` driver: one set of statements for both (`$N` parameters
+//! work in each), and a worker's take is one statement, so that two workers
+//! never take the same session (SQLite runs one writer at a time;
+//! PostgreSQL's `FOR UPDATE SKIP LOCKED` passes over a row another takes).
+
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+
+use super::{CoworkerError, Session, SessionEvent, SessionState};
+
+/// Which database a store is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// A SQLite file: one machine.
+    Sqlite,
+    /// PostgreSQL: a queue many machines share.
+    Postgres,
+}
+
+/// The sessions' database.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+/// The columns a session is read from, in every query that gives one.
+const COLUMNS: &str = "id, task, url, options, state, reason, question, hold, answer, result, \
+                       run_dir, steps, cost_usd, worker, attempts, created, updated, \
+                       waiting_since, taken_over";
+
+/// A session as a worker takes it.
+#[derive(Debug, Clone)]
+pub struct Taken {
+    /// The session.
+    pub session: Session,
+    /// The answer to give the run as it was given (a secret one too: it is
+    /// dropped from the store as it is taken).
+    pub answer: Option<String>,
+    /// Whether another worker held it and its lease lapsed.
+    pub taken_over: bool,
+}
+
+/// How a run left its session.
+#[derive(Debug, Clone)]
+pub struct Ending {
+    /// The state it goes to.
+    pub state: SessionState,
+    /// Why.
+    pub reason: String,
+    /// The question, for `waiting`.
+    pub question: Option<String>,
+    /// The held action, for a `waiting` that wants a yes or a no.
+    pub hold: Option<serde_json::Value>,
+    /// The run's result (`--json`'s object), when it gave one.
+    pub result: Option<serde_json::Value>,
+    /// Steps taken.
+    pub steps: Option<i64>,
+    /// USD spent.
+    pub cost_usd: Option<f64>,
+}
+
+/// Milliseconds since the epoch, as the store keeps times.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn rfc3339(ms: i64) -> String {
+    crate::clock::utc_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+}
+
+/// A stored answer as the API shows it: a secret's value never.
+pub fn shown_answer(answer: &str) -> String {
+    if answer.starts_with('!') {
+        "!(secret)".to_string()
+    } else {
+        answer.to_string()
+    }
+}
+
+impl Store {
+    /// Opens (and makes, the first time) the store: `postgres://…` or
+    /// `postgresql://…`, else a SQLite file (its folder is made).
+    pub async fn open(db: &str) -> Result<Store, CoworkerError> {
+        sqlx::any::install_default_drivers();
+        let (url, dialect) = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+            (db.to_string(), Dialect::Postgres)
+        } else {
+            let path = Path::new(db.strip_prefix("sqlite://").unwrap_or(db));
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    CoworkerError::BadRequest(format!("--db {db}: its folder cannot be made: {e}"))
+                })?;
+            }
+            (
+                format!("sqlite://{}?mode=rwc", path.display()),
+                Dialect::Sqlite,
+            )
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
+            .acquire_timeout(Duration::from_secs(30))
+            .connect(&url)
+            .await?;
+        let store = Store { pool, dialect };
+        store.create().await?;
+        Ok(store)
+    }
+
+    /// Which database it is.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    async fn create(&self) -> Result<(), CoworkerError> {
+        let serial = match self.dialect {
+            Dialect::Sqlite => {
+                // Readers go on while a worker writes.
+                sqlx::query("PRAGMA journal_mode=WAL")
+                    .execute(&self.pool)
+                    .await?;
+                "INTEGER PRIMARY KEY AUTOINCREMENT"
+            }
+            Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
+        };
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS sessions (
+                id TEXT PRIMARY KEY,
+                task TEXT NOT NULL,
+                url TEXT NOT NULL,
+                options TEXT NOT NULL,
+                state TEXT NOT NULL,
+                reason TEXT NOT NULL,
+                question TEXT,
+                hold TEXT,
+                answer TEXT,
+                result TEXT,
+                run_dir TEXT NOT NULL,
+                steps BIGINT NOT NULL DEFAULT 0,
+                cost_usd DOUBLE PRECISION,
+                worker TEXT,
+                lease_until BIGINT NOT NULL DEFAULT 0,
+                attempts BIGINT NOT NULL DEFAULT 0,
+                stop_requested BIGINT NOT NULL DEFAULT 0,
+                taken_over BIGINT NOT NULL DEFAULT 0,
+                created BIGINT NOT NULL,
+                updated BIGINT NOT NULL,
+                waiting_since BIGINT
+            )",
+        )
+        .execute(&self.pool)
+        .await?;
+        sqlx::query(&format!(
+            "CREATE TABLE IF NOT EXISTS session_events (
+                seq {serial},
+                session TEXT NOT NULL,
+                at BIGINT NOT NULL,
+                state TEXT NOT NULL,
+                reason TEXT NOT NULL
+            )"
+        ))
+        .execute(&self.pool)
+        .await?;
+        for index in [
+            "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)",
+            "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)",
+        ] {
+            sqlx::query(index).execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
+    /// Records something that happened to a session (`state`: what, as a
+    /// word), with its reason.
+    pub async fn note(
+        &self,
+        session: &str,
+        state: &str,
+        reason: &str,
+    ) -> Result<(), CoworkerError> {
+        sqlx::query(
+            "INSERT INTO session_events (session, at, state, reason) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(session)
+        .bind(now_ms())
+        .bind(state)
+        .bind(reason)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records that a step was taken (for the live view and the events).
+    pub async fn step(&self, id: &str, step: i64, line: &str) -> Result<(), CoworkerError> {
+        sqlx::query("UPDATE sessions SET steps = $1, updated = $2 WHERE id = $3 AND steps < $1")
+            .bind(step)
+            .bind(now_ms())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        self.note(id, "step", line).await
+    }
+
+    /// Queues a new session; its run directory is `run_dir`.
+    pub async fn submit(
+        &self,
+        id: &str,
+        task: &str,
+        url: &str,
+        options: &serde_json::Map<String, serde_json::Value>,
+        run_dir: &str,
+    ) -> Result<Session, CoworkerError> {
+        let now = now_ms();
+        let options = serde_json::Value::Object(options.clone()).to_string();
+        sqlx::query(
+            "INSERT INTO sessions (id, task, url, options, state, reason, run_dir, created, updated)
+             VALUES ($1, $2, $3, $4, 'queued', 'submitted', $5, $6, $6)",
+        )
+        .bind(id)
+        .bind(task)
+        .bind(url)
+        .bind(options)
+        .bind(run_dir)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        self.note(id, "queued", "submitted").await?;
+        self.get(id).await
+    }
+
+    /// One session.
+    pub async fn get(&self, id: &str) -> Result<Session, CoworkerError> {
+        let row = sqlx::query(&format!("SELECT {COLUMNS} FROM sessions WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        match row {
+            Some(row) => session_of(&row),
+            None => Err(CoworkerError::NotFound(id.to_string())),
+        }
+    }
+
+    /// The sessions, newest first (at most `limit`), of one state or all.
+    pub async fn list(
+        &self,
+        state: Option<SessionState>,
+        limit: i64,
+    ) -> Result<Vec<Session>, CoworkerError> {
+        let rows = match state {
+            Some(state) => {
+                sqlx::query(&format!(
+                    "SELECT {COLUMNS} FROM sessions WHERE state = $1 ORDER BY created DESC, id \
+                     LIMIT $2"
+                ))
+                .bind(state.word())
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?
+            }
+            None => {
+                sqlx::query(&format!(
+                    "SELECT {COLUMNS} FROM sessions ORDER BY created DESC, id LIMIT $1"
+                ))
+                .bind(limit)
+                .fetch_all(&self.pool)
+                .await?
+            }
+        };
+        rows.iter().map(session_of).collect()
+    }
+
+    /// How many sessions are in each state.
+    pub async fn counts(&self) -> Result<Vec<(String, i64)>, CoworkerError> {
+        let rows = sqlx::query("SELECT state, COUNT(*) AS n FROM sessions GROUP BY state")
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("state")?, r.try_get("n")?)))
+            .collect()
+    }
+
+    /// A session's state changes and steps after `after` (a `seq`).
+    pub async fn events(&self, id: &str, after: i64) -> Result<Vec<SessionEvent>, CoworkerError> {
+        let rows = sqlx::query(
+            "SELECT seq, session, at, state, reason FROM session_events
+             WHERE session = $1 AND seq > $2 ORDER BY seq",
+        )
+        .bind(id)
+        .bind(after)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(SessionEvent {
+                    seq: r.try_get("seq")?,
+                    session: r.try_get("session")?,
+                    at: rfc3339(r.try_get("at")?),
+                    state: r.try_get("state")?,
+                    reason: r.try_get("reason")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Takes the oldest session that is queued, or whose worker's lease
+    /// lapsed, for `worker`, under a lease of `lease`.
+    pub async fn take(
+        &self,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<Taken>, CoworkerError> {
+        let now = now_ms();
+        let skip_locked = match self.dialect {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
+        };
+        let row = sqlx::query(&format!(
+            "UPDATE sessions SET
+                taken_over = CASE WHEN state = 'active' THEN 1 ELSE 0 END,
+                reason = CASE WHEN state = 'active'
+                    THEN 'taken over by ' || $1 || ': the lease of ' || COALESCE(worker, '?') || ' lapsed'
+                    ELSE 'taken by ' || $1 END,
+                state = 'active', worker = $1, lease_until = $2, attempts = attempts + 1,
+                stop_requested = 0, updated = $3
+             WHERE id = (SELECT id FROM sessions
+                 WHERE state = 'queued' OR (state = 'active' AND lease_until < $3)
+                 ORDER BY created, id LIMIT 1 {skip_locked})
+             RETURNING {COLUMNS}"
+        ))
+        .bind(worker)
+        .bind(now + lease.as_millis() as i64)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let session = session_of(&row)?;
+        let answer: Option<String> = row.try_get("answer")?;
+        // A secret answer leaves the store as the worker takes it.
+        if answer.as_deref().is_some_and(|a| a.starts_with('!')) {
+            sqlx::query("UPDATE sessions SET answer = '!(secret)' WHERE id = $1")
+                .bind(&session.id)
+                .execute(&self.pool)
+                .await?;
+        }
+        let taken_over: i64 = row.try_get("taken_over")?;
+        self.note(&session.id, "active", &session.reason).await?;
+        Ok(Some(Taken {
+            session: Session {
+                answer: answer.as_deref().map(shown_answer),
+                ..session
+            },
+            answer,
+            taken_over: taken_over != 0,
+        }))
+    }
+
+    /// Renews `worker`'s lease on a session. `Ok(None)` when the worker no
+    /// longer holds it; else whether a person asked it to stop.
+    pub async fn renew(
+        &self,
+        id: &str,
+        worker: &str,
+        lease: Duration,
+    ) -> Result<Option<bool>, CoworkerError> {
+        let row = sqlx::query(
+            "UPDATE sessions SET lease_until = $1
+             WHERE id = $2 AND worker = $3 AND state = 'active'
+             RETURNING stop_requested",
+        )
+        .bind(now_ms() + lease.as_millis() as i64)
+        .bind(id)
+        .bind(worker)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(row) => Some(row.try_get::<i64, _>("stop_requested")? != 0),
+            None => None,
+        })
+    }
+
+    /// Ends `worker`'s hold on a session as the run left it. False when the
+    /// worker no longer held it (its ending is not taken).
+    pub async fn finish(
+        &self,
+        id: &str,
+        worker: &str,
+        ending: &Ending,
+    ) -> Result<bool, CoworkerError> {
+        let now = now_ms();
+        let waiting = ending.state == SessionState::Waiting;
+        let done = sqlx::query(
+            "UPDATE sessions SET state = $1, reason = $2, question = $3, hold = $4,
+                result = COALESCE($5, result), steps = COALESCE($6, steps),
+                cost_usd = COALESCE($7, cost_usd), worker = NULL, lease_until = 0,
+                waiting_since = $8, updated = $9
+             WHERE id = $10 AND worker = $11 AND state = 'active'",
+        )
+        .bind(ending.state.word())
+        .bind(&ending.reason)
+        .bind(ending.question.as_deref())
+        .bind(ending.hold.as_ref().map(|h| h.to_string()))
+        .bind(ending.result.as_ref().map(|r| r.to_string()))
+        .bind(ending.steps)
+        .bind(ending.cost_usd)
+        .bind(waiting.then_some(now))
+        .bind(now)
+        .bind(id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1;
+        if done {
+            self.note(id, ending.state.word(), &ending.reason).await?;
+        }
+        Ok(done)
+    }
+
+    /// A person's answer to a waiting session: it is queued again.
+    pub async fn answer(&self, id: &str, answer: &str) -> Result<Session, CoworkerError> {
+        let changed = sqlx::query(
+            "UPDATE sessions SET state = 'queued', answer = $1, reason = 'answered',
+                waiting_since = NULL, updated = $2
+             WHERE id = $3 AND state = 'waiting'",
+        )
+        .bind(answer)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            let session = self.get(id).await?;
+            return Err(CoworkerError::Conflict(format!(
+                "session {id} is {}, not waiting for an answer",
+                session.status
+            )));
+        }
+        self.note(id, "queued", &format!("answered: {}", shown_answer(answer)))
+            .await?;
+        self.get(id).await
+    }
+
+    /// A person's stop: a queued or waiting session stops now; an active
+    /// one is asked to (its worker stops the run at its next renewal).
+    pub async fn stop(&self, id: &str) -> Result<Session, CoworkerError> {
+        let now = now_ms();
+        let stopped = sqlx::query(
+            "UPDATE sessions SET state = 'stopped', reason = 'stopped by a person',
+                waiting_since = NULL, updated = $1
+             WHERE id = $2 AND state IN ('queued', 'waiting')",
+        )
+        .bind(now)
+        .bind(id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if stopped == 1 {
+            self.note(id, "stopped", "stopped by a person").await?;
+            return self.get(id).await;
+        }
+        let asked = sqlx::query(
+            "UPDATE sessions SET stop_requested = 1, updated = $1 WHERE id = $2 AND state = 'active'",
+        )
+        .bind(now)
+        .bind(id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        let session = self.get(id).await?;
+        if asked == 0 {
+            return Err(CoworkerError::Conflict(format!(
+                "session {id} has ended ({}): there is nothing to stop",
+                session.status
+            )));
+        }
+        self.note(id, "active", "a person asked it to stop").await?;
+        Ok(session)
+    }
+
+    /// Gives a session back to the queue: its worker is shutting down.
+    pub async fn release(&self, id: &str, worker: &str, why: &str) -> Result<(), CoworkerError> {
+        let changed = sqlx::query(
+            "UPDATE sessions SET state = 'queued', reason = $1, worker = NULL, lease_until = 0,
+                updated = $2
+             WHERE id = $3 AND worker = $4 AND state = 'active'",
+        )
+        .bind(why)
+        .bind(now_ms())
+        .bind(id)
+        .bind(worker)
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if changed == 1 {
+            self.note(id, "queued", why).await?;
+        }
+        Ok(())
+    }
+}
+
+fn session_of(row: &AnyRow) -> Result<Session, CoworkerError> {
+    let state: String = row.try_get("state")?;
+    let status = SessionState::from_word(&state)
+        .ok_or_else(|| CoworkerError::Corrupt(format!("state {state:?}")))?;
+    let options: String = row.try_get("options")?;
+    let options = match serde_json::from_str(&options) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => return Err(CoworkerError::Corrupt(format!("options {options:?}"))),
+    };
+    let json = |column: &str| -> Result<Option<serde_json::Value>, CoworkerError> {
+        let text: Option<String> = row.try_get(column)?;
+        text.map(|t| {
+            serde_json::from_str(&t).map_err(|_| CoworkerError::Corrupt(format!("{column} {t:?}")))
+        })
+        .transpose()
+    };
+    let waiting_since: Option<i64> = row.try_get("waiting_since")?;
+    let answer: Option<String> = row.try_get("answer")?;
+    Ok(Session {
+        id: row.try_get("id")?,
+        status,
+        task: row.try_get("task")?,
+        url: row.try_get("url")?,
+        options,
+        reason: row.try_get("reason")?,
+        question: row.try_get("question")?,
+        hold: json("hold")?,
+        answer: answer.as_deref().map(shown_answer),
+        result: json("result")?,
+        run_dir: row.try_get("run_dir")?,
+        steps: row.try_get("steps")?,
+        cost_usd: row.try_get("cost_usd")?,
+        worker: row.try_get("worker")?,
+        attempts: row.try_get("attempts")?,
+        created: rfc3339(row.try_get("created")?),
+        updated: rfc3339(row.try_get("updated")?),
+        waiting_since: waiting_since.map(rfc3339),
+    })
+}

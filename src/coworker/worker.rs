@@ -1,0 +1,521 @@
+//! A worker: takes a session under a lease, runs it as a `seamark run` (or
+//! `seamark resume`) process of its own, renews the lease while it runs, and
+//! leaves the session as the run left it. A run ends when it asks: the
+//! browser closes with its process, and the session waits holding nothing.
+//! A worker that loses its lease (it stalled past it, and another took the
+//! session) kills its run at once, so that no session runs twice.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+use super::request::{OptionSpec, SessionRequest};
+use super::store::{Ending, Taken};
+use super::{SessionState, Store};
+use crate::agent::Resume;
+
+/// How often a session is taken over again after its workers died, before
+/// it goes to review: a run that kills its worker each time is not retried
+/// for ever.
+pub const MAX_TAKE_OVERS: i64 = 3;
+
+/// How a worker works.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The `seamark` binary each run is started from.
+    pub program: PathBuf,
+    /// The worker's name, as sessions record who holds them.
+    pub name: String,
+    /// How long a lease lasts unless renewed (renewed every third of it).
+    pub lease: Duration,
+    /// How long an idle worker waits before looking for work again.
+    pub poll: Duration,
+    /// A webhook told of each session that starts waiting for a person.
+    pub notify: Option<String>,
+    /// The address of the sessions page, for the webhook's link.
+    pub page: Option<String>,
+    /// The run options a session may set.
+    pub spec: Arc<Vec<OptionSpec>>,
+}
+
+/// A worker over a store.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    store: Store,
+    config: WorkerConfig,
+}
+
+/// What the run of a session became.
+enum Exit {
+    /// It ended, as told.
+    Ended(Ending),
+    /// Another worker holds the session now, or this one is shutting
+    /// down: the session is not this worker's to end.
+    Let(Option<String>),
+}
+
+impl Worker {
+    /// A worker taking sessions from `store`.
+    pub fn new(store: Store, config: WorkerConfig) -> Worker {
+        Worker { store, config }
+    }
+
+    /// Takes and runs sessions until `shutdown` turns true; a run under way
+    /// then is interrupted and its session queued again for any worker.
+    pub async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        while !*shutdown.borrow() {
+            match self.store.take(&self.config.name, self.config.lease).await {
+                Ok(Some(taken)) => self.work_on(taken, &mut shutdown).await,
+                Ok(None) => {
+                    let _ = tokio::time::timeout(self.config.poll, shutdown.changed()).await;
+                }
+                Err(e) => {
+                    tracing::warn!("worker {}: {e}", self.config.name);
+                    let _ = tokio::time::timeout(self.config.poll, shutdown.changed()).await;
+                }
+            }
+        }
+    }
+
+    async fn work_on(&self, taken: Taken, shutdown: &mut watch::Receiver<bool>) {
+        let id = taken.session.id.clone();
+        let exit = match self.prepare(&taken) {
+            Ok(args) => self.run_child(&taken, args, shutdown).await,
+            Err(ending) => Exit::Ended(ending),
+        };
+        let result = match exit {
+            Exit::Ended(ending) => {
+                let waiting = ending.state == SessionState::Waiting;
+                let question = ending.question.clone();
+                let finished = self.store.finish(&id, &self.config.name, &ending).await;
+                if waiting && matches!(finished, Ok(true)) {
+                    self.notify(&taken, question.as_deref().unwrap_or_default(), &ending)
+                        .await;
+                }
+                finished.map(|_| ())
+            }
+            Exit::Let(Some(why)) => self.store.release(&id, &self.config.name, &why).await,
+            Exit::Let(None) => Ok(()),
+        };
+        if let Err(e) = result {
+            tracing::warn!("worker {}: session {id}: {e}", self.config.name);
+        }
+    }
+
+    /// The arguments of the run that goes on with a session, or how it
+    /// ends without one.
+    fn prepare(&self, taken: &Taken) -> Result<Vec<String>, Ending> {
+        let session = &taken.session;
+        let dir = Path::new(&session.run_dir);
+        let request = SessionRequest {
+            task: session.task.clone(),
+            url: session.url.clone(),
+            options: session.options.clone(),
+        };
+        if taken.taken_over && session.attempts > MAX_TAKE_OVERS + 1 {
+            return Err(ended(
+                SessionState::Review,
+                format!(
+                    "its workers died {} times running it: a person must look at {} before it \
+                     runs again",
+                    session.attempts - 1,
+                    dir.display()
+                ),
+            ));
+        }
+        let journal = dir.join(crate::journal::JOURNAL);
+        let started = journal.exists()
+            && std::fs::read_to_string(&journal).is_ok_and(|t| t.contains("\"start\""));
+        if !started {
+            return self.fresh_run(&request, dir, journal.exists());
+        }
+        let resume = match Resume::read(dir) {
+            Ok(resume) => resume,
+            Err(e) => {
+                return Err(ended(
+                    SessionState::Review,
+                    format!(
+                        "its run cannot go on, so what its last step did cannot be checked: {e}"
+                    ),
+                ))
+            }
+        };
+        if resume.question.is_some() && taken.answer.is_none() {
+            // Its worker died after the run asked, before the session said so.
+            return Err(waiting(&resume));
+        }
+        let mut args = vec![
+            "resume".to_string(),
+            session.run_dir.clone(),
+            "--json".to_string(),
+            // Nobody is at a worker's terminal: what would be asked of a
+            // person waits for them on the page.
+            "--park".to_string(),
+        ];
+        if let Some(answer) = &taken.answer {
+            args.push("--answer".into());
+            args.push(answer.clone());
+        }
+        for secret in request.secrets() {
+            args.push("--secret".into());
+            args.push(secret);
+        }
+        Ok(args)
+    }
+
+    fn fresh_run(
+        &self,
+        request: &SessionRequest,
+        dir: &Path,
+        overwrite: bool,
+    ) -> Result<Vec<String>, Ending> {
+        let mut request = request.clone();
+        // Nobody is at a worker's terminal: a destructive action waits for
+        // a person's yes on the page.
+        let asks = request
+            .options
+            .get("confirm")
+            .is_none_or(|c| c.as_str() == Some("ask"));
+        if asks {
+            request
+                .options
+                .insert("confirm".into(), Value::String("park".into()));
+        }
+        let options = request
+            .args(&self.config.spec)
+            .map_err(|e| ended(SessionState::Failed, e.to_string()))?;
+        let mut args = vec![
+            "run".to_string(),
+            "--task".into(),
+            request.task.clone(),
+            "--url".into(),
+            request.url.clone(),
+            "--out".into(),
+            dir.display().to_string(),
+            "--json".into(),
+        ];
+        if overwrite {
+            // A journal without a start: the run died before it began.
+            args.push("--overwrite".into());
+        }
+        args.extend(options);
+        Ok(args)
+    }
+
+    async fn run_child(
+        &self,
+        taken: &Taken,
+        args: Vec<String>,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Exit {
+        let session = &taken.session;
+        let dir = PathBuf::from(&session.run_dir);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return Exit::Ended(ended(
+                SessionState::Failed,
+                format!("its run directory {} cannot be made: {e}", dir.display()),
+            ));
+        }
+        let mut command = Command::new(&self.config.program);
+        command
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // A worker killed with SIGKILL takes its runs (and their browsers)
+        // with it: the session's lease lapses, and another worker goes on.
+        crate::browser::tie_to_this_process(&mut command);
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                return Exit::Ended(ended(
+                    SessionState::Failed,
+                    format!(
+                        "its run could not start ({}): {e}",
+                        self.config.program.display()
+                    ),
+                ))
+            }
+        };
+        let stderr = child.stderr.take();
+        let log = tokio::spawn(follow_log(
+            self.store.clone(),
+            session.id.clone(),
+            dir.join("worker.log"),
+            stderr,
+        ));
+        let mut stdout = child.stdout.take();
+        let out = tokio::spawn(async move {
+            let mut text = String::new();
+            if let Some(out) = stdout.as_mut() {
+                let _ = out.take(1 << 20).read_to_string(&mut text).await;
+            }
+            text
+        });
+        let watched = self.watch(&session.id, &mut child, shutdown).await;
+        let tail = log.await.unwrap_or_default();
+        let printed = out.await.unwrap_or_default();
+        match watched {
+            Watched::Exited { stop_asked } => {
+                Exit::Ended(self.ending(&dir, &printed, &tail, stop_asked))
+            }
+            Watched::Lost => Exit::Let(None),
+            Watched::ShutDown => Exit::Let(Some(
+                "its worker shut down: queued again, to go on from its journal".into(),
+            )),
+        }
+    }
+
+    /// Waits for the run, renewing the lease; stops it when a person asks,
+    /// when the worker shuts down, and kills it when the lease is lost.
+    async fn watch(
+        &self,
+        id: &str,
+        child: &mut Child,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Watched {
+        let every = self.config.lease / 3;
+        let mut renewed = Instant::now();
+        let mut stop_asked = false;
+        let mut shutting = false;
+        loop {
+            tokio::select! {
+                _ = child.wait() => break,
+                _ = tokio::time::sleep(every) => {
+                    match self.store.renew(id, &self.config.name, self.config.lease).await {
+                        Ok(Some(stop)) => {
+                            renewed = Instant::now();
+                            if stop && !stop_asked {
+                                stop_asked = true;
+                                interrupt(child);
+                            }
+                        }
+                        Ok(None) => {
+                            let _ = child.kill().await;
+                            return Watched::Lost;
+                        }
+                        Err(e) => {
+                            tracing::warn!("session {id}: the lease was not renewed: {e}");
+                            // Past most of the lease another worker may take
+                            // it: this run must not go on beside that one.
+                            if renewed.elapsed() > self.config.lease * 2 / 3 {
+                                let _ = child.kill().await;
+                                return Watched::Lost;
+                            }
+                        }
+                    }
+                }
+                _ = shutdown.changed(), if !shutting => {
+                    shutting = true;
+                    interrupt(child);
+                }
+            }
+        }
+        if shutting && !stop_asked {
+            return Watched::ShutDown;
+        }
+        Watched::Exited { stop_asked }
+    }
+
+    /// How the session ends, from what the run printed (`--json`) and its
+    /// last lines on stderr.
+    fn ending(&self, dir: &Path, printed: &str, tail: &str, stop_asked: bool) -> Ending {
+        let Some(result) = printed
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(Value::is_object)
+        else {
+            let why = tail.trim();
+            let why = if why.is_empty() {
+                "its run ended without a result"
+            } else {
+                why
+            };
+            return ended(SessionState::Failed, format!("its run failed: {why}"));
+        };
+        let status = result["status"].as_str().unwrap_or_default().to_string();
+        let reason = result["reason"].as_str().unwrap_or_default().to_string();
+        let state = match status.as_str() {
+            "done" => SessionState::Done,
+            "needs_input" => SessionState::Waiting,
+            "interrupted" if stop_asked => SessionState::Stopped,
+            "stopped" => SessionState::Stopped,
+            _ => SessionState::Failed,
+        };
+        let mut ending = Ending {
+            state,
+            reason: if state == SessionState::Stopped && stop_asked {
+                "stopped by a person".into()
+            } else {
+                format!("{}: {reason}", status.replace('_', " "))
+            },
+            question: None,
+            hold: None,
+            steps: result["steps"].as_i64(),
+            cost_usd: result["cost_usd"].as_f64(),
+            result: Some(result),
+        };
+        if state == SessionState::Waiting {
+            match Resume::read(dir) {
+                Ok(resume) => {
+                    let asked = waiting(&resume);
+                    ending.question = asked.question;
+                    ending.hold = asked.hold;
+                    ending.reason = asked.reason;
+                }
+                Err(_) => ending.question = Some(reason),
+            }
+        }
+        ending
+    }
+
+    /// Tells `--notify` that a session waits for a person.
+    async fn notify(&self, taken: &Taken, question: &str, ending: &Ending) {
+        let Some(url) = &self.config.notify else {
+            return;
+        };
+        let id = &taken.session.id;
+        let body = serde_json::json!({
+            "id": id,
+            "status": "waiting",
+            "task": taken.session.task,
+            "question": question,
+            "hold": ending.hold,
+            "page": self.config.page.as_ref().map(|p| format!("{p}/sessions/{id}")),
+        });
+        let sent = reqwest::Client::new()
+            .post(url)
+            .timeout(Duration::from_secs(10))
+            .json(&body)
+            .send()
+            .await
+            .and_then(|r| r.error_for_status());
+        let _ = match sent {
+            Ok(_) => self.store.note(id, "notified", url).await,
+            Err(e) => {
+                self.store
+                    .note(id, "notify failed", &format!("{url}: {e}"))
+                    .await
+            }
+        };
+    }
+}
+
+/// How watching a run ended.
+enum Watched {
+    /// The run's process exited.
+    Exited {
+        /// Whether a person had asked it to stop.
+        stop_asked: bool,
+    },
+    /// Another worker holds the session: the run was killed.
+    Lost,
+    /// The worker is shutting down: the run was interrupted.
+    ShutDown,
+}
+
+fn ended(state: SessionState, reason: String) -> Ending {
+    Ending {
+        state,
+        reason,
+        question: None,
+        hold: None,
+        result: None,
+        steps: None,
+        cost_usd: None,
+    }
+}
+
+/// A session waiting on the question its run ended with.
+fn waiting(resume: &Resume) -> Ending {
+    let question = resume.question.clone().unwrap_or_default();
+    let hold = resume
+        .parked
+        .as_ref()
+        .and_then(|h| serde_json::to_value(h).ok());
+    Ending {
+        reason: if hold.is_some() {
+            "waiting for a person's yes or no".into()
+        } else {
+            "waiting for a person's answer".into()
+        },
+        question: Some(question),
+        hold,
+        steps: Some(resume.first_step as i64 - 1),
+        ..ended(SessionState::Waiting, String::new())
+    }
+}
+
+/// Asks a run to stop as Ctrl-C does: it ends `interrupted`, with its
+/// journal and report written.
+fn interrupt(child: &Child) {
+    if let Some(pid) = child.id() {
+        // SAFETY: a plain kill(2) on the run's own process id.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+    }
+}
+
+/// Copies a run's stderr to `worker.log` in its run directory and records
+/// each step it starts; gives back its last lines (why a run failed).
+async fn follow_log(
+    store: Store,
+    id: String,
+    path: PathBuf,
+    stderr: Option<tokio::process::ChildStderr>,
+) -> String {
+    let Some(stderr) = stderr else {
+        return String::new();
+    };
+    let mut file = tokio::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .await
+        .ok();
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let mut tail: Vec<String> = Vec::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(f) = file.as_mut() {
+            let _ = f.write_all(format!("{line}\n").as_bytes()).await;
+        }
+        if let Some(step) = step_of(&line) {
+            if let Err(e) = store.step(&id, step, &line).await {
+                tracing::warn!("session {id}: a step was not recorded: {e}");
+            }
+        }
+        tail.push(line);
+        if tail.len() > 5 {
+            tail.remove(0);
+        }
+    }
+    tail.join("\n")
+}
+
+/// The step a progress line starts (`step 3/30 · https://…`).
+fn step_of(line: &str) -> Option<i64> {
+    let rest = line.strip_prefix("step ")?;
+    let (n, _) = rest.split_once('/')?;
+    n.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_progress_line_names_its_step_and_nothing_else_does() {
+        assert_eq!(step_of("step 3/30 · https://example.com/"), Some(3));
+        assert_eq!(step_of("step x/30"), None);
+        assert_eq!(step_of("seamark: step 3/30"), None);
+    }
+}

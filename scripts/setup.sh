@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what seamark needs on a fresh Debian machine: Chromium (Debian's
-# package) when no Chromium is found, and, for the tests, the official MCP
-# Python SDK (PyPI's `mcp`) that drives `seamark mcp` as people's clients do.
+# package) when no Chromium is found, and, for the tests, PostgreSQL
+# (Debian's package: the tests start servers of their own from it, for
+# `seamark serve --db postgres://…`) and the official MCP Python SDK (PyPI's
+# `mcp`) that drives `seamark mcp` as people's clients do.
 # Rust and cargo must already be there.
 set -euo pipefail
 
@@ -14,12 +16,23 @@ have_chromium() {
   return 1
 }
 
-if ! have_chromium; then
-  echo "setup: installing Debian's chromium package" >&2
+have_postgres() {
+  compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null
+}
+
+missing=()
+have_chromium || missing+=(chromium)
+have_postgres || missing+=(postgresql)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian's ${missing[*]}" >&2
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! have_postgres; then
+  echo "setup: PostgreSQL is still missing after installing it" >&2
+  exit 1
 fi
 if ! have_chromium; then
   echo "setup: Chromium is still missing after installing it" >&2

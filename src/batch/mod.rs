@@ -28,6 +28,7 @@ pub mod export;
 pub mod miniwob;
 pub mod results;
 pub mod score;
+pub mod served;
 pub mod suites;
 pub mod summary;
 pub mod task;
@@ -202,6 +203,22 @@ pub struct Tally {
     pub tokens: Usage,
     /// USD spent so far, when the model's price is known.
     pub cost_usd: Option<f64>,
+}
+
+impl Tally {
+    /// Counts a finished run.
+    pub fn count(&mut self, record: &RunRecord) {
+        self.done += 1;
+        if record.passed {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
+        self.tokens += record.tokens;
+        if let Some(c) = record.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+        }
+    }
 }
 
 /// Hears about a batch as it goes (the CLI draws its progress bar from it).
@@ -566,16 +583,7 @@ fn write_results(
                 ));
             }
             let mut t = lock(&shared.tally);
-            t.done += 1;
-            if record.passed {
-                t.passed += 1;
-            } else {
-                t.failed += 1;
-            }
-            t.tokens += record.tokens;
-            if let Some(c) = record.cost_usd {
-                t.cost_usd = Some(t.cost_usd.unwrap_or(0.0) + c);
-            }
+            t.count(&record);
             shared.progress.finished(&record, &t);
             drop(t);
             new.push(record);

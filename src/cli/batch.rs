@@ -106,6 +106,16 @@ pub struct BatchArgs {
     /// given.
     #[arg(long, value_name = "DIR")]
     skills: Option<PathBuf>,
+    /// Submit the tasks as sessions of this `seamark serve` (its address),
+    /// so that every worker of its queue runs them; the scores and summary
+    /// come out here as for a batch run here. A task's check goes with its
+    /// session as the run's --expect-*; tasks with a setup script, a schema
+    /// or a local file cannot go.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["miniwob", "resume", "skills", "merge"])]
+    serve: Option<String>,
+    /// The server's token (else env SEAMARK_TOKEN).
+    #[arg(long, value_name = "TOKEN", requires = "serve")]
+    token: Option<String>,
     #[command(flatten)]
     judging: JudgeArgs,
     #[command(flatten)]
@@ -123,6 +133,9 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         return finish(&outcome, args.common.json);
     }
     refuse_what_a_batch_cannot_do(&args)?;
+    if let Some(server) = &args.serve {
+        return served(&args, server).await;
+    }
     let model = model_name(args.model.as_ref())?;
     let http = args.common.http();
     // A model that cannot be made is told once, before anything runs.
@@ -191,6 +204,66 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
         );
     }
     finish(&outcome, args.common.json)
+}
+
+/// `--serve URL`: the tasks as sessions of that server.
+async fn served(args: &BatchArgs, server: &str) -> anyhow::Result<ExitCode> {
+    let tasks = listed_tasks(args)?.unwrap_or_default();
+    let cannot: Vec<String> = tasks
+        .iter()
+        .filter_map(|t| batch::served::unservable(t).map(|why| format!("{}: {why}", t.id)))
+        .collect();
+    if !cannot.is_empty() {
+        return Err(UsageError(format!(
+            "--serve: these tasks cannot go to a server:\n  {}",
+            cannot.join("\n  ")
+        ))
+        .into());
+    }
+    if args.judging.judge.is_some() {
+        return Err(UsageError(
+            "--judge with --serve: give the judge to the sessions' runs instead (the workers \
+             judge with their own keys)"
+                .into(),
+        )
+        .into());
+    }
+    let (dir, _) = batch_dir(args)?;
+    let mut options = args.common.session_options();
+    if let Some(model) = &args.model {
+        options.insert("model".into(), model.clone().into());
+    }
+    options.insert("no_skills".into(), true.into());
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("SEAMARK_TOKEN").ok());
+    let client = seamark::coworker::Client::new(server, token);
+    let progress = Arc::new(Term {
+        bar: std::io::stderr().is_terminal().then(new_bar),
+        concurrency: 1,
+    });
+    let outcome = batch::served::run(
+        &client,
+        tasks,
+        batch::served::ServedOptions {
+            dir,
+            repeat: args.repeat,
+            shard: args.shard,
+            options,
+            poll: Duration::from_millis(300),
+        },
+        progress.clone(),
+        Some(Box::pin(ended_by_a_signal())),
+    )
+    .await;
+    if let Some(bar) = &progress.bar {
+        bar.finish_and_clear();
+    }
+    finish(
+        &outcome.map_err(|e| UsageError(e.to_string()))?,
+        args.common.json,
+    )
 }
 
 /// The options a batch refuses before anything starts: an episode time

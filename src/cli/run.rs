@@ -334,6 +334,23 @@ impl ModelCallArgs {
 }
 
 impl CommonArgs {
+    /// The run's budgets and confirmation as a session's options (`seamark
+    /// batch --serve`): the budgets every session of the batch gets.
+    pub fn session_options(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut options = serde_json::Map::new();
+        options.insert("max_steps".into(), self.max_steps.into());
+        options.insert("max_failures".into(), self.max_failures.into());
+        if let Some(usd) = self.max_cost {
+            options.insert("max_cost".into(), usd.into());
+        }
+        if let Some(s) = self.max_time {
+            options.insert("max_time".into(), s.into());
+        }
+        let confirm = serde_json::to_value(self.confirm).unwrap_or_default();
+        options.insert("confirm".into(), confirm);
+        options
+    }
+
     pub fn http(&self) -> HttpPolicy {
         self.model_calls.http()
     }

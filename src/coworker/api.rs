@@ -392,6 +392,12 @@ async fn events(store: Store, id: String, after: i64) -> Response<Body> {
         let mut after = after;
         let mut quiet = 0u32;
         loop {
+            // The state first: the events read after it hold every change
+            // up to it, so an ended session's stream ends complete.
+            let ended = match store.get(&id).await {
+                Ok(s) => s.status.ended(),
+                Err(_) => true,
+            };
             let events = match store.events(&id, after).await {
                 Ok(events) => events,
                 Err(_) => break,
@@ -403,11 +409,7 @@ async fn events(store: Store, id: String, after: i64) -> Response<Body> {
                     return;
                 }
             }
-            let ended = match store.get(&id).await {
-                Ok(s) => s.status.ended(),
-                Err(_) => true,
-            };
-            if ended && events.is_empty() {
+            if ended {
                 break;
             }
             quiet = if events.is_empty() { quiet + 1 } else { 0 };

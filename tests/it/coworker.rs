@@ -13,7 +13,7 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
-use crate::processes::{browsers_under, kill};
+use crate::processes::browsers_under;
 use crate::server::Server;
 use crate::support::Fixture;
 
@@ -701,6 +701,148 @@ async fn a_destructive_action_waits_for_approve_on_the_page_and_then_goes_ahead(
     assert!(
         decisions.iter().any(|d| d["by"] == "parked for a person"),
         "{decisions:#?}"
+    );
+    served.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_workers_on_postgresql_drain_forty_sessions_and_one_killed_loses_none() {
+    let pg = crate::postgres::Postgres::start().await;
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(titles).await;
+    let w = Workdir::new(&model);
+    let db = ["--db", pg.url.as_str()];
+    let served = Served::serve(&w, &[db[0], db[1], "--workers", "0"]).await;
+    let queue = [db[0], db[1], "--workers", "1", "--lease", "2"];
+    let first = Served::worker(&w, &queue).await;
+    let second = Served::worker(&w, &queue).await;
+    let mut ids = Vec::new();
+    for k in 0..40 {
+        let task = format!("Say the number {k}");
+        let url = sites.url(&format!("form.html?k={k}"));
+        ids.push(
+            submit(
+                &served,
+                &task,
+                &url,
+                json!({ "no_skills": true, "max_steps": 3 }),
+            )
+            .await,
+        );
+    }
+    // Halfway, one worker's machine goes away.
+    let client = served.client();
+    for _ in 0..1200 {
+        let done = client.list(Some("done")).await.expect("listed").len();
+        if done >= 20 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    first.kill9().await;
+    for (k, id) in ids.iter().enumerate() {
+        let done = wait_for(&served, id, SessionState::Done).await;
+        // Each session's own answer: none ran another's task.
+        assert_eq!(done.result.as_ref().unwrap()["answer"], k.to_string());
+        // One run each: a taken-over session goes on in its journal.
+        let dir = std::path::Path::new(&done.run_dir);
+        assert_eq!(
+            crate::agent::records(dir, "start").len(),
+            1,
+            "{}",
+            done.run_dir
+        );
+    }
+    // No session ran on two workers at once: a session held twice was taken
+    // over only once its first worker's lease had lapsed.
+    let mut taken_over = 0;
+    for id in &ids {
+        let events = served.client_events(id).await;
+        let holds: Vec<&Value> = events.iter().filter(|e| e["state"] == "active").collect();
+        for later in holds.iter().skip(1) {
+            let reason = later["reason"].as_str().unwrap_or_default();
+            assert!(
+                reason.contains("lapsed") || reason.contains("a person asked"),
+                "{id}: {events:#?}"
+            );
+            taken_over += 1;
+        }
+    }
+    assert!(
+        taken_over <= 1,
+        "the killed worker held one session at most"
+    );
+    second.terminate().await;
+    served.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_sent_to_a_server_runs_as_sessions_and_is_scored_as_a_batch() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(titles).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "2"]).await;
+    let line = |id: &str, k: u32, check: Value| {
+        json!({
+            "id": id,
+            "task": format!("Say the number {k}"),
+            "url": sites.url(&format!("form.html?k={k}")),
+            "check": check,
+        })
+        .to_string()
+    };
+    let tasks = [
+        line("answer", 1, json!({ "answer_contains": "1" })),
+        line("page", 2, json!({ "text_contains": "Create your account" })),
+        line("wrong", 3, json!({ "answer_contains": "seven" })),
+    ]
+    .join("\n");
+    std::fs::write(w.path("tasks.jsonl"), tasks).unwrap();
+    let ran = w
+        .run(&[
+            "batch",
+            "tasks.jsonl",
+            "--serve",
+            &served.base,
+            "--out",
+            "b",
+            "--max-steps",
+            "3",
+        ])
+        .await;
+    assert_eq!(
+        ran.code(),
+        Some(1),
+        "one task fails its check\n{}",
+        ran.stderr()
+    );
+    let results: Vec<Value> = std::fs::read_to_string(w.path("b/results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(results.len(), 3);
+    let passed = |id: &str| results.iter().find(|r| r["id"] == id).unwrap()["passed"].clone();
+    assert_eq!(passed("answer"), true);
+    assert_eq!(passed("page"), true, "{results:#?}");
+    assert_eq!(passed("wrong"), false);
+    // Each ran as a session of the server, in its run directory there.
+    let sessions = served.client().list(None).await.unwrap();
+    assert_eq!(sessions.len(), 3);
+    for r in &results {
+        let dir = r["run_dir"].as_str().unwrap();
+        assert!(sessions.iter().any(|s| s.run_dir == dir), "{dir}");
+    }
+    // The page check went with the session as its run's own check.
+    let page = sessions
+        .iter()
+        .find(|s| s.task == "Say the number 2")
+        .unwrap();
+    assert_eq!(page.options["expect_text"], json!(["Create your account"]));
+    let summary = std::fs::read_to_string(w.path("b/summary.md")).unwrap();
+    assert!(
+        summary.contains("2/3") || summary.contains("2 of 3"),
+        "{summary}"
     );
     served.terminate().await;
 }

@@ -3,6 +3,7 @@
 
 mod model_server;
 mod netlog;
+mod postgres;
 mod processes;
 mod server;
 mod support;

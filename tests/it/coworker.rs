@@ -150,7 +150,8 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
     let sites = Server::start(None).await;
     let model = ModelServer::answering(crate::sessions::asks_the_city).await;
     let w = Workdir::new(&model);
-    let served = Served::serve(&w, &["--workers", "1"]).await;
+    let hook = sites.url("hook");
+    let served = Served::serve(&w, &["--workers", "1", "--notify", &hook]).await;
     let id = submit(
         &served,
         "Look up the weather where the person wants",
@@ -162,6 +163,11 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
     assert_eq!(waiting.question.as_deref(), Some("Which city?"));
     assert!(waiting.waiting_since.is_some());
     assert!(waiting.hold.is_none(), "a question, not a held action");
+    // The webhook heard of it, with the question and the page's link.
+    let told: Value = serde_json::from_str(&sites.posted("/hook")[0]).expect("JSON");
+    assert_eq!(told["id"], id.as_str());
+    assert_eq!(told["question"], "Which city?");
+    assert_eq!(told["page"], format!("{}/sessions/{id}", served.base));
     // Waiting holds nothing: the run's process and its browser are gone.
     let tmp = crate::processes::tmp_of(&w.path(""));
     assert_eq!(
@@ -844,5 +850,32 @@ async fn a_batch_sent_to_a_server_runs_as_sessions_and_is_scored_as_a_batch() {
         summary.contains("2/3") || summary.contains("2 of 3"),
         "{summary}"
     );
+    served.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_session_stops_when_a_person_stops_it() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::start(vec![], crate::model_server::hang).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "1", "--lease", "3"]).await;
+    let id = submit(&served, "Wait for ever", &sites.url("form.html"), json!({})).await;
+    wait_for(&served, &id, SessionState::Active).await;
+    // The run is under way: the model was asked.
+    for _ in 0..300 {
+        if !model.received().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let asked = w
+        .run(&["sessions", "--server", &served.base, "stop", &id])
+        .await;
+    assert_eq!(asked.code(), Some(0), "{}", asked.stderr());
+    let stopped = wait_for(&served, &id, SessionState::Stopped).await;
+    assert_eq!(stopped.reason, "stopped by a person");
+    // The run ended as Ctrl-C ends one: its journal's end says so.
+    let ends = crate::agent::records(std::path::Path::new(&stopped.run_dir), "end");
+    assert_eq!(ends[0]["result"]["status"], "interrupted", "{ends:#?}");
     served.terminate().await;
 }

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use http_body_util::{BodyExt, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -19,6 +18,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
+use super::http::{respond, status_of, Body};
 use super::page;
 use super::request::{OptionSpec, SessionRequest};
 use super::{CoworkerError, SessionState, Store};
@@ -28,9 +28,6 @@ pub const MAX_BODY: usize = 1 << 20;
 
 /// The most sessions one list gives.
 const MAX_LIST: i64 = 500;
-
-/// A response's body: whole, or a stream of events.
-pub type Body = BoxBody<Bytes, Infallible>;
 
 /// What the server needs besides the store.
 #[derive(Debug, Clone)]
@@ -76,19 +73,6 @@ pub async fn serve(
     }
 }
 
-/// A whole response.
-pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
-    let mut r = Response::new(Full::new(body.into()).boxed());
-    *r.status_mut() = status;
-    if let Ok(v) = content_type.parse() {
-        r.headers_mut().insert("content-type", v);
-    }
-    if let Ok(v) = "no-store".parse() {
-        r.headers_mut().insert("cache-control", v);
-    }
-    r
-}
-
 fn json_response(status: StatusCode, value: serde_json::Value) -> Response<Body> {
     respond(status, "application/json", value.to_string())
 }
@@ -96,16 +80,6 @@ fn json_response(status: StatusCode, value: serde_json::Value) -> Response<Body>
 /// An error as JSON: `{"error": "…"}`.
 fn error(status: StatusCode, why: impl std::fmt::Display) -> Response<Body> {
     json_response(status, json!({ "error": why.to_string() }))
-}
-
-/// The status an error is answered with.
-pub fn status_of(e: &CoworkerError) -> StatusCode {
-    match e {
-        CoworkerError::NotFound(_) => StatusCode::NOT_FOUND,
-        CoworkerError::Conflict(_) => StatusCode::CONFLICT,
-        CoworkerError::BadRequest(_) => StatusCode::BAD_REQUEST,
-        CoworkerError::Db(_) | CoworkerError::Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    }
 }
 
 async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod client;
+pub mod http;
 pub mod page;
 pub mod request;
 pub mod store;

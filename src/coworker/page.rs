@@ -9,7 +9,7 @@ use std::path::Path;
 use askama::Template;
 use hyper::{Response, StatusCode};
 
-use super::api::{respond, status_of, Body};
+use super::http::{respond, status_of, Body};
 use super::{Session, SessionEvent, SessionState, Store};
 
 const STYLE: &str = include_str!("../../templates/serve/serve.css");

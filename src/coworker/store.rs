@@ -43,6 +43,8 @@ pub struct Taken {
     pub answer: Option<String>,
     /// Whether another worker held it and its lease lapsed.
     pub taken_over: bool,
+    /// How many times its workers' leases lapsed, this one counted.
+    pub lapses: i64,
 }
 
 /// How a run left its session.
@@ -150,6 +152,7 @@ impl Store {
                 attempts BIGINT NOT NULL DEFAULT 0,
                 stop_requested BIGINT NOT NULL DEFAULT 0,
                 taken_over BIGINT NOT NULL DEFAULT 0,
+                lapses BIGINT NOT NULL DEFAULT 0,
                 created BIGINT NOT NULL,
                 updated BIGINT NOT NULL,
                 waiting_since BIGINT
@@ -324,6 +327,7 @@ impl Store {
         let row = sqlx::query(&format!(
             "UPDATE sessions SET
                 taken_over = CASE WHEN state = 'active' THEN 1 ELSE 0 END,
+                lapses = lapses + CASE WHEN state = 'active' THEN 1 ELSE 0 END,
                 reason = CASE WHEN state = 'active'
                     THEN 'taken over by ' || $1 || ': the lease of ' || COALESCE(worker, '?') || ' lapsed'
                     ELSE 'taken by ' || $1 END,
@@ -332,7 +336,7 @@ impl Store {
              WHERE id = (SELECT id FROM sessions
                  WHERE state = 'queued' OR (state = 'active' AND lease_until < $3)
                  ORDER BY created, id LIMIT 1 {skip_locked})
-             RETURNING {COLUMNS}"
+             RETURNING {COLUMNS}, lapses"
         ))
         .bind(worker)
         .bind(now + lease.as_millis() as i64)
@@ -360,6 +364,7 @@ impl Store {
             },
             answer,
             taken_over: taken_over != 0,
+            lapses: row.try_get("lapses")?,
         }))
     }
 

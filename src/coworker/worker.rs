@@ -118,13 +118,13 @@ impl Worker {
             url: session.url.clone(),
             options: session.options.clone(),
         };
-        if taken.taken_over && session.attempts > MAX_TAKE_OVERS + 1 {
+        if taken.lapses > MAX_TAKE_OVERS {
             return Err(ended(
                 SessionState::Review,
                 format!(
                     "its workers died {} times running it: a person must look at {} before it \
                      runs again",
-                    session.attempts - 1,
+                    taken.lapses,
                     dir.display()
                 ),
             ));

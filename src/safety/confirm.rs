@@ -504,4 +504,37 @@ mod tests {
         assert_eq!("DENY".parse::<ConfirmPolicy>(), Ok(ConfirmPolicy::Deny));
         assert!("maybe".parse::<ConfirmPolicy>().is_err());
     }
+
+    fn hold(element: &str) -> Hold {
+        Hold {
+            command: "CLICK:3".into(),
+            element: element.into(),
+            why: "its name says \"delete\"".into(),
+            url: "http://127.0.0.1/a".into(),
+            screenshot: None,
+        }
+    }
+
+    #[test]
+    fn a_parked_hold_takes_the_persons_answer_once_and_for_its_element_only() {
+        let guard = ConfirmGuard::new(ConfirmPolicy::Park, vec!["delete".into()], None);
+        let first = guard.decide(hold("button \"Delete\""));
+        assert!(first.parked(), "{first:?}");
+        assert!(first.hold.question().starts_with("Approve? seamark would CLICK:3"));
+        let answered = guard.answered(&hold("button \"Delete\""), true);
+        let other = answered.decide(hold("button \"Delete all\""));
+        assert!(other.parked(), "another element waits again");
+        let yes = answered.decide(hold("button \"Delete\""));
+        assert!(yes.allowed && yes.by == "a person", "{yes:?}");
+        assert!(answered.decide(hold("button \"Delete\"")).parked(), "once");
+    }
+
+    #[test]
+    fn parking_turns_what_would_be_asked_into_a_parked_hold() {
+        let strict = ConfirmGuard::new(ConfirmPolicy::Allow, vec!["delete".into()], None)
+            .strict("resumed after an unknown outcome");
+        assert!(!strict.decide(hold("b")).parked(), "refused: no one to ask");
+        assert!(strict.parking().decide(hold("b")).parked());
+    }
+
 }

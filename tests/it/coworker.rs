@@ -879,3 +879,38 @@ async fn a_running_session_stops_when_a_person_stops_it() {
     assert_eq!(ends[0]["result"]["status"], "interrupted", "{ends:#?}");
     served.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_cut_off_whose_journal_cannot_be_read_goes_to_review() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(crate::sessions::orders).await;
+    let w = Workdir::new(&model);
+    let args = ["--workers", "1", "--lease", "2"];
+    let served = Served::serve(&w, &args).await;
+    let id = submit(
+        &served,
+        "Order one widget for Ada",
+        &sites.url("order.html"),
+        json!({ "confirm": "allow", "no_skills": true }),
+    )
+    .await;
+    for _ in 0..800 {
+        if !sites.posted("/order").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let run_dir = served.client().get(&id).await.unwrap().run_dir;
+    served.kill9().await;
+    // The journal's start is broken: what the cut step did cannot be checked.
+    let journal = std::path::Path::new(&run_dir).join("journal.jsonl");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let rest: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(&journal, format!("{{\"kind\":\"start\",\"task\":\n{}\n", rest.join("\n"))).unwrap();
+
+    let served = Served::serve(&w, &args).await;
+    let review = wait_for(&served, &id, SessionState::Review).await;
+    assert!(review.reason.contains("cannot be checked"), "{}", review.reason);
+    assert_eq!(sites.posted("/order").len(), 1, "nothing was done again");
+    served.terminate().await;
+}

@@ -5,10 +5,12 @@
 //! PostgreSQL's `FOR UPDATE SKIP LOCKED` passes over a row another takes).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+use tokio::sync::Notify;
 
 use super::{CoworkerError, Session, SessionEvent, SessionState};
 
@@ -26,6 +28,9 @@ pub enum Dialect {
 pub struct Store {
     pool: AnyPool,
     dialect: Dialect,
+    /// Wakes this process's idle workers when a session is queued here
+    /// (workers elsewhere find it at their next look).
+    queued: Arc<Notify>,
 }
 
 /// The columns a session is read from, in every query that gives one.
@@ -78,10 +83,13 @@ fn rfc3339(ms: i64) -> String {
     crate::clock::utc_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
 }
 
+/// What a secret answer becomes in the store once a worker took it.
+pub const SECRET_TAKEN: &str = "!(secret)";
+
 /// A stored answer as the API shows it: a secret's value never.
 pub fn shown_answer(answer: &str) -> String {
     if answer.starts_with('!') {
-        "!(secret)".to_string()
+        SECRET_TAKEN.to_string()
     } else {
         answer.to_string()
     }
@@ -111,9 +119,19 @@ impl Store {
             .acquire_timeout(Duration::from_secs(30))
             .connect(&url)
             .await?;
-        let store = Store { pool, dialect };
+        let store = Store {
+            pool,
+            dialect,
+            queued: Arc::default(),
+        };
         store.create().await?;
         Ok(store)
+    }
+
+    /// Waits until a session is queued through this store (a submission or
+    /// an answer), for an idle worker of this process.
+    pub async fn queued(&self) {
+        self.queued.notified().await
     }
 
     /// Which database it is.
@@ -235,6 +253,7 @@ impl Store {
         .execute(&self.pool)
         .await?;
         self.note(id, "queued", "submitted").await?;
+        self.queued.notify_waiters();
         self.get(id).await
     }
 
@@ -350,7 +369,8 @@ impl Store {
         let answer: Option<String> = row.try_get("answer")?;
         // A secret answer leaves the store as the worker takes it.
         if answer.as_deref().is_some_and(|a| a.starts_with('!')) {
-            sqlx::query("UPDATE sessions SET answer = '!(secret)' WHERE id = $1")
+            sqlx::query("UPDATE sessions SET answer = $1 WHERE id = $2")
+                .bind(SECRET_TAKEN)
                 .bind(&session.id)
                 .execute(&self.pool)
                 .await?;
@@ -452,6 +472,7 @@ impl Store {
         }
         self.note(id, "queued", &format!("answered: {}", shown_answer(answer)))
             .await?;
+        self.queued.notify_waiters();
         self.get(id).await
     }
 

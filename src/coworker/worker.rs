@@ -16,7 +16,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::request::{OptionSpec, SessionRequest};
-use super::store::{Ending, Taken};
+use super::store::{Ending, Taken, SECRET_TAKEN};
 use super::{SessionState, Store};
 use crate::agent::Resume;
 
@@ -73,7 +73,13 @@ impl Worker {
             match self.store.take(&self.config.name, self.config.lease).await {
                 Ok(Some(taken)) => self.work_on(taken, &mut shutdown).await,
                 Ok(None) => {
-                    let _ = tokio::time::timeout(self.config.poll, shutdown.changed()).await;
+                    // Woken at once by a session queued in this process;
+                    // one queued elsewhere is found at the next look.
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.config.poll) => {}
+                        _ = shutdown.changed() => {}
+                        _ = self.store.queued() => {}
+                    }
                 }
                 Err(e) => {
                     tracing::warn!("worker {}: {e}", self.config.name);
@@ -146,9 +152,24 @@ impl Worker {
                 ))
             }
         };
-        if resume.question.is_some() && taken.answer.is_none() {
-            // Its worker died after the run asked, before the session said so.
-            return Err(waiting(&resume));
+        // The answer goes to a run that still waits for one: a run cut off
+        // after it took the answer goes on without it.
+        let answer = taken.answer.as_ref().filter(|_| resume.question.is_some());
+        match answer {
+            None if resume.question.is_some() => {
+                // Its worker died after the run asked, before the session said so.
+                return Err(waiting(&resume));
+            }
+            Some(a) if a == SECRET_TAKEN => {
+                // A secret answer leaves the store as a worker takes it: one
+                // that died before its run took the answer lost it.
+                let mut again = waiting(&resume);
+                again.reason = "the secret answer was lost with the worker that took it: \
+                                give it again"
+                    .into();
+                return Err(again);
+            }
+            _ => {}
         }
         let mut args = vec![
             "resume".to_string(),
@@ -158,7 +179,7 @@ impl Worker {
             // person waits for them on the page.
             "--park".to_string(),
         ];
-        if let Some(answer) = &taken.answer {
+        if let Some(answer) = answer {
             args.push("--answer".into());
             args.push(answer.clone());
         }
@@ -267,9 +288,22 @@ impl Worker {
                 Exit::Ended(self.ending(&dir, &printed, &tail, stop_asked))
             }
             Watched::Lost => Exit::Let(None),
-            Watched::ShutDown => Exit::Let(Some(
-                "its worker shut down: queued again, to go on from its journal".into(),
-            )),
+            Watched::ShutDown => {
+                // A run that ended on its own as the worker shut down keeps
+                // its ending; one the shutdown interrupted is queued again.
+                let ending = self.ending(&dir, &printed, &tail, false);
+                let interrupted = ending
+                    .result
+                    .as_ref()
+                    .is_none_or(|r| r["status"] == "interrupted");
+                if interrupted {
+                    Exit::Let(Some(
+                        "its worker shut down: queued again, to go on from its journal".into(),
+                    ))
+                } else {
+                    Exit::Ended(ending)
+                }
+            }
         }
     }
 

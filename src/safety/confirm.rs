@@ -520,7 +520,10 @@ mod tests {
         let guard = ConfirmGuard::new(ConfirmPolicy::Park, vec!["delete".into()], None);
         let first = guard.decide(hold("button \"Delete\""));
         assert!(first.parked(), "{first:?}");
-        assert!(first.hold.question().starts_with("Approve? seamark would CLICK:3"));
+        assert!(first
+            .hold
+            .question()
+            .starts_with("Approve? seamark would CLICK:3"));
         let answered = guard.answered(&hold("button \"Delete\""), true);
         let other = answered.decide(hold("button \"Delete all\""));
         assert!(other.parked(), "another element waits again");
@@ -536,5 +539,4 @@ mod tests {
         assert!(!strict.decide(hold("b")).parked(), "refused: no one to ask");
         assert!(strict.parking().decide(hold("b")).parked());
     }
-
 }

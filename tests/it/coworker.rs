@@ -906,11 +906,19 @@ async fn a_session_cut_off_whose_journal_cannot_be_read_goes_to_review() {
     let journal = std::path::Path::new(&run_dir).join("journal.jsonl");
     let text = std::fs::read_to_string(&journal).unwrap();
     let rest: Vec<&str> = text.lines().skip(1).collect();
-    std::fs::write(&journal, format!("{{\"kind\":\"start\",\"task\":\n{}\n", rest.join("\n"))).unwrap();
+    std::fs::write(
+        &journal,
+        format!("{{\"kind\":\"start\",\"task\":\n{}\n", rest.join("\n")),
+    )
+    .unwrap();
 
     let served = Served::serve(&w, &args).await;
     let review = wait_for(&served, &id, SessionState::Review).await;
-    assert!(review.reason.contains("cannot be checked"), "{}", review.reason);
+    assert!(
+        review.reason.contains("cannot be checked"),
+        "{}",
+        review.reason
+    );
     assert_eq!(sites.posted("/order").len(), 1, "nothing was done again");
     served.terminate().await;
 }

@@ -93,7 +93,7 @@ impl Worker {
         let id = taken.session.id.clone();
         let exit = match self.prepare(&taken) {
             Ok(args) => self.run_child(&taken, args, shutdown).await,
-            Err(ending) => Exit::Ended(ending),
+            Err(ending) => Exit::Ended(*ending),
         };
         let result = match exit {
             Exit::Ended(ending) => {
@@ -116,7 +116,7 @@ impl Worker {
 
     /// The arguments of the run that goes on with a session, or how it
     /// ends without one.
-    fn prepare(&self, taken: &Taken) -> Result<Vec<String>, Ending> {
+    fn prepare(&self, taken: &Taken) -> Result<Vec<String>, Box<Ending>> {
         let session = &taken.session;
         let dir = Path::new(&session.run_dir);
         let request = SessionRequest {
@@ -125,7 +125,7 @@ impl Worker {
             options: session.options.clone(),
         };
         if taken.lapses > MAX_TAKE_OVERS {
-            return Err(ended(
+            return Err(Box::new(ended(
                 SessionState::Review,
                 format!(
                     "its workers died {} times running it: a person must look at {} before it \
@@ -133,7 +133,7 @@ impl Worker {
                     taken.lapses,
                     dir.display()
                 ),
-            ));
+            )));
         }
         let journal = dir.join(crate::journal::JOURNAL);
         let started = journal.exists()
@@ -144,12 +144,12 @@ impl Worker {
         let resume = match Resume::read(dir) {
             Ok(resume) => resume,
             Err(e) => {
-                return Err(ended(
+                return Err(Box::new(ended(
                     SessionState::Review,
                     format!(
                         "its run cannot go on, so what its last step did cannot be checked: {e}"
                     ),
-                ))
+                )))
             }
         };
         // The answer goes to a run that still waits for one: a run cut off
@@ -158,7 +158,7 @@ impl Worker {
         match answer {
             None if resume.question.is_some() => {
                 // Its worker died after the run asked, before the session said so.
-                return Err(waiting(&resume));
+                return Err(Box::new(waiting(&resume)));
             }
             Some(a) if a == SECRET_TAKEN => {
                 // A secret answer leaves the store as a worker takes it: one
@@ -167,7 +167,7 @@ impl Worker {
                 again.reason = "the secret answer was lost with the worker that took it: \
                                 give it again"
                     .into();
-                return Err(again);
+                return Err(Box::new(again));
             }
             _ => {}
         }
@@ -195,7 +195,7 @@ impl Worker {
         request: &SessionRequest,
         dir: &Path,
         overwrite: bool,
-    ) -> Result<Vec<String>, Ending> {
+    ) -> Result<Vec<String>, Box<Ending>> {
         let mut request = request.clone();
         // Nobody is at a worker's terminal: a destructive action waits for
         // a person's yes on the page.
@@ -210,7 +210,7 @@ impl Worker {
         }
         let options = request
             .args(&self.config.spec)
-            .map_err(|e| ended(SessionState::Failed, e.to_string()))?;
+            .map_err(|e| Box::new(ended(SessionState::Failed, e.to_string())))?;
         let mut args = vec![
             "run".to_string(),
             "--task".into(),

@@ -685,7 +685,8 @@ async fn bad_safety_configuration_is_a_usage_error_that_names_the_problem() {
     let run = seamark_with_env(&with(&["--confirm", "sometimes"]), &env).await;
     assert_eq!(run.code(), Some(2));
     assert!(
-        run.stderr().contains("--confirm takes ask, deny, allow or park"),
+        run.stderr()
+            .contains("--confirm takes ask, deny, allow or park"),
         "{}",
         run.stderr()
     );

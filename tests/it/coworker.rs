@@ -719,7 +719,7 @@ async fn two_workers_on_postgresql_drain_forty_sessions_and_one_killed_loses_non
     let w = Workdir::new(&model);
     let db = ["--db", pg.url.as_str()];
     let served = Served::serve(&w, &[db[0], db[1], "--workers", "0"]).await;
-    let queue = [db[0], db[1], "--workers", "1", "--lease", "2"];
+    let queue = [db[0], db[1], "--workers", "1", "--lease", "3"];
     let first = Served::worker(&w, &queue).await;
     let second = Served::worker(&w, &queue).await;
     let mut ids = Vec::new();

@@ -252,6 +252,24 @@ pub struct BatchOutcome {
     pub interrupted: bool,
 }
 
+impl BatchOutcome {
+    /// The outcome, with its summary written to the batch directory.
+    pub fn written(
+        dir: PathBuf,
+        records: Vec<RunRecord>,
+        summary: Summary,
+        interrupted: bool,
+    ) -> Result<BatchOutcome, BatchError> {
+        write_summary(&dir, &summary)?;
+        Ok(BatchOutcome {
+            dir,
+            records,
+            summary,
+            interrupted,
+        })
+    }
+}
+
 /// A batch of tasks.
 pub struct Batch {
     options: BatchOptions,
@@ -422,13 +440,7 @@ impl Batch {
                 .is_empty()
                 .then(|| started.elapsed().as_secs_f64()),
         );
-        write_summary(&dir, &summary)?;
-        Ok(BatchOutcome {
-            dir,
-            records,
-            summary,
-            interrupted: stopped_by.is_some(),
-        })
+        BatchOutcome::written(dir, records, summary, stopped_by.is_some())
     }
 
     /// The batch's directory, created, with the results written there

@@ -17,7 +17,7 @@ use super::results::{self, RunRecord};
 use super::score::{self, Verdict};
 use super::summary::Summary;
 use super::task::TaskSpec;
-use super::{write_summary, BatchError, BatchOutcome, BatchProgress, Shard, Tally};
+use super::{BatchError, BatchOutcome, BatchProgress, Shard, Tally};
 use crate::agent::{Interrupt, RunResult, RunStatus};
 use crate::check::Check;
 use crate::coworker::{Client, Session, SessionState};
@@ -221,13 +221,7 @@ pub async fn run(
         0,
         Some(started.elapsed().as_secs_f64()),
     );
-    write_summary(&dir, &summary)?;
-    Ok(BatchOutcome {
-        dir,
-        records,
-        summary,
-        interrupted: stopped_by.is_some(),
-    })
+    BatchOutcome::written(dir, records, summary, stopped_by.is_some())
 }
 
 /// A session that ended, as a run of the batch.

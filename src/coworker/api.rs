@@ -286,10 +286,10 @@ async fn list(store: &Store, query: Option<&str>) -> Response<Body> {
 
 async fn submit(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {
     let body = match body_json(req).await {
-        Ok(v) => v.to_string(),
+        Ok(v) => v,
         Err(r) => return r,
     };
-    let request = match SessionRequest::from_json(body.as_bytes(), &config.spec) {
+    let request = match SessionRequest::from_value(body, &config.spec) {
         Ok(r) => r,
         Err(e) => return error(status_of(&e), e),
     };

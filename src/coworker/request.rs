@@ -68,9 +68,7 @@ impl SessionRequest {
     /// from `spec`. Unknown fields, wrong types, an empty task, a URL that is
     /// not http(s) and secrets given by value are refused, each with its
     /// reason.
-    pub fn from_json(body: &[u8], spec: &[OptionSpec]) -> Result<SessionRequest, CoworkerError> {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
+    pub fn from_value(value: Value, spec: &[OptionSpec]) -> Result<SessionRequest, CoworkerError> {
         let Value::Object(mut fields) = value else {
             return Err(bad(
                 "the body must be a JSON object with \"task\" and \"url\"",

@@ -136,8 +136,17 @@ impl Worker {
             )));
         }
         let journal = dir.join(crate::journal::JOURNAL);
-        let started = journal.exists()
-            && std::fs::read_to_string(&journal).is_ok_and(|t| t.contains("\"start\""));
+        // The start is the journal's first record: its first line tells,
+        // without reading a long journal twice (Resume reads it whole).
+        let started = std::fs::File::open(&journal).is_ok_and(|f| {
+            let mut first = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(std::io::Read::take(f, 64 << 10)),
+                &mut first,
+            )
+            .is_ok()
+                && first.contains("\"start\"")
+        });
         if !started {
             return self.fresh_run(&request, dir, journal.exists());
         }

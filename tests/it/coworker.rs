@@ -238,22 +238,17 @@ impl Served {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_order() {
-    let sites = Server::start(None).await;
-    let model = ModelServer::answering(crate::sessions::orders).await;
-    let w = Workdir::new(&model);
-    let args = ["--workers", "1", "--lease", "2"];
-    let served = Served::serve(&w, &args).await;
+/// A session ordering a widget (`confirm: allow`), returned once its
+/// order reached the site: its step is under way, not yet recorded (the
+/// site answers the order slowly), for a test to cut it there.
+async fn order_in_flight(served: &Served, sites: &Server) -> String {
     let id = submit(
-        &served,
+        served,
         "Order one widget for Ada",
         &sites.url("order.html"),
         json!({ "confirm": "allow", "no_skills": true }),
     )
     .await;
-    // The order reached the site: the server dies before the step is
-    // recorded (the site answers it slowly).
     for _ in 0..800 {
         if !sites.posted("/order").is_empty() {
             break;
@@ -261,6 +256,17 @@ async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert_eq!(sites.posted("/order").len(), 1, "the order was sent");
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_order() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(crate::sessions::orders).await;
+    let w = Workdir::new(&model);
+    let args = ["--workers", "1", "--lease", "2"];
+    let served = Served::serve(&w, &args).await;
+    let id = order_in_flight(&served, &sites).await;
     served.kill9().await;
 
     let served = Served::serve(&w, &args).await;
@@ -887,19 +893,7 @@ async fn a_session_cut_off_whose_journal_cannot_be_read_goes_to_review() {
     let w = Workdir::new(&model);
     let args = ["--workers", "1", "--lease", "2"];
     let served = Served::serve(&w, &args).await;
-    let id = submit(
-        &served,
-        "Order one widget for Ada",
-        &sites.url("order.html"),
-        json!({ "confirm": "allow", "no_skills": true }),
-    )
-    .await;
-    for _ in 0..800 {
-        if !sites.posted("/order").is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let id = order_in_flight(&served, &sites).await;
     let run_dir = served.client().get(&id).await.unwrap().run_dir;
     served.kill9().await;
     // The journal's start is broken: what the cut step did cannot be checked.

@@ -1,6 +1,9 @@
 //! A static file server on 127.0.0.1, for pages seamark serves to the browser
-//! it drives itself (a MiniWoB++ suite's task pages, the demo's site). GET and
-//! HEAD only; no path leaves the folder.
+//! it drives itself (a MiniWoB++ suite's task pages, the demo's site, the
+//! WebGames app). GET and HEAD only; no path leaves the folder. A single-page
+//! app's server ([`StaticServer::start_app`]) answers every path that is no
+//! file with its `index.html` (the app routes on the client), and a POST to
+//! `/api/…` with `200 {}` (where such an app records what a visitor did).
 
 use std::convert::Infallible;
 use std::path::{Component, Path, PathBuf};
@@ -32,8 +35,17 @@ impl StaticServer {
         Self::start_on(root, 0).await
     }
 
+    /// Serves the single-page app at `root` on a free port of 127.0.0.1.
+    pub async fn start_app(root: PathBuf) -> std::io::Result<StaticServer> {
+        Self::serve(root, 0, true).await
+    }
+
     /// Serves `root` on this port of 127.0.0.1 (0: any free one).
     pub async fn start_on(root: PathBuf, port: u16) -> std::io::Result<StaticServer> {
+        Self::serve(root, port, false).await
+    }
+
+    async fn serve(root: PathBuf, port: u16, app: bool) -> std::io::Result<StaticServer> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let base = format!("http://{}", listener.local_addr()?);
         let task = tokio::spawn(async move {
@@ -45,7 +57,7 @@ impl StaticServer {
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let root = root.clone();
-                        async move { Ok::<_, Infallible>(answer(&root, &req)) }
+                        async move { Ok::<_, Infallible>(answer(&root, &req, app)) }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
@@ -62,7 +74,15 @@ impl StaticServer {
     }
 }
 
-fn answer<B>(root: &Path, req: &Request<B>) -> Response<Full<Bytes>> {
+fn answer<B>(root: &Path, req: &Request<B>, app: bool) -> Response<Full<Bytes>> {
+    if app && req.method() == Method::POST && req.uri().path().starts_with("/api/") {
+        let mut r = plain(StatusCode::OK, "{}");
+        r.headers_mut().insert(
+            "content-type",
+            hyper::header::HeaderValue::from_static("application/json"),
+        );
+        return r;
+    }
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "GET or HEAD only");
     }
@@ -71,6 +91,9 @@ fn answer<B>(root: &Path, req: &Request<B>) -> Response<Full<Bytes>> {
     };
     if file.is_dir() {
         file = file.join("index.html");
+    }
+    if app && !file.is_file() {
+        file = root.join("index.html");
     }
     match std::fs::read(&file) {
         Ok(body) => {
@@ -126,6 +149,8 @@ pub fn mime_of(path: &Path) -> &'static str {
         "jpg" | "jpeg" => "image/jpeg",
         "gif" => "image/gif",
         "svg" => "image/svg+xml",
+        "wasm" => "application/wasm",
+        "pdf" => "application/pdf",
         "txt" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chromiumoxide::cdp::browser_protocol::dom::{BackendNodeId, SetFileInputFilesParams};
+use chromiumoxide::cdp::browser_protocol::input::MouseButton;
 use chromiumoxide::cdp::browser_protocol::page::{
     GetNavigationHistoryParams, NavigateToHistoryEntryParams,
 };
@@ -38,7 +39,9 @@ type Act = Result<Acted, String>;
 
 /// How an element is named in messages: `button "Search"`.
 fn describe(e: &Element) -> String {
-    if e.name.is_empty() {
+    if let Some(size) = e.drawn_size() {
+        format!("element {} ({} {size})", e.id, e.role)
+    } else if e.name.is_empty() {
         format!("element {} ({})", e.id, e.role)
     } else {
         format!("element {} ({} \"{}\")", e.id, e.role, e.name)
@@ -99,12 +102,53 @@ pub(super) async fn perform(
         | Command::HoverAt { at }
         | Command::ScrollAt { at, .. }
         | Command::TypeAt { at, .. } => at_point(session, command, *at, target, view).await,
-        Command::Drag { from, to } => {
+        Command::Drag { from, to, pace } => {
             let start = match from {
                 Spot::Id(_) => point_for(page, el()?, view).await?,
                 Spot::At(at) => super::points::to_css(*at, session.viewport())?,
             };
-            drag(session, from, start, to, drop_on).await
+            let pace = pace.map_or_else(input::Pace::default, |p| input::Pace {
+                moving: Some(Duration::from_secs_f64(p.seconds.clamp(0.0, 60.0))),
+                hold: Duration::from_secs_f64(p.hold.clamp(0.0, 60.0)),
+            });
+            drag(session, from, start, to, drop_on, pace).await
+        }
+        Command::RightClick { on } | Command::DoubleClick { on } | Command::Hold { on, .. } => {
+            let (p, place) = match on {
+                Spot::Id(_) => {
+                    let e = el()?;
+                    (point_for(page, e, view).await?, describe(e))
+                }
+                Spot::At(at) => {
+                    let p = super::points::to_css(*at, session.viewport())?;
+                    (p, format!("at {}", point_place(*at, p, target)))
+                }
+            };
+            let did = match command {
+                Command::RightClick { .. } => {
+                    input::click_with(page, p, MouseButton::Right, 1)
+                        .await
+                        .map_err(refused)?;
+                    format!("right-clicked {place}")
+                }
+                Command::DoubleClick { .. } => {
+                    input::click_with(page, p, MouseButton::Left, 2)
+                        .await
+                        .map_err(refused)?;
+                    format!("double-clicked {place}")
+                }
+                _ => {
+                    let seconds = match command {
+                        Command::Hold { seconds, .. } => seconds.clamp(0.0, 60.0),
+                        _ => 0.0,
+                    };
+                    input::hold(page, p, Duration::from_secs_f64(seconds))
+                        .await
+                        .map_err(refused)?;
+                    format!("held the button down {seconds} s on {place}")
+                }
+            };
+            Ok(Acted::Unconfirmed(did))
         }
         Command::Type { text, .. } => fill(page, el()?, view, text).await,
         Command::Clear { .. } => fill(page, el()?, view, "").await,
@@ -118,9 +162,13 @@ pub(super) async fn perform(
             Some(e) => scroll_container(page, e, *direction).await,
             None => scroll_page(page, *direction).await,
         },
-        Command::Press { key } => {
-            input::press(page, key).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(format!("pressed {key}")))
+        Command::Press { key, hold } => {
+            let held = hold.map(|s| Duration::from_secs_f64(s.clamp(0.0, 60.0)));
+            input::press(page, key, held).await.map_err(refused)?;
+            Ok(Acted::Unconfirmed(match hold {
+                Some(s) => format!("held {key} down {s} s"),
+                None => format!("pressed {key}"),
+            }))
         }
         Command::Fetch { url } => fetch(session, options, url).await,
         Command::Back => back(page).await,
@@ -152,10 +200,7 @@ async fn at_point(
 ) -> Act {
     let page = session.page();
     let p = super::points::to_css(at, session.viewport())?;
-    let on = target
-        .map(|e| format!(" on {}", describe(e)))
-        .unwrap_or_default();
-    let place = format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y);
+    let place = point_place(at, p, target);
     match command {
         Command::HoverAt { .. } => {
             input::hover(page, p).await.map_err(refused)?;
@@ -165,11 +210,33 @@ async fn at_point(
             // As far as SCROLL moves the page: most of a screen.
             let (sx, sy) = signs(*direction);
             let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
+            let before = scroll_offsets_at(page, p).await;
             input::wheel(page, p, dx, dy).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(format!(
+            let turned = format!(
                 "turned the wheel {} at {place}",
                 direction_word(*direction).0
-            )))
+            );
+            // What the wheel scrolled (sideways too, which the look after
+            // may not tell apart from nothing), as the wheel's smooth
+            // scroll ends.
+            let Some(before) = before else {
+                return Ok(Acted::Unconfirmed(turned));
+            };
+            let mut moved = 0.0;
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let now = scroll_offsets_at(page, p).await.unwrap_or(before);
+                let m = (now.0 - before.0).abs() + (now.1 - before.1).abs();
+                if m > 0.0 && (m - moved).abs() < 0.5 {
+                    break;
+                }
+                moved = m;
+            }
+            Ok(if moved >= 1.0 {
+                Acted::Confirmed(format!("{turned}: it scrolled {moved:.0} px"))
+            } else {
+                Acted::Unconfirmed(turned)
+            })
         }
         Command::TypeAt { text, .. } => {
             input::click(page, p).await.map_err(refused)?;
@@ -186,6 +253,31 @@ async fn at_point(
     }
 }
 
+/// How far everything that scrolls at `p` has scrolled (the element there,
+/// each of its ancestors, the page): the sums of their left and top
+/// offsets. `None` when the page cannot say.
+async fn scroll_offsets_at(page: &Page, p: Point) -> Option<(f64, f64)> {
+    let js = format!(
+        "(() => {{ let x = window.scrollX, y = window.scrollY; \
+         for (let e = document.elementFromPoint({}, {}); e; e = e.parentElement) \
+         {{ x += e.scrollLeft; y += e.scrollTop; }} return [x, y]; }})()",
+        p.x, p.y
+    );
+    let v: Vec<f64> = page.evaluate(js).await.ok()?.into_value().ok()?;
+    match v[..] {
+        [x, y] => Some((x, y)),
+        _ => None,
+    }
+}
+
+/// A point as the outcome names it: `@412,230 (CSS 505,282) on canvas …`.
+fn point_place(at: ImagePoint, p: Point, target: Option<&Element>) -> String {
+    let on = target
+        .map(|e| format!(" on {}", describe(e)))
+        .unwrap_or_default();
+    format!("{at} (CSS {:.0},{:.0}){on}", p.x, p.y)
+}
+
 /// DRAG from `start` (CSS pixels, where `from` is) to `to`: a point, or the
 /// centre of the element to drop on.
 async fn drag(
@@ -194,13 +286,14 @@ async fn drag(
     start: Point,
     to: &Spot,
     drop_on: Option<&Element>,
+    pace: input::Pace,
 ) -> Act {
     let end = match (to, drop_on) {
         (Spot::At(at), _) => super::points::to_css(*at, session.viewport())?,
         (Spot::Id(_), Some(e)) => centre_in_view(e)?,
         (Spot::Id(id), None) => return Err(format!("there is no element {id} to drop on")),
     };
-    input::drag(session.page(), start, end)
+    input::drag(session.page(), start, end, pace)
         .await
         .map_err(refused)?;
     Ok(Acted::Unconfirmed(format!(
@@ -292,10 +385,15 @@ pub(super) async fn danger(
     target: Option<&Element>,
 ) -> Option<Danger> {
     let value = match (command, target) {
-        (Command::Click { .. } | Command::ClickAt { .. } | Command::TypeAt { .. }, Some(e)) => {
-            call_on_element(page, e, DANGER_JS, vec![json!(false)]).await?
-        }
-        (Command::Press { key }, _) if key.key == "Enter" => {
+        (
+            Command::Click { .. }
+            | Command::ClickAt { .. }
+            | Command::TypeAt { .. }
+            | Command::DoubleClick { .. }
+            | Command::Hold { .. },
+            Some(e),
+        ) => call_on_element(page, e, DANGER_JS, vec![json!(false)]).await?,
+        (Command::Press { key, .. }, _) if key.key == "Enter" => {
             let (frame, focused) = focused_node(page).await?;
             call_on_node(
                 &link_of(page, &frame),
@@ -468,6 +566,15 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     if info["disabled"] == Value::Bool(true) || info["readonly"] == Value::Bool(true) {
         return Err(format!("{} is read-only or disabled", describe(e)));
     }
+    // Lines go into a textarea or an editable area; in a field of one line
+    // the break would be an Enter, which submits its form.
+    if text.contains('\n') && kind != "editable" && !e.tag.eq_ignore_ascii_case("textarea") {
+        return Err(format!(
+            "{} is a single-line field: a line break there would submit its form, and nothing \
+             was typed; type one line (then PRESS:Enter to submit), or the lines into a textarea",
+            describe(e)
+        ));
+    }
     let p = point_for(page, e, view).await?;
     input::click(page, p).await.map_err(refused)?;
     call_on_element(page, e, FOCUS_JS, Vec::new()).await;
@@ -499,6 +606,7 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
                 modifiers: Vec::new(),
                 key: "Backspace".into(),
             },
+            None,
         )
         .await
         .map_err(refused)?;

@@ -163,6 +163,8 @@ impl Executor {
             Command::Click { .. }
             | Command::ClickAt { .. }
             | Command::TypeAt { .. }
+            | Command::DoubleClick { .. }
+            | Command::Hold { .. }
             | Command::Press { .. } => {
                 self.confirm(session, step, target).await?;
                 Ok(step.command.clone())

@@ -10,6 +10,8 @@ use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
 
+use std::time::Duration;
+
 use crate::perceive::Point;
 use crate::protocol::KeyCombo;
 
@@ -24,20 +26,75 @@ pub(super) async fn hover(page: &Page, p: Point) -> Result<(), CdpError> {
     Ok(())
 }
 
-/// A left click at `p`: move, press, release.
-pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
+/// A press or a release of `button` at `p`, the `count`-th of a quick run
+/// (2: the second press of a double click).
+async fn button(
+    page: &Page,
+    kind: DispatchMouseEventType,
+    p: Point,
+    button: MouseButton,
+    count: i64,
+) -> Result<(), CdpError> {
+    // The buttons held while the event happens (the DOM's `buttons`).
+    let held = match (&kind, &button) {
+        (DispatchMouseEventType::MouseReleased, _) => 0,
+        (_, MouseButton::Right) => 2,
+        _ => 1,
+    };
+    let mut e = mouse(kind, p);
+    e.button = Some(button);
+    e.buttons = Some(held);
+    e.click_count = Some(count);
+    page.execute(e).await?;
+    Ok(())
+}
+
+/// A click of `with` at `p` (a right click opens the context menu:
+/// `contextmenu` fires), `times` in a row (2: a double click, `dblclick`
+/// fires): move, then press and release each time.
+pub(super) async fn click_with(
+    page: &Page,
+    p: Point,
+    with: MouseButton,
+    times: i64,
+) -> Result<(), CdpError> {
     hover(page, p).await?;
-    for kind in [
-        DispatchMouseEventType::MousePressed,
-        DispatchMouseEventType::MouseReleased,
-    ] {
-        let mut e = mouse(kind, p);
-        e.button = Some(MouseButton::Left);
-        e.buttons = Some(1);
-        e.click_count = Some(1);
-        page.execute(e).await?;
+    for count in 1..=times {
+        for kind in [
+            DispatchMouseEventType::MousePressed,
+            DispatchMouseEventType::MouseReleased,
+        ] {
+            button(page, kind, p, with.clone(), count).await?;
+        }
     }
     Ok(())
+}
+
+/// A left click at `p`: move, press, release.
+pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
+    click_with(page, p, MouseButton::Left, 1).await
+}
+
+/// The left button pressed at `p`, held for `time`, released there.
+pub(super) async fn hold(page: &Page, p: Point, time: Duration) -> Result<(), CdpError> {
+    hover(page, p).await?;
+    button(
+        page,
+        DispatchMouseEventType::MousePressed,
+        p,
+        MouseButton::Left,
+        1,
+    )
+    .await?;
+    tokio::time::sleep(time).await;
+    button(
+        page,
+        DispatchMouseEventType::MouseReleased,
+        p,
+        MouseButton::Left,
+        1,
+    )
+    .await
 }
 
 /// Turns the wheel at `p` by `dx`, `dy` CSS pixels (the pointer moves there
@@ -51,15 +108,31 @@ pub(super) async fn wheel(page: &Page, p: Point, dx: f64, dy: f64) -> Result<(),
     Ok(())
 }
 
-/// Moves a drag makes between its press and its release.
+/// Moves a quick drag makes between its press and its release.
 const DRAG_STEPS: u32 = 12;
 
+/// Time between two moves of a drag: a frame.
+const FRAME: Duration = Duration::from_millis(16);
+
+/// How a drag goes: how long the move takes (`None`: a quick one, a frame a
+/// step) and how long the button is held at the drop before it lets go.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Pace {
+    pub(super) moving: Option<Duration>,
+    pub(super) hold: Duration,
+}
+
 /// A drag as a hand makes it: press at `from`, move to `to` in steps (a
-/// frame apart, so the page's handlers see each), release there. When the
-/// press starts an HTML5 drag (a `draggable` element, a file-drop list),
-/// the browser hands the drag over and its drag events are sent instead,
-/// so the page gets `dragenter`, `dragover` and `drop` where a hand drops.
-pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpError> {
+/// frame apart, so the page's handlers see each; over `pace.moving` when it
+/// is slow), wait `pace.hold`, release there. When the press starts an HTML5
+/// drag (a `draggable` element, a file-drop list), the browser hands the
+/// drag over and its drag events are sent instead, so the page gets
+/// `dragenter`, `dragover` and `drop` where a hand drops.
+pub(super) async fn drag(page: &Page, from: Point, to: Point, pace: Pace) -> Result<(), CdpError> {
+    let steps = pace.moving.map_or(DRAG_STEPS, |t| {
+        ((t.as_secs_f64() / FRAME.as_secs_f64()).ceil() as u32).clamp(DRAG_STEPS, 3600)
+    });
+    let each = pace.moving.map_or(FRAME, |t| t.div_f64(f64::from(steps)));
     let held = |kind, p| {
         let mut e = mouse(kind, p);
         e.button = Some(MouseButton::Left);
@@ -75,8 +148,8 @@ pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpE
     page.execute(held(DispatchMouseEventType::MousePressed, from))
         .await?;
     let mut html5: Option<DragData> = None;
-    for i in 1..=DRAG_STEPS {
-        let f = f64::from(i) / f64::from(DRAG_STEPS);
+    for i in 1..=steps {
+        let f = f64::from(i) / f64::from(steps);
         let p = Point {
             x: from.x + (to.x - from.x) * f,
             y: from.y + (to.y - from.y) * f,
@@ -88,7 +161,7 @@ pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpE
                     .await?;
             }
         }
-        tokio::time::sleep(std::time::Duration::from_millis(16)).await;
+        tokio::time::sleep(each).await;
         if html5.is_none() {
             if let Some(Some(event)) = handed.as_mut().and_then(|s| s.next().now_or_never()) {
                 let data = event.data.clone();
@@ -97,6 +170,7 @@ pub(super) async fn drag(page: &Page, from: Point, to: Point) -> Result<(), CdpE
             }
         }
     }
+    tokio::time::sleep(pace.hold).await;
     if let Some(data) = &html5 {
         drag_event(page, DispatchDragEventType::Drop, to, data).await?;
     }
@@ -208,6 +282,11 @@ const NAMED: &[(&str, &str, i64, &str)] = &[
     ("PageDown", "PageDown", 34, ""),
     ("Home", "Home", 36, ""),
     ("End", "End", 35, ""),
+    ("Insert", "Insert", 45, ""),
+    ("Shift", "ShiftLeft", 16, ""),
+    ("Control", "ControlLeft", 17, ""),
+    ("Alt", "AltLeft", 18, ""),
+    ("Meta", "MetaLeft", 91, ""),
 ];
 
 fn key_def(key: &str) -> KeyDef {
@@ -290,7 +369,9 @@ fn editing_command(combo: &KeyCombo) -> Option<&'static str> {
     })
 }
 
-async fn send(
+/// One key going down, with the modifiers held then (its own among them
+/// when it is one) and the editing command a shortcut carries.
+async fn key_down(
     page: &Page,
     def: &KeyDef,
     modifiers: i64,
@@ -317,26 +398,74 @@ async fn send(
     down.unmodified_text = def.text.clone();
     down.text = text;
     down.commands = command.map(|c| vec![c.to_string()]);
-    let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
-    up.key = down.key.clone();
-    up.code = down.code.clone();
-    up.windows_virtual_key_code = down.windows_virtual_key_code;
-    up.native_virtual_key_code = down.native_virtual_key_code;
-    up.modifiers = Some(modifiers);
     page.execute(down).await?;
+    Ok(())
+}
+
+/// One key coming up, with the modifiers still held.
+async fn key_up(page: &Page, def: &KeyDef, modifiers: i64) -> Result<(), CdpError> {
+    let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
+    up.key = Some(def.key.clone());
+    up.code = Some(def.code.clone()).filter(|c| !c.is_empty());
+    up.windows_virtual_key_code = Some(def.key_code).filter(|&k| k != 0);
+    up.native_virtual_key_code = up.windows_virtual_key_code;
+    up.modifiers = Some(modifiers);
     page.execute(up).await?;
     Ok(())
 }
 
-/// Presses a key or a combination.
-pub(super) async fn press(page: &Page, combo: &KeyCombo) -> Result<(), CdpError> {
-    send(
-        page,
-        &key_def(&combo.key),
-        modifier_bits(&combo.modifiers),
-        editing_command(combo),
-    )
-    .await
+/// The DOM key name of a modifier (`Ctrl` → `Control`).
+fn modifier_key(modifier: &str) -> &str {
+    match modifier {
+        "Ctrl" => "Control",
+        other => other,
+    }
+}
+
+/// The modifier bit a key sets while it is down (0 for any other key).
+fn own_bit(key: &str) -> i64 {
+    match key {
+        "Control" => modifier_bits(&["Ctrl".into()]),
+        "Alt" | "Shift" | "Meta" => modifier_bits(&[key.into()]),
+        _ => 0,
+    }
+}
+
+/// Between two keys of a chord: a page that re-renders on each keydown
+/// (a React state of the keys held) hears the next one after it has.
+const CHORD_GAP: Duration = Duration::from_millis(20);
+
+/// Presses a key or a combination as a person does: each modifier goes
+/// down (in order, with the bits of those already held), then the key,
+/// held for `hold` if given, then all come up in reverse order.
+pub(super) async fn press(
+    page: &Page,
+    combo: &KeyCombo,
+    hold: Option<Duration>,
+) -> Result<(), CdpError> {
+    let mut held = 0;
+    let mut down = Vec::new();
+    for m in &combo.modifiers {
+        let def = key_def(modifier_key(m));
+        held |= own_bit(&def.key);
+        key_down(page, &def, held, None).await?;
+        down.push(def);
+        tokio::time::sleep(CHORD_GAP).await;
+    }
+    let def = key_def(&combo.key);
+    key_down(page, &def, held | own_bit(&def.key), editing_command(combo)).await?;
+    if let Some(hold) = hold {
+        tokio::time::sleep(hold).await;
+    } else if !down.is_empty() {
+        tokio::time::sleep(CHORD_GAP).await;
+    }
+    key_up(page, &def, held).await?;
+    for def in down.iter().rev() {
+        held &= !own_bit(&def.key);
+        tokio::time::sleep(CHORD_GAP).await;
+        key_up(page, def, held).await?;
+    }
+    Ok(())
 }
 
 /// Types text one character at a time with key events; a newline is Enter.
@@ -347,7 +476,8 @@ pub(super) async fn type_text(page: &Page, text: &str) -> Result<(), CdpError> {
             '\t' => key_def("Tab"),
             c => key_def(&c.to_string()),
         };
-        send(page, &def, 0, None).await?;
+        key_down(page, &def, 0, None).await?;
+        key_up(page, &def, 0).await?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 //! visible effect, or failed (with why).
 
 mod actions;
+mod carry;
 mod checkpoint;
 mod effects;
 mod execute;
@@ -223,7 +224,8 @@ impl Executor {
         let mut obs = perceive::perceive(session, &self.options.perceive).await?;
         // A page that has just loaded may not have drawn its controls yet:
         // wait for its first content, as after a command, for a while.
-        while obs.table.is_empty()
+        // So may frames still loading (nested frames that each load an app).
+        while (obs.table.is_empty() || frames_loading(session).await)
             && document_age(session)
                 .await
                 .is_some_and(|a| a < FIRST_CONTENT)
@@ -519,6 +521,30 @@ async fn document_age(session: &Session) -> Option<Duration> {
     let reply = session.page().execute(params).await.ok()?;
     let ms = reply.result.result.value.as_ref()?.as_f64()?;
     Some(Duration::from_secs_f64(ms.max(0.0) / 1e3))
+}
+
+/// Whether a frame of the page (of its origin: others cannot be asked from
+/// here) is still loading: its document not complete, or a frame given a
+/// source still showing the blank page it starts with.
+async fn frames_loading(session: &Session) -> bool {
+    const LOADING_JS: &str = "(() => { const busy = (w, depth) => { try { \
+        const d = w.document; if (d.readyState !== 'complete') return true; if (depth > 16) return false; \
+        for (const f of d.querySelectorAll('iframe, frame')) { \
+          const src = f.getAttribute('src'); \
+          try { \
+            if (src && src !== 'about:blank' && f.contentWindow.location.href === 'about:blank') return true; \
+            if (busy(f.contentWindow, depth + 1)) return true; \
+          } catch (e) { /* another origin */ } } \
+      } catch (e) {} return false; }; return busy(window, 0); })()";
+    let mut params = chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::new(LOADING_JS);
+    params.return_by_value = Some(true);
+    let Ok(reply) = tokio::time::timeout(LIVE_ANSWER, session.page().execute(params)).await else {
+        return false;
+    };
+    reply
+        .ok()
+        .and_then(|r| r.result.result.value.as_ref().and_then(|v| v.as_bool()))
+        .unwrap_or(false)
 }
 
 /// Target ids of the browser's tabs.

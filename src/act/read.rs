@@ -8,19 +8,58 @@ use super::Executor;
 use crate::browser::Session;
 use crate::protocol::{ReadTarget, Step};
 use crate::read;
-use crate::records::{Outcome, Status};
+use crate::records::{Outcome, ShownFile, Status};
 
 impl Executor {
-    /// Runs a `READ`: the outcome, and the part read.
+    /// Runs a `READ`: the outcome, the part read, and a downloaded image to
+    /// show the model.
     pub(super) async fn read(
+        &mut self,
+        session: &Session,
+        step: &Step,
+        of: &ReadTarget,
+    ) -> (Outcome, Option<String>, Option<ShownFile>) {
+        let max = self.options.read_chars;
+        if let ReadTarget::Download(name) = of {
+            let (outcome, read) = self.read_download(session, step, name, max).await;
+            return match read {
+                Some(Read::Text(text)) => (outcome, Some(text), None),
+                Some(Read::Image(shown)) => (outcome, None, Some(shown)),
+                None => (outcome, None, None),
+            };
+        }
+        let (outcome, text) = self.read_page(session, step, of).await;
+        (outcome, text, None)
+    }
+
+    /// A `READ` of the page: all of it, a region, a section, the next part,
+    /// or the page as printed. A PDF the tab shows is read as a PDF.
+    async fn read_page(
         &mut self,
         session: &Session,
         step: &Step,
         of: &ReadTarget,
     ) -> (Outcome, Option<String>) {
         let max = self.options.read_chars;
-        if let ReadTarget::Download(name) = of {
-            return self.read_download(session, step, name, max).await;
+        if matches!(of, ReadTarget::Page | ReadTarget::Print) {
+            if let Some(pdf) = shown_pdf(session.page(), max).await {
+                return pdf_reading(step, &pdf.0, &pdf.0, pdf.1, max);
+            }
+        }
+        if *of == ReadTarget::Print {
+            let printed = set_media(session.page(), "print").await;
+            if let Err(why) = printed {
+                let why = format!("the page could not be shown as printed: {why}");
+                return (Outcome::new(step, Status::Failed, why), None);
+            }
+            let read = Box::pin(self.read_page(session, step, &ReadTarget::Page)).await;
+            let _ = set_media(session.page(), "").await;
+            let (mut outcome, text) = read;
+            outcome.message =
+                outcome
+                    .message
+                    .replacen("read the page", "read the page as printed", 1);
+            return (outcome, text);
         }
         let (page, viewport) = (session.page(), session.viewport());
         // Asked first: telling the element's node may teach the table.
@@ -96,7 +135,7 @@ impl Executor {
         step: &Step,
         name: &str,
         max: usize,
-    ) -> (Outcome, Option<String>) {
+    ) -> (Outcome, Option<Read>) {
         let saved: Vec<crate::files::DownloadedFile> = self
             .downloads_since(session, 0)
             .await
@@ -119,6 +158,36 @@ impl Executor {
                 None,
             );
         };
+        if file.is_image() {
+            let shown = ShownFile {
+                name: file.name.clone(),
+                path: file.path.clone(),
+                mime: file.mime.clone(),
+            };
+            let message = format!(
+                "{} is an image: it is shown to you in the next step, before the screenshot",
+                file.describe()
+            );
+            return (
+                Outcome::new(step, Status::Done, message),
+                Some(Read::Image(shown)),
+            );
+        }
+        let head = read_start(&file.path, 8).unwrap_or_default();
+        if crate::read::pdf::is_pdf(&file.mime, &head) {
+            let path = file.path.clone();
+            let bytes = tokio::fs::read(&path).await;
+            let read = match bytes {
+                Ok(bytes) => tokio::task::spawn_blocking(move || {
+                    crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
+                })
+                .await
+                .unwrap_or_else(|e| Err(e.to_string())),
+                Err(e) => Err(e.to_string()),
+            };
+            let (outcome, text) = pdf_reading(step, &file.describe(), &file.name, read, max);
+            return (outcome, text.map(Read::Text));
+        }
         if !file.is_text() {
             return (
                 Outcome::new(
@@ -152,8 +221,107 @@ impl Executor {
             )
         };
         let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
-        (Outcome::new(step, Status::Done, message), Some(reading))
+        (
+            Outcome::new(step, Status::Done, message),
+            Some(Read::Text(reading)),
+        )
     }
+}
+
+/// What a download reads as: text, or an image to show.
+enum Read {
+    Text(String),
+    Image(ShownFile),
+}
+
+/// The media the page is shown for: `print` (its print style sheet
+/// applies) or `""` (back to the screen).
+async fn set_media(page: &chromiumoxide::Page, media: &str) -> Result<(), String> {
+    use chromiumoxide::cdp::browser_protocol::emulation::SetEmulatedMediaParams;
+    let params = SetEmulatedMediaParams {
+        media: Some(media.to_string()),
+        ..Default::default()
+    };
+    page.execute(params)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// Fetches the document when the tab shows a PDF (the browser's viewer):
+/// its URL and its text, read as a downloaded PDF is. `None` for any other
+/// document.
+async fn shown_pdf(
+    page: &chromiumoxide::Page,
+    max: usize,
+) -> Option<(String, Result<crate::read::pdf::PdfText, String>)> {
+    const PDF_JS: &str = r#"(async () => {
+  if (document.contentType !== 'application/pdf') return null;
+  const bytes = new Uint8Array(await (await fetch(location.href)).arrayBuffer());
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+})()"#;
+    let answer = page
+        .evaluate_expression(
+            chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::builder()
+                .expression(PDF_JS)
+                .await_promise(true)
+                .return_by_value(true)
+                .build()
+                .ok()?,
+        )
+        .await
+        .ok()?;
+    let b64 = answer.value()?.as_str()?.to_string();
+    let url = page.url().await.ok().flatten().unwrap_or_default();
+    use base64::Engine;
+    let read = match base64::engine::general_purpose::STANDARD.decode(b64) {
+        Ok(bytes) => tokio::task::spawn_blocking(move || {
+            crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string())),
+        Err(e) => Err(e.to_string()),
+    };
+    Some((url, read))
+}
+
+/// The outcome and the page data of a PDF read (`what` names it for the
+/// outcome, `name` in the page data), at most `max` characters shown.
+pub(super) fn pdf_reading(
+    step: &Step,
+    what: &str,
+    name: &str,
+    read: Result<crate::read::pdf::PdfText, String>,
+    max: usize,
+) -> (Outcome, Option<String>) {
+    let pdf = match read {
+        Ok(pdf) => pdf,
+        Err(why) => {
+            let why = format!("{what} cannot be read: {why}");
+            return (Outcome::new(step, Status::Failed, why), None);
+        }
+    };
+    if pdf.text.lines().all(|l| l.starts_with("--- page ")) {
+        let message = format!(
+            "{what} is a PDF of {} pages with no text in it (scanned pages are images);              it cannot be read as text",
+            pdf.pages
+        );
+        return (Outcome::new(step, Status::NoEffect, message), None);
+    }
+    let shown: String = pdf.text.chars().take(max).collect();
+    let message = if shown.len() == pdf.text.len() && pdf.pages_read == pdf.pages {
+        format!("read the PDF {what}: all {} pages", pdf.pages)
+    } else {
+        format!(
+            "read the first {} characters of the PDF {what} ({} pages)",
+            shown.chars().count(),
+            pdf.pages
+        )
+    };
+    let reading = format!("The PDF {name}, page by page:\n\n```\n{shown}\n```");
+    (Outcome::new(step, Status::Done, message), Some(reading))
 }
 
 /// Runs a `READ:more`: the next part of the last reading.

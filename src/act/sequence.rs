@@ -71,11 +71,40 @@ impl Executor {
         if steps.iter().any(|s| s.command.touches_page()) {
             self.look_before_acting(session).await;
         }
+        // The command after which the page changed, while the batch goes on.
+        let mut changed: Option<String> = None;
         for (i, step) in steps.iter().enumerate() {
+            if let Some(after) = &changed {
+                if let Err(why) = self.carries(step) {
+                    report.dropped = steps[i..].iter().map(Step::to_string).collect();
+                    report.dropped_because = Some(format!(
+                        "the page changed after {after}; look at the new page before going on \
+                         ({why})"
+                    ));
+                    break;
+                }
+            }
             let Some(why) = self.dispatch(session, step, ends, &mut report).await else {
                 continue;
             };
             let rest = &steps[i + 1..];
+            // A page command (or a pause) after which the page changed (not
+            // one that failed, nor one that goes to another page or tab): the
+            // next commands go on while their elements are as they were seen.
+            let goes_on = matches!(report.outcomes.last(), Some(o) if o.page_changed
+                && !o.status.is_failure())
+                && (step.command.touches_page() || matches!(step.command, Command::Wait { .. }))
+                && !matches!(
+                    step.command,
+                    Command::Tab { .. }
+                        | Command::BackToCheckpoint { .. }
+                        | Command::Back
+                        | Command::Fetch { .. }
+                );
+            if goes_on && !rest.is_empty() {
+                changed = Some(step.command.to_string());
+                continue;
+            }
             if !rest.is_empty() {
                 report.dropped = rest.iter().map(Step::to_string).collect();
                 report.dropped_because = Some(why);
@@ -139,8 +168,11 @@ impl Executor {
                 (outcome, stop)
             }
             Command::Read { of } => {
-                let (outcome, text) = self.read(session, step, of).await;
+                let (outcome, text, shown) = self.read(session, step, of).await;
                 report.readings.extend(text);
+                if shown.is_some() {
+                    report.shown = shown;
+                }
                 let stop = (outcome.status == Status::Failed).then(|| failed_stop(&outcome));
                 (outcome, stop)
             }

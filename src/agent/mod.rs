@@ -478,8 +478,13 @@ struct Run {
     readings: Vec<String>,
     /// The region the last step's ZOOM asked to see closer.
     zoom: Option<crate::records::ZoomRequest>,
-    /// This step's close look, sent beside its screenshot only.
-    close_look: Option<Image>,
+    /// The date and time this step's prompt tells, in the page's zone.
+    now: String,
+    /// A downloaded image the last step's READ asked to see.
+    shown: Option<crate::records::ShownFile>,
+    /// This step's extra images (a close look, a downloaded image), sent
+    /// just before its screenshot only.
+    close_look: Vec<Image>,
     /// The last answer that followed the schema.
     data: Option<serde_json::Value>,
     /// Each step's prompt in tokens.
@@ -522,7 +527,9 @@ impl Run {
             blocked_told: 0,
             readings: Vec::new(),
             zoom: None,
-            close_look: None,
+            now: String::new(),
+            shown: None,
+            close_look: Vec::new(),
             data: None,
             prompt_tokens: Vec::new(),
             step: 0,

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use crate::perceive::{self, Observation};
-use crate::safety::{scrub, Secrets};
+use crate::safety::{scrub, scrub_reading, Secrets};
 
 /// The system prompt (`prompts/system.md`).
 pub const SYSTEM: &str = include_str!("../../prompts/system.md");
@@ -29,6 +29,9 @@ pub(super) struct StepView<'a> {
     pub elements: &'a str,
     /// What the last step's READ gave, as [`model_reading`] made it.
     pub reading: Option<&'a str>,
+    /// The date and time, in the page's time zone (see
+    /// [`crate::browser::local_time`]).
+    pub now: &'a str,
 }
 
 /// Phrases that try to give the model orders from inside a page.
@@ -73,6 +76,17 @@ impl Privacy<'_> {
     pub fn text(&self, text: &str) -> String {
         let t = if self.scrub {
             scrub(text)
+        } else {
+            text.to_string()
+        };
+        self.secrets.redact(&defang(&t))
+    }
+
+    /// What the model asked to read, as it may read it: emails and phone
+    /// numbers shown (see safety/scrub.rs for the rule).
+    pub fn reading(&self, text: &str) -> String {
+        let t = if self.scrub {
+            scrub_reading(text)
         } else {
             text.to_string()
         };
@@ -124,7 +138,7 @@ pub(super) fn model_reading(readings: &[String], privacy: &Privacy<'_>) -> Optio
     if readings.is_empty() {
         return None;
     }
-    Some(privacy.text(&flag_instructions(&readings.join("\n\n"))))
+    Some(privacy.reading(&flag_instructions(&readings.join("\n\n"))))
 }
 
 /// The note that tells the model the page holds much more text than the
@@ -203,6 +217,7 @@ pub(super) fn step_text(v: &StepView<'_>) -> String {
             ("step", &step),
             ("max_steps", &max_steps),
             ("url", v.url),
+            ("now", v.now),
             ("notes", &notes),
             ("title", v.title),
             ("elements", v.elements),

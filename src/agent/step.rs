@@ -112,6 +112,10 @@ impl Agent {
             journal,
         };
         let look = self.look(step, &mut stage).await?;
+        let now = crate::clock::now();
+        run.now = crate::browser::local_time(stage.session.page(), now)
+            .await
+            .unwrap_or_else(|| format!("{} (UTC)", crate::clock::utc_rfc3339(now)));
         let tabs = match stage.exec.tabs(stage.session).await {
             Ok(tabs) => crate::act::tabs_note(&tabs),
             Err(_) => None,
@@ -126,11 +130,32 @@ impl Agent {
         if let Some(look) = &close_look {
             notes.notes.push(look.note.clone());
         }
+        let shown = run
+            .shown
+            .take()
+            .map(|file| match view::shown_file(&file.path) {
+                Ok(image) => {
+                    notes.notes.push(format!(
+                    "DOWNLOADED IMAGE: the image just before the screenshot is the downloaded file \
+                     {}; points (@x,y) always refer to the screenshot, never to it",
+                    crate::quote::quoted(&file.name)
+                ));
+                    Some(image)
+                }
+                Err(why) => {
+                    notes.notes.push(format!(
+                        "the downloaded image {} could not be shown: {why}",
+                        crate::quote::quoted(&file.name)
+                    ));
+                    None
+                }
+            });
         let (obs, mut record, reading) = self.record(step, &mut stage, run, look, notes);
         if let Some(look) = close_look {
             record.close_look = look.file;
-            run.close_look = look.image;
+            run.close_look.extend(look.image);
         }
+        run.close_look.extend(shown.flatten());
         let planned = match self
             .plan(&mut record, run, stage.journal, &obs, reading.as_deref())
             .await?
@@ -499,6 +524,7 @@ impl Agent {
         }
         run.readings = report.readings.clone();
         run.zoom = report.zoom;
+        run.shown = report.shown.clone();
         for d in &report.downloads {
             if let Some(file) = &d.saved {
                 stage
@@ -698,8 +724,9 @@ impl Agent {
             notes: &record.notes,
             elements: &record.elements,
             reading,
+            now: &run.now,
         });
-        let look = run.close_look.take();
+        let look = std::mem::take(&mut run.close_look);
         let request = Prompt {
             system: run.system.clone(),
             // Secrets the model itself wrote back (it never saw them) stay out too.
@@ -1070,15 +1097,15 @@ async fn close_look(
 }
 
 /// The images of a prompt: the screenshots kept, the current one last,
-/// and this step's close look just before it.
+/// and this step's extra images (a close look, a downloaded image) just
+/// before it.
 fn with_close_look<'a>(
     kept: impl Iterator<Item = &'a brain::Image>,
-    look: Option<brain::Image>,
+    extra: Vec<brain::Image>,
 ) -> Vec<brain::Image> {
     let mut images: Vec<brain::Image> = kept.cloned().collect();
-    if let Some(look) = look {
-        images.insert(images.len().saturating_sub(1), look);
-    }
+    let at = images.len().saturating_sub(1);
+    images.splice(at..at, extra);
     images
 }
 

@@ -194,6 +194,18 @@ fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), String> 
 }
 
 /// A marked image as PNG at full size, and as sent to a model.
+/// A downloaded image as the model is shown it: decoded (a corrupt file
+/// is an error), shrunk to the size a screenshot is sent at.
+pub(crate) fn shown_file(path: &std::path::Path) -> Result<Image, String> {
+    let image = image::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| e.to_string())?
+        .decode()
+        .map_err(|e| format!("it is no image that can be decoded: {e}"))?
+        .to_rgb8();
+    encoded(&image, &MarkStyle::default()).map(|(_, sent)| sent)
+}
+
 fn encoded(image: &image::RgbImage, style: &MarkStyle) -> Result<(Vec<u8>, Image), String> {
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
     let (png, base64) = mark::for_model(image, long_edge)

@@ -32,6 +32,7 @@ pub mod served;
 pub mod suites;
 pub mod summary;
 pub mod task;
+pub mod webgames;
 
 use std::collections::HashSet;
 use std::future::Future;

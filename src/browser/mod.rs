@@ -10,6 +10,7 @@ mod hit;
 mod intercept;
 mod launch;
 mod personal;
+mod place;
 mod pool;
 mod remote;
 mod viewport;
@@ -44,6 +45,7 @@ pub use hit::{Hit, HitTester};
 pub use intercept::RequestFilter;
 pub use launch::NET_LOG_ENV;
 pub use personal::PersonalBrowser;
+pub use place::{local_time, Place};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
 pub use remote::{Link, RemoteSession, Reply};
@@ -142,6 +144,8 @@ pub struct BrowserOptions {
     /// In a browser seamark attached to: leave its tabs open at the end
     /// (`--keep-tab`).
     pub keep_tab: bool,
+    /// The time zone and locale of every tab (`--timezone`, `--locale`).
+    pub place: Place,
 }
 
 impl Default for BrowserOptions {
@@ -156,6 +160,7 @@ impl Default for BrowserOptions {
             request_filter: None,
             profile: None,
             keep_tab: false,
+            place: Place::default(),
         }
     }
 }
@@ -335,6 +340,8 @@ pub struct Session {
     keep_tab: bool,
     /// What checks the requests of the session's tabs, when something does.
     request_filter: Option<RequestFilter>,
+    /// The time zone and locale of every tab.
+    place: Place,
     /// The tabs whose requests are checked, and the tasks answering them.
     checked: Vec<(Page, JoinHandle<()>)>,
 }
@@ -783,6 +790,7 @@ impl Session {
             guest: None,
             keep_tab: options.keep_tab,
             request_filter: options.request_filter.clone(),
+            place: options.place.clone(),
             checked: Vec::new(),
         };
         session.follow_page(&page).await?;
@@ -801,6 +809,7 @@ impl Session {
             let task = intercept::guard_page(page, filter.clone()).await?;
             self.checked.push((page.clone(), task));
         }
+        self.place.apply(page).await?;
         Ok(())
     }
 

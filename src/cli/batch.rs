@@ -11,6 +11,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use seamark::batch::miniwob::Suite;
 use seamark::batch::summary::{plural, thousands};
+use seamark::batch::webgames;
 use seamark::batch::{
     self, Batch, BatchOptions, BatchOutcome, BatchProgress, RunRecord, Shard, Tally, TaskSpec,
 };
@@ -32,7 +33,7 @@ pub struct BatchArgs {
     #[arg(
         value_name = "TASKS.jsonl",
         id = "tasks_file",
-        required_unless_present_any = ["miniwob", "merge", "suite"]
+        required_unless_present_any = ["miniwob", "merge", "suite", "webgames"]
     )]
     tasks_file: Option<PathBuf>,
     /// Let a task's url open any local file. Without it, a tasks file's
@@ -64,6 +65,12 @@ pub struct BatchArgs {
     /// the task, its raw reward (above 0) as the check, its time limit kept.
     #[arg(long, value_name = "DIR", conflicts_with = "tasks_file")]
     miniwob: Option<PathBuf>,
+    /// Make the tasks from a WebGames folder (its built app in site/, served
+    /// on 127.0.0.1, and its tasks.jsonl): each challenge's description and
+    /// the request for the password it shows when solved; a run passes when
+    /// its answer holds the password.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["tasks_file", "miniwob", "suite", "merge"])]
+    webgames: Option<PathBuf>,
     /// A public suite's task file, read as published, its ids kept:
     /// `webvoyager FILE` (JSON lines of web_name, id, ques, web) or
     /// `online-mind2web FILE` (a JSON array of task_id, confirmed_task,
@@ -81,13 +88,9 @@ pub struct BatchArgs {
     /// WebJudge reads (DIR/<task_id>/result.json and trajectory/).
     #[arg(long, num_args = 2, value_names = ["LAYOUT", "DIR"])]
     export: Vec<String>,
-    /// With --miniwob: only these tasks (comma-separated names).
-    #[arg(
-        long = "tasks",
-        value_name = "NAME,…",
-        value_delimiter = ',',
-        requires = "miniwob"
-    )]
+    /// With --miniwob or --webgames: only these tasks (comma-separated
+    /// names, or WebGames ids).
+    #[arg(long = "tasks", value_name = "NAME,…", value_delimiter = ',')]
     miniwob_tasks: Vec<String>,
     /// With --miniwob: seeds 0 to N-1, each an episode (a task of its own).
     #[arg(long, value_name = "N", default_value_t = 1, requires = "miniwob", value_parser = super::at_least_one)]
@@ -163,8 +166,8 @@ pub async fn run(args: BatchArgs) -> anyhow::Result<ExitCode> {
             .await
             .map_err(|e| UsageError(e.to_string()))?,
     );
-    // A MiniWoB++ suite's server lives as long as the batch.
-    let (tasks, _suite) = tasks_of(&args, listed, &pool, &agent.browser).await?;
+    // A suite's server lives as long as the batch.
+    let (tasks, _served) = tasks_of(&args, listed, &pool, &agent.browser).await?;
 
     let progress = Arc::new(Term {
         bar,
@@ -294,17 +297,25 @@ fn refuse_what_a_batch_cannot_do(args: &BatchArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// A suite's server, serving until it is dropped (after the batch).
+type Served = Box<dyn Send>;
+
 /// The tasks to run: those listed, or the MiniWoB++ episodes of `--miniwob`,
-/// with the suite's server (it serves while the batch runs).
+/// or the challenges of `--webgames`, with the suite's server.
 async fn tasks_of(
     args: &BatchArgs,
     listed: Option<Vec<TaskSpec>>,
     pool: &Arc<Pool>,
     browser: &seamark::browser::BrowserOptions,
-) -> Result<(Vec<TaskSpec>, Option<Suite>), UsageError> {
-    Ok(match (listed, &args.miniwob) {
-        (Some(tasks), _) => (tasks, None),
-        (None, Some(checkout)) => {
+) -> Result<(Vec<TaskSpec>, Option<Served>), UsageError> {
+    if !args.miniwob_tasks.is_empty() && args.miniwob.is_none() && args.webgames.is_none() {
+        return Err(UsageError(
+            "--tasks goes with --miniwob or --webgames".into(),
+        ));
+    }
+    Ok(match (listed, &args.miniwob, &args.webgames) {
+        (Some(tasks), _, _) => (tasks, None),
+        (None, Some(checkout), _) => {
             let suite = Suite::serve(checkout).await.map_err(UsageError)?;
             tell!(
                 "seamark: reading the MiniWoB++ episodes of {}",
@@ -322,9 +333,18 @@ async fn tasks_of(
                 )
                 .await
                 .map_err(UsageError)?;
-            (tasks, Some(suite))
+            (tasks, Some(Box::new(suite) as Served))
         }
-        (None, None) => return Err(UsageError("give a tasks file or --miniwob DIR".into())),
+        (None, None, Some(dir)) => {
+            let suite = webgames::Suite::serve(dir).await.map_err(UsageError)?;
+            let tasks = suite.tasks(&args.miniwob_tasks).map_err(UsageError)?;
+            (tasks, Some(Box::new(suite) as Served))
+        }
+        (None, None, None) => {
+            return Err(UsageError(
+                "give a tasks file, --miniwob DIR or --webgames DIR".into(),
+            ))
+        }
     })
 }
 

@@ -184,6 +184,14 @@ pub struct BrowserArgs {
     /// points stay right at any scale.
     #[arg(long, value_name = "N", default_value = "1")]
     scale: DeviceScale,
+    /// The browser's time zone (IANA, e.g. Europe/Paris): the page's dates
+    /// and the clock the model is told follow it. Else the machine's.
+    #[arg(long, value_name = "ZONE")]
+    timezone: Option<String>,
+    /// The browser's locale (BCP 47, e.g. de-DE): how the page formats
+    /// dates and numbers. Else the machine's.
+    #[arg(long, value_name = "LOCALE")]
+    locale: Option<String>,
 }
 
 impl BrowserArgs {
@@ -255,6 +263,10 @@ impl BrowserArgs {
             headful: self.headful,
             keep_tab: self.keep_tab,
             viewport,
+            place: seamark::browser::Place {
+                timezone: self.timezone.clone(),
+                locale: self.locale.clone(),
+            },
             ..BrowserOptions::default()
         })
     }

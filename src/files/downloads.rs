@@ -43,6 +43,14 @@ impl DownloadedFile {
     pub fn is_text(&self) -> bool {
         self.mime.starts_with("text/") || self.mime == "application/json"
     }
+
+    /// Whether it is an image the model can be shown (PNG, JPEG, GIF, WebP).
+    pub fn is_image(&self) -> bool {
+        matches!(
+            self.mime.as_str(),
+            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+        )
+    }
 }
 
 /// A name the site suggested, made safe to save: its last part only (no

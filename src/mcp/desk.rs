@@ -580,7 +580,7 @@ impl Desk {
         };
         let text = match &self.exec {
             Some(exec) => {
-                view::privacy(exec, &self.options.act.secrets, self.options.scrub).text(&text)
+                view::privacy(exec, &self.options.act.secrets, self.options.scrub).reading(&text)
             }
             None => text,
         };

@@ -182,6 +182,8 @@ fn render(e: &Element, lean: bool) -> String {
             name.to_string()
         };
         let _ = write!(s, " {}", quoted(&name));
+    } else if let Some(size) = e.drawn_size() {
+        let _ = write!(s, " {size}");
     } else if let Some(target) = e.href.as_deref().and_then(link_target) {
         // An icon link (a social network's logo) has nothing else to tell it by.
         let _ = write!(s, " to {}", quoted(&shorten(&target, TARGET_SHOWN)));

@@ -245,6 +245,13 @@ impl Element {
         }
     }
 
+    /// For a drawing that takes clicks (a canvas, an svg, a video) with no
+    /// name: its size, `900×500` (CSS pixels), which tells it apart.
+    pub fn drawn_size(&self) -> Option<String> {
+        (self.name.is_empty() && matches!(self.role.as_str(), "canvas" | "svg" | "video"))
+            .then(|| format!("{:.0}×{:.0}", self.bbox.w, self.bbox.h))
+    }
+
     /// Whether a click would reach it now.
     pub fn is_interactable(&self) -> bool {
         self.state == ElementState::Interactable

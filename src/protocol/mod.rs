@@ -59,8 +59,12 @@ pub enum ReadTarget {
     Text(String),
     /// `READ:more`: the next part of the last reading.
     More,
-    /// `READ:download:NAME`: the text of a file a download saved.
+    /// `READ:download:NAME`: the text of a file a download saved (a PDF's
+    /// text too, page by page).
     Download(String),
+    /// `READ:print`: the page as it would print (its print style sheet:
+    /// what shows only on paper shows, what hides on paper hides).
+    Print,
 }
 
 /// A point of the marked screenshot the model was sent, in that image's
@@ -96,6 +100,16 @@ impl std::fmt::Display for Spot {
             Spot::At(at) => write!(f, "{at}"),
         }
     }
+}
+
+/// How a slow `DRAG` goes: the move's length and a hold before the release.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DragPace {
+    /// Seconds the move from the press to the drop takes.
+    pub seconds: f64,
+    /// Seconds the button stays down at the drop before it lets go.
+    #[serde(default)]
+    pub hold: f64,
 }
 
 /// What `ZOOM` looks at closer.
@@ -175,10 +189,15 @@ pub enum Command {
         /// Which way.
         direction: ScrollDirection,
     },
-    /// Press a key or a combination.
+    /// Press a key or a combination as a person does: the modifiers go
+    /// down first, then the key, then all come up in reverse order.
     Press {
         /// The key.
         key: KeyCombo,
+        /// Seconds the key is held down before it comes up (`PRESS:Space:2`);
+        /// `None`: pressed and released at once.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        hold: Option<f64>,
     },
     /// Open a URL.
     Fetch {
@@ -246,6 +265,30 @@ pub enum Command {
         from: Spot,
         /// Where it drops.
         to: Spot,
+        /// A slow drag: how long the move takes and how long the button is
+        /// held at `to` before it lets go (`DRAG:4:9:2:1`); `None`: a quick one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pace: Option<DragPace>,
+    },
+    /// A right click (the context menu's button) on an element or a point.
+    #[serde(rename = "right_click")]
+    RightClick {
+        /// Where.
+        on: Spot,
+    },
+    /// A double click on an element or a point.
+    #[serde(rename = "double_click")]
+    DoubleClick {
+        /// Where.
+        on: Spot,
+    },
+    /// The left button pressed on an element or a point, held `seconds`,
+    /// then released (a button that acts on a long press).
+    Hold {
+        /// Where.
+        on: Spot,
+        /// How long, 0 to 60 s.
+        seconds: f64,
     },
     /// Show a region closer in the next step: captured again at a larger
     /// scale, beside the screenshot.
@@ -299,6 +342,11 @@ impl Command {
             | Command::Upload { id, .. } => Some(*id),
             Command::Drag {
                 from: Spot::Id(id), ..
+            }
+            | Command::RightClick { on: Spot::Id(id) }
+            | Command::DoubleClick { on: Spot::Id(id) }
+            | Command::Hold {
+                on: Spot::Id(id), ..
             } => Some(*id),
             Command::Scroll { id, .. } => *id,
             Command::Read {
@@ -318,7 +366,12 @@ impl Command {
             Command::ClickAt { at }
             | Command::HoverAt { at }
             | Command::ScrollAt { at, .. }
-            | Command::TypeAt { at, .. } => Some(*at),
+            | Command::TypeAt { at, .. }
+            | Command::RightClick { on: Spot::At(at) }
+            | Command::DoubleClick { on: Spot::At(at) }
+            | Command::Hold {
+                on: Spot::At(at), ..
+            } => Some(*at),
             _ => None,
         }
     }
@@ -327,7 +380,9 @@ impl Command {
     /// end there too): its outcome says where it acted, not what it changed.
     pub fn acts_at_a_point(&self) -> bool {
         match self {
-            Command::Drag { from, to } => matches!(from, Spot::At(_)) || matches!(to, Spot::At(_)),
+            Command::Drag { from, to, .. } => {
+                matches!(from, Spot::At(_)) || matches!(to, Spot::At(_))
+            }
             other => other.point().is_some(),
         }
     }
@@ -340,6 +395,15 @@ impl Command {
             Command::HoverAt { .. } => Command::HoverAt { at },
             Command::ScrollAt { direction, .. } => Command::ScrollAt { at, direction },
             Command::TypeAt { text, .. } => Command::TypeAt { at, text },
+            Command::RightClick { on: Spot::At(_) } => Command::RightClick { on: Spot::At(at) },
+            Command::DoubleClick { on: Spot::At(_) } => Command::DoubleClick { on: Spot::At(at) },
+            Command::Hold {
+                on: Spot::At(_),
+                seconds,
+            } => Command::Hold {
+                on: Spot::At(at),
+                seconds,
+            },
             other => other,
         }
     }
@@ -402,6 +466,9 @@ impl fmt::Display for Command {
         };
         match self {
             Command::Click { id } => write!(f, "CLICK:{id}"),
+            Command::Type { id, text } if text.contains('\n') => {
+                write!(f, "TYPE:{id}:\"\"\"{text}\"\"\"")
+            }
             Command::Type { id, text } => write!(f, "TYPE:{id}:{text}"),
             Command::Clear { id } => write!(f, "CLEAR:{id}"),
             Command::Select { id, option } => write!(f, "SELECT:{id}:{option}"),
@@ -415,7 +482,8 @@ impl fmt::Display for Command {
                 id: Some(id),
                 direction,
             } => write!(f, "SCROLL:{id}:{}", dir(direction)),
-            Command::Press { key } => write!(f, "PRESS:{key}"),
+            Command::Press { key, hold: None } => write!(f, "PRESS:{key}"),
+            Command::Press { key, hold: Some(s) } => write!(f, "PRESS:{key}:{s}"),
             Command::Fetch { url } => write!(f, "FETCH:{url}"),
             Command::Back => write!(f, "BACK"),
             Command::Checkpoint { name } => write!(f, "CHECKPOINT:{name}"),
@@ -431,11 +499,27 @@ impl fmt::Display for Command {
                 ReadTarget::Text(text) => write!(f, "READ:\"{text}\""),
                 ReadTarget::More => write!(f, "READ:more"),
                 ReadTarget::Download(name) => write!(f, "READ:download:{name}"),
+                ReadTarget::Print => write!(f, "READ:print"),
             },
             Command::ClickAt { at } => write!(f, "CLICK:{at}"),
-            Command::Drag { from, to } => write!(f, "DRAG:{from}:{to}"),
+            Command::Drag {
+                from,
+                to,
+                pace: None,
+            } => write!(f, "DRAG:{from}:{to}"),
+            Command::Drag {
+                from,
+                to,
+                pace: Some(p),
+            } => write!(f, "DRAG:{from}:{to}:{}:{}", p.seconds, p.hold),
+            Command::RightClick { on } => write!(f, "RIGHT_CLICK:{on}"),
+            Command::DoubleClick { on } => write!(f, "DOUBLE_CLICK:{on}"),
+            Command::Hold { on, seconds } => write!(f, "HOLD:{on}:{seconds}"),
             Command::HoverAt { at } => write!(f, "HOVER:{at}"),
             Command::ScrollAt { at, direction } => write!(f, "SCROLL:{at}:{}", dir(direction)),
+            Command::TypeAt { at, text } if text.contains('\n') => {
+                write!(f, "TYPE:{at}:\"\"\"{text}\"\"\"")
+            }
             Command::TypeAt { at, text } => write!(f, "TYPE:{at}:{text}"),
             Command::Zoom { region } => write!(f, "ZOOM:{region}"),
             Command::Tab { to } => match to {

@@ -1,8 +1,8 @@
 //! The forgiving parser of the model's answers.
 
 use super::{
-    kept_text, Command, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step, TabTarget,
-    ZoomRegion,
+    kept_text, Command, DragPace, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step,
+    TabTarget, ZoomRegion,
 };
 
 /// Why an answer could not be read. The message is written for the model: it
@@ -31,6 +31,9 @@ pub enum ParseError {
 
 const KEYWORDS: &[&str] = &[
     "CLICK",
+    "RIGHT_CLICK",
+    "DOUBLE_CLICK",
+    "HOLD",
     "TYPE",
     "CLEAR",
     "SELECT",
@@ -56,29 +59,33 @@ const KEYWORDS: &[&str] = &[
 fn expected_form(keyword: &str) -> &'static str {
     match keyword {
         "CLICK" => "CLICK:<id>, e.g. CLICK:3 or CLICK:3 \"Submit\"; or a point of the image, CLICK:@412,230",
-        "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith; or at a point, TYPE:@412,230:text",
+        "RIGHT_CLICK" => "RIGHT_CLICK:<id> or RIGHT_CLICK:@x,y, e.g. RIGHT_CLICK:3",
+        "DOUBLE_CLICK" => "DOUBLE_CLICK:<id> or DOUBLE_CLICK:@x,y, e.g. DOUBLE_CLICK:3",
+        "HOLD" => "HOLD:<id or @x,y>:<seconds>, the left button held that long, e.g. HOLD:3:2.5",
+        "TYPE" => "TYPE:<id>:<text>, e.g. TYPE:5:John Smith; or at a point, TYPE:@412,230:text; several lines between triple quotes, TYPE:5:\"\"\"line one (new line) line two\"\"\"",
         "CLEAR" => "CLEAR:<id>, e.g. CLEAR:5",
         "SELECT" => "SELECT:<id>:<option>, e.g. SELECT:7:France",
         "DESELECT" => "DESELECT:<id>:<option> (a list that takes several), e.g. DESELECT:7:France",
         "HOVER" => "HOVER:<id>, e.g. HOVER:4, or HOVER:@412,230",
         "SCROLL" => "SCROLL:up|down|left|right, or SCROLL:<id>:up|down for a scroll area, or SCROLL:@412,230:down at a point",
-        "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape or PRESS:Ctrl+A",
+        "PRESS" => "PRESS:<key>, e.g. PRESS:Enter, PRESS:Escape, PRESS:Ctrl+Shift+Y, PRESS:Shift; held for seconds, PRESS:ArrowRight:1.5",
         "FETCH" => "FETCH:<url>, e.g. FETCH:https://example.com/pricing",
         "BACK" => "BACK (one page back), BACK:checkpoint (to the last checkpoint) or BACK:checkpoint:<name>",
         "CHECKPOINT" => "CHECKPOINT:<the phase done>, e.g. CHECKPOINT:search done",
-        "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2",
+        "WAIT" => "WAIT:<seconds from 0 to 60>, e.g. WAIT:2 or WAIT:0.3",
         "UPLOAD" => "UPLOAD:<id>:<file name>, a file of the uploads folder, e.g. UPLOAD:9:cv.pdf (several: UPLOAD:9:a.png|b.png)",
-        "DRAG" => "DRAG:<from>:<to>, each an id or a point of the image, e.g. DRAG:4:9 or DRAG:@120,300:@640,310",
+        "DRAG" => "DRAG:<from>:<to>, each an id or a point of the image, e.g. DRAG:4:9 or DRAG:@120,300:@640,310; slowly, DRAG:<from>:<to>:<seconds to move>:<seconds to hold before letting go>, e.g. DRAG:4:9:2:1",
         "ZOOM" => "ZOOM:<id> or ZOOM:@x1,y1:@x2,y2 (two corners of a box of the image), e.g. ZOOM:12 or ZOOM:@400,200:@600,320",
         "TAB" => "TAB:<number> (show that tab of the list of tabs) or TAB:close (close this tab)",
-        "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more or READ:download:<file name>",
+        "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more, READ:print (the page as printed) or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
         "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
         "COMPLETE" => "COMPLETE:<what was done>",
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
-            "one of CLICK, TYPE, CLEAR, SELECT, DESELECT, HOVER, SCROLL, PRESS, FETCH, BACK, \
-              CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, ZOOM, READ, ANSWER, ASK, COMPLETE, STOP"
+            "one of CLICK, RIGHT_CLICK, DOUBLE_CLICK, HOLD, TYPE, CLEAR, SELECT, DESELECT, \
+              HOVER, SCROLL, PRESS, FETCH, BACK, CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, ZOOM, \
+              READ, ANSWER, ASK, COMPLETE, STOP"
         }
     }
 }
@@ -141,11 +148,17 @@ fn strip_decoration(line: &str) -> &str {
 /// `None` when the segment is prose.
 fn keyword_of(segment: &str) -> Option<(&'static str, &str)> {
     let word_len = segment
-        .find(|c: char| !c.is_ascii_alphabetic())
+        .find(|c: char| !c.is_ascii_alphabetic() && c != '_' && c != '-')
         .unwrap_or(segment.len());
     let word = &segment[..word_len];
     let rest = &segment[word_len..];
-    let upper = word.to_ascii_uppercase();
+    // `RIGHT-CLICK`, `RightClick` and `DBLCLICK` are how models spell them too.
+    let upper = word.to_ascii_uppercase().replace('-', "_");
+    let upper = match upper.as_str() {
+        "RIGHTCLICK" => "RIGHT_CLICK",
+        "DOUBLECLICK" | "DBLCLICK" | "DBL_CLICK" => "DOUBLE_CLICK",
+        other => other,
+    };
     let keyword = KEYWORDS.iter().find(|k| **k == upper)?;
     let rest_trim = rest.trim_start();
     if let Some(args) = rest_trim.strip_prefix(':') {
@@ -164,13 +177,19 @@ fn keyword_of(segment: &str) -> Option<(&'static str, &str)> {
     None
 }
 
-/// An ALL-CAPS word and a colon followed by an id: a command we don't know,
-/// not prose.
+/// An ALL-CAPS word and a colon followed by an id, a point, or a word
+/// right after the colon (`KEYDOWN:Control`, `SWIPE:@4,5`): a command the
+/// language lacks, not prose. (A label with a space after its colon,
+/// `NOTE: the form is long`, stays prose.)
 fn unknown_command(segment: &str) -> Option<&str> {
     let (word, rest) = segment.split_once(':')?;
+    let tight = rest.starts_with(|c: char| !c.is_whitespace());
     let rest = rest.trim_start();
-    let looks_like_id = rest.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#');
-    (word.len() >= 3 && word.chars().all(|c| c.is_ascii_uppercase() || c == '_') && looks_like_id)
+    let looks_like_id =
+        rest.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#' || c == '@');
+    (word.len() >= 3
+        && word.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        && (looks_like_id || tight))
         .then_some(word)
 }
 
@@ -225,6 +244,13 @@ fn id_and_echo(text: &str) -> Result<(u32, Option<String>), String> {
 /// Text argument: surrounding quotes removed, nothing else touched.
 fn unquote(text: &str) -> String {
     let t = text.trim();
+    // Text of several lines between triple quotes keeps its lines as written.
+    if let Some(inner) = t.strip_prefix(TRIPLE).and_then(|r| r.strip_suffix(TRIPLE)) {
+        return inner
+            .trim_start_matches('\n')
+            .trim_end_matches('\n')
+            .to_string();
+    }
     for q in ['"', '\''] {
         if t.len() >= 2 && t.starts_with(q) && t.ends_with(q) {
             return t[1..t.len() - 1].to_string();
@@ -272,6 +298,15 @@ const KEYS: &[(&str, &str)] = &[
     ("pagedown", "PageDown"),
     ("home", "Home"),
     ("end", "End"),
+    ("insert", "Insert"),
+    // A modifier pressed alone (`PRESS:Shift`), or as the key of a chord.
+    ("shift", "Shift"),
+    ("ctrl", "Control"),
+    ("control", "Control"),
+    ("alt", "Alt"),
+    ("option", "Alt"),
+    ("meta", "Meta"),
+    ("cmd", "Meta"),
 ];
 
 fn key_combo(text: &str) -> Result<KeyCombo, String> {
@@ -319,7 +354,8 @@ fn key_combo(text: &str) -> Result<KeyCombo, String> {
     } else {
         return Err(format!(
             "{key:?} is not a key seamark knows (Enter, Escape, Tab, Backspace, Delete, Space, \
-             arrows, PageUp, PageDown, Home, End, F1-F12, or one character)"
+             arrows, PageUp, PageDown, Home, End, Insert, F1-F12, Shift, Control, Alt, Meta, \
+             or one character)"
         ));
     };
     Ok(KeyCombo { modifiers, key })
@@ -355,6 +391,74 @@ fn spot(text: &str) -> Result<Spot, String> {
         .parse::<u32>()
         .map(Spot::Id)
         .map_err(|_| format!("{t:?} is neither an id nor a point (@x,y)"))
+}
+
+/// Where a mouse command acts: an id with an optional echoed name
+/// (`3 "Show"`) or a point (`@412,230`).
+fn spot_and_echo(text: &str) -> Result<(Spot, Option<String>), String> {
+    if text.trim_start().starts_with('@') {
+        return image_point(text).map(|at| (Spot::At(at), None));
+    }
+    id_and_echo(text).map(|(id, echo)| (Spot::Id(id), echo))
+}
+
+/// `HOLD:<id or @x,y>:<seconds>`.
+fn hold(args: &str) -> Result<Step, String> {
+    let t = args.trim().trim_end_matches('.').trim();
+    let missing = || "HOLD needs how long: HOLD:<id or @x,y>:<seconds>".to_string();
+    let (on, echo, rest) = if t.starts_with('@') {
+        let (at, rest) = t.split_once(':').ok_or_else(missing)?;
+        (Spot::At(image_point(at)?), None, rest)
+    } else {
+        let (id, echo, rest) = id_then(t).map_err(|_| missing())?;
+        (Spot::Id(id), echo, rest)
+    };
+    Ok(Step {
+        command: Command::Hold {
+            on,
+            seconds: seconds(rest)?,
+        },
+        echo,
+    })
+}
+
+/// `PRESS:<key>` or `PRESS:<key>:<seconds held>` (`PRESS::` is the colon key).
+fn press(args: &str) -> Result<Command, String> {
+    let t = args.trim().trim_end_matches('.').trim();
+    let (key, hold) = match t.rsplit_once(':') {
+        Some((key, s)) if !key.trim().is_empty() => (key, Some(seconds(s)?)),
+        _ => (t, None),
+    };
+    Ok(Command::Press {
+        key: key_combo(key)?,
+        hold,
+    })
+}
+
+/// `DRAG:<from>:<to>`, or slowly: `DRAG:<from>:<to>:<seconds>[:<hold>]`.
+fn drag(args: &str) -> Result<Command, String> {
+    let t = args.trim().trim_end_matches('.').trim();
+    let parts: Vec<&str> = t.split(':').collect();
+    let pace = match parts.get(2..).unwrap_or_default() {
+        [] => None,
+        [s] => Some(DragPace {
+            seconds: seconds(s)?,
+            hold: 0.0,
+        }),
+        [s, h] => Some(DragPace {
+            seconds: seconds(s)?,
+            hold: seconds(h)?,
+        }),
+        _ => return Err("DRAG takes at most four parts: <from>:<to>:<seconds>:<hold>".into()),
+    };
+    match parts.as_slice() {
+        [from, to, ..] => Ok(Command::Drag {
+            from: spot(from)?,
+            to: spot(to)?,
+            pace,
+        }),
+        _ => Err("DRAG needs where it starts and where it drops: DRAG:<from>:<to>".into()),
+    }
 }
 
 /// `@412,230`: a point of the image the model was sent.
@@ -451,6 +555,16 @@ fn command(keyword: &str, args: &str) -> Result<Step, String> {
             let command = value_command(keyword, id, rest)?;
             Ok(Step { command, echo })
         }
+        "RIGHT_CLICK" | "DOUBLE_CLICK" => {
+            let (on, echo) = spot_and_echo(args)?;
+            let command = if keyword == "RIGHT_CLICK" {
+                Command::RightClick { on }
+            } else {
+                Command::DoubleClick { on }
+            };
+            Ok(Step { command, echo })
+        }
+        "HOLD" => hold(args),
         "SCROLL" => scroll(args),
         "READ" => read(args),
         _ => other_command(keyword, args).map(plain),
@@ -576,6 +690,8 @@ fn read(args: &str) -> Result<Step, String> {
         ReadTarget::Page
     } else if t.eq_ignore_ascii_case("more") {
         ReadTarget::More
+    } else if t.eq_ignore_ascii_case("print") {
+        ReadTarget::Print
     } else if let Some(name) = t
         .get(..9)
         .filter(|p| p.eq_ignore_ascii_case("download:"))
@@ -607,9 +723,7 @@ fn read(args: &str) -> Result<Step, String> {
 /// tabs, phases, waits, and the commands that answer or end the task.
 fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
     Ok(match keyword {
-        "PRESS" => Command::Press {
-            key: key_combo(args)?,
-        },
+        "PRESS" => press(args)?,
         "FETCH" => {
             let url = unquote(args.trim().trim_end_matches('.'));
             if url.is_empty() || url.contains(char::is_whitespace) || !url.contains(['.', ':']) {
@@ -618,16 +732,7 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
             Command::Fetch { url }
         }
         "BACK" => back(args)?,
-        "DRAG" => {
-            let t = args.trim().trim_end_matches('.').trim();
-            let (from, to) = t
-                .split_once(':')
-                .ok_or("DRAG needs where it starts and where it drops: DRAG:<from>:<to>")?;
-            Command::Drag {
-                from: spot(from)?,
-                to: spot(to)?,
-            }
-        }
+        "DRAG" => drag(args)?,
         "TAB" => {
             let t = args.trim().trim_end_matches('.').trim();
             let to = if t.eq_ignore_ascii_case("close") {
@@ -675,6 +780,31 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
             Command::Stop { reason }
         }
     })
+}
+
+/// What opens and closes a TYPE's text of several lines.
+const TRIPLE: &str = "\"\"\"";
+
+/// Most lines a typed text may span.
+const MAX_TYPED_LINES: usize = 200;
+
+/// A `TYPE` whose text opens with `"""` and goes on over the next lines to
+/// the closing `"""`: the whole command as one segment, and how many of
+/// `rest` it took. None for a TYPE of one line.
+fn typed_block(line: &str, rest: &[&str]) -> Option<(String, usize)> {
+    let (keyword, args) = keyword_of(line)?;
+    if keyword != "TYPE" || args.matches(TRIPLE).count() != 1 {
+        return None;
+    }
+    let mut text = line.to_string();
+    for (i, raw) in rest.iter().enumerate().take(MAX_TYPED_LINES) {
+        text.push('\n');
+        text.push_str(raw);
+        if raw.contains(TRIPLE) {
+            return Some((text, i + 1));
+        }
+    }
+    None
 }
 
 /// Most lines a JSON answer may span.
@@ -772,7 +902,16 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
         if line.starts_with("```") || line.is_empty() {
             continue;
         }
-        for segment in segments(line) {
+        let block;
+        let segments = match typed_block(line, &lines[n + 1..]) {
+            Some((whole, used)) => {
+                skip = used;
+                block = whole;
+                vec![block.as_str()]
+            }
+            None => segments(line),
+        };
+        for segment in segments {
             let segment = strip_decoration(segment);
             match keyword_of(segment) {
                 Some((keyword, args)) => {
@@ -877,6 +1016,69 @@ mod tests {
     }
 
     #[test]
+    fn the_hands_commands_take_their_spellings_and_their_bounds() {
+        assert_eq!(
+            one("right-click: [3]"),
+            Command::RightClick { on: Spot::Id(3) }
+        );
+        assert_eq!(
+            one("DoubleClick:@4,5"),
+            Command::DoubleClick {
+                on: Spot::At(ImagePoint { x: 4, y: 5 })
+            }
+        );
+        let held = parse("HOLD:3 \"Hold me\":3 seconds").unwrap();
+        assert_eq!(held[0].echo.as_deref(), Some("Hold me"));
+        assert_eq!(
+            held[0].command,
+            Command::Hold {
+                on: Spot::Id(3),
+                seconds: 3.0
+            }
+        );
+        assert!(parse("HOLD:3").is_err());
+        assert!(parse("HOLD:3:61").is_err());
+        assert!(parse("PRESS:Space:99").is_err());
+        assert!(parse("DRAG:1:2:3:4:5").is_err());
+        assert_eq!(
+            one("PRESS::"),
+            Command::Press {
+                key: KeyCombo {
+                    modifiers: vec![],
+                    key: ":".into()
+                },
+                hold: None
+            }
+        );
+    }
+
+    #[test]
+    fn text_of_several_lines_is_typed_whole_between_triple_quotes() {
+        let steps = parse("TYPE:5:\"\"\"name,qty\napples,3\n\npears; 4\"\"\"\nCLICK:6").unwrap();
+        assert_eq!(
+            steps[0].command,
+            Command::Type {
+                id: 5,
+                text: "name,qty\napples,3\n\npears; 4".into()
+            }
+        );
+        assert_eq!(steps[1].command, Command::Click { id: 6 });
+        // An unclosed block is one line's TYPE, quotes and all.
+        let open = parse("TYPE:5:\"\"\"abc\nCLICK:6").unwrap();
+        assert_eq!(open.len(), 2);
+    }
+
+    #[test]
+    fn a_command_the_language_lacks_is_told_not_dropped_as_prose() {
+        for line in ["KEYDOWN:Control", "MOUSE_DOWN:@3,4", "SWIPE:12"] {
+            let err = parse(&format!("{line}\nPRESS:y")).unwrap_err().to_string();
+            assert!(err.contains("is not a command"), "{line}: {err}");
+        }
+        // A label of prose with a space after its colon stays prose.
+        assert_eq!(parse("NOTE: the form is long\nCLICK:3").unwrap().len(), 1);
+    }
+
+    #[test]
     fn the_canonical_form_of_every_command_parses_back_to_it() {
         for written in [
             "CLICK:3",
@@ -900,6 +1102,20 @@ mod tests {
             "ANSWER:the price is $7",
             "COMPLETE:done",
             "STOP:a CAPTCHA",
+            "RIGHT_CLICK:3",
+            "RIGHT_CLICK:@40,50",
+            "DOUBLE_CLICK:3",
+            "DOUBLE_CLICK:@40,50",
+            "HOLD:3:2.5",
+            "HOLD:@40,50:3",
+            "PRESS:Ctrl+Shift+y",
+            "PRESS:Shift",
+            "PRESS:Control",
+            "PRESS:ArrowRight:1.5",
+            "DRAG:4:9:2:1",
+            "DRAG:@1,2:9:0.5:0",
+            "READ:print",
+            "TYPE:5:\"\"\"first line\nsecond line\"\"\"",
         ] {
             let steps = parse(written).unwrap();
             assert_eq!(steps[0].to_string(), written);
@@ -948,7 +1164,8 @@ mod tests {
                 key: KeyCombo {
                     modifiers: vec![],
                     key: "Enter".into()
-                }
+                },
+                hold: None,
             }
         );
         assert_eq!(
@@ -957,7 +1174,8 @@ mod tests {
                 key: KeyCombo {
                     modifiers: vec!["Ctrl".into(), "Shift".into()],
                     key: "a".into()
-                }
+                },
+                hold: None,
             }
         );
         assert_eq!(
@@ -1076,7 +1294,8 @@ mod tests {
                     key: KeyCombo {
                         modifiers: vec![],
                         key: "Enter".into()
-                    }
+                    },
+                    hold: None,
                 },
             ]
         );
@@ -1157,6 +1376,7 @@ mod tests {
                 Command::Drag {
                     from: Spot::At(at),
                     to: Spot::Id(7),
+                    pace: None,
                 },
             ),
         ] {

@@ -12,6 +12,7 @@
 //! boundaries: `READ:more` gives the next.
 
 mod markdown;
+pub mod pdf;
 mod sections;
 
 use std::collections::{HashMap, HashSet};

@@ -13,7 +13,7 @@ mod outcome;
 pub use events::{
     CheckRecord, CheckpointEvent, CheckpointRecord, SkillEvent, SkillRecord, StepMark,
 };
-pub use outcome::{BatchReport, Dialog, Download, Finish, Outcome, Status, ZoomRequest};
+pub use outcome::{BatchReport, Dialog, Download, Finish, Outcome, ShownFile, Status, ZoomRequest};
 
 use crate::brain::{self, Usage};
 use crate::browser::Viewport;

@@ -134,6 +134,9 @@ pub struct BatchReport {
     /// The region the last `ZOOM` asked to see closer, for the next look.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zoom: Option<ZoomRequest>,
+    /// A downloaded image a `READ:download` asked to see, for the next look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown: Option<ShownFile>,
     /// The answer as data: the JSON value of the last `ANSWER` that followed
     /// the schema (with a schema only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,6 +229,17 @@ impl Download {
             (None, state) => format!("download of {} {state}", self.file_name),
         }
     }
+}
+
+/// A downloaded image to show the model in the next step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownFile {
+    /// Its name among the downloads.
+    pub name: String,
+    /// Where it was saved.
+    pub path: std::path::PathBuf,
+    /// Its MIME type.
+    pub mime: String,
 }
 
 /// A close look asked for: the region of the viewport, in CSS pixels.

@@ -380,7 +380,7 @@ fn pins(commands: &[String], screenshot: &std::path::Path) -> Option<String> {
             );
         };
         match step.command {
-            Command::Drag { from, to } => {
+            Command::Drag { from, to, .. } => {
                 let ends: Vec<_> = [from, to]
                     .into_iter()
                     .filter_map(|s| match s {

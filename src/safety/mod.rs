@@ -18,6 +18,6 @@ pub use confirm::{
 pub use domains::{DomainPattern, DomainPolicy};
 pub use impasse::{detect as detect_impasse, Impasse};
 pub use proxy::{Blocked, DomainGuard};
-pub use scrub::scrub;
+pub use scrub::{scrub, scrub_reading, tag_counts};
 pub use secrets::{Secret, Secrets};
 pub use totp::OneTimeCodes;

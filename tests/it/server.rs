@@ -66,6 +66,14 @@ pub fn corpus_pages() -> Vec<String> {
     dirs
 }
 
+/// Where the built WebGames suite is (its `site/` and `tasks.jsonl`):
+/// `SEAMARK_WEBGAMES`, else `../shared/webgames` beside the clone.
+pub fn webgames_dir() -> PathBuf {
+    std::env::var_os("SEAMARK_WEBGAMES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/webgames"))
+}
+
 /// Where the MiniWoB++ task pages and their scripts are (`vendor/miniwob/html`).
 pub fn miniwob_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("vendor/miniwob/html")

@@ -64,11 +64,15 @@
     }
     return '';
   };
+  const DRAWN = { CANVAS: 'canvas', VIDEO: 'video', svg: 'svg', SVG: 'svg' };
   // Names and fixed states, for the kept elements only.
   const describe = (e) => {
     const orig = e.orig;
     delete e.orig;
-    const role = roleOf(orig) || (orig.getAttribute('draggable') === 'true' ? 'draggable' : 'clickable');
+    // A drawing that takes clicks (a game's canvas, a chart, a player) is
+    // named for what it is, not as a nameless clickable.
+    const role = roleOf(orig) || (orig.getAttribute('draggable') === 'true' ? 'draggable'
+      : DRAWN[orig.tagName] || 'clickable');
     const tag = orig.tagName.toLowerCase();
     e.tag = tag; e.role = role; e.name = cut(nameOf(orig, role), MAX_NAME);
     if (!e.name) {

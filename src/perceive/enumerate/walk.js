@@ -28,11 +28,26 @@
     if (el.getAttribute('draggable') === 'true') return 1;
     return 0;
   };
+  // React keeps a component's handlers on its node (`__reactProps$…`) and
+  // listens for every event at its root container (`__reactContainer$…`,
+  // `_reactRootContainer`): the props tell which node takes clicks, right
+  // clicks and presses; the root's own listeners are everyone's, not its own.
+  const REACT_HANDLERS = ['onClick', 'onMouseDown', 'onPointerDown', 'onMouseUp', 'onContextMenu', 'onDoubleClick', 'onTouchStart'];
+  const reactOf = (el) => {
+    let props = null, root = el._reactRootContainer !== undefined;
+    for (const k of Object.keys(el)) {
+      if (k.startsWith('__reactProps$')) props = el[k];
+      else if (k.startsWith('__reactContainer$')) root = true;
+    }
+    return { props, root };
+  };
   const hasListener = (el) => {
-    if (!listeners) return false;
+    const react = reactOf(el);
+    if (react.props && REACT_HANDLERS.some((h) => typeof react.props[h] === 'function')) return true;
+    if (react.root || !listeners) return false;
     let l;
     try { l = listeners(el); } catch (e) { return false; }
-    return !!(l && (l.click || l.mousedown || l.pointerdown));
+    return !!(l && (l.click || l.mousedown || l.pointerdown || l.contextmenu || l.dblclick));
   };
 
   // Collect elements of this root and of open shadow roots inside it; remember

@@ -1,0 +1,128 @@
+//! WebGames (Convergence's public suite of web challenges, "easy for
+//! humans, hard for agents") as a batch: its built app served on 127.0.0.1
+//! as it wants to be (every path that is not a file answers `index.html`;
+//! `POST /api/…` answers `200 {}`), and its task file (JSON lines of
+//! `id`, `path`, `description`, `password`, …) read into tasks. Each task
+//! is its description and the request to give the password the page shows
+//! when it is solved; a run passes when its answer holds the password.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::task::{Check, TaskSpec};
+use crate::serve::StaticServer;
+
+/// One challenge of the task file, as published (other fields ignored).
+#[derive(Debug, Deserialize)]
+struct Challenge {
+    id: String,
+    path: String,
+    description: String,
+    password: String,
+}
+
+/// A WebGames folder being served: `site/` (the built app) and
+/// `tasks.jsonl`.
+#[derive(Debug)]
+pub struct Suite {
+    /// The folder given.
+    pub root: PathBuf,
+    server: StaticServer,
+}
+
+/// What every task adds to its challenge's description.
+pub const ASK_FOR_PASSWORD: &str =
+    "When the challenge is solved, the page shows a password: give it with ANSWER.";
+
+impl Suite {
+    /// Serves the app of the WebGames folder `dir` (its `site/`).
+    pub async fn serve(dir: &Path) -> Result<Suite, String> {
+        let site = dir.join("site");
+        if !site.join("index.html").is_file() || !dir.join("tasks.jsonl").is_file() {
+            return Err(format!(
+                "{} is no WebGames folder: it needs site/index.html (the built app) and \
+                 tasks.jsonl",
+                dir.display()
+            ));
+        }
+        let server = StaticServer::start_app(site.clone())
+            .await
+            .map_err(|e| format!("cannot serve {}: {e}", site.display()))?;
+        Ok(Suite {
+            root: dir.to_path_buf(),
+            server,
+        })
+    }
+
+    /// The tasks: `only` these ids (all when empty; an unknown id is an
+    /// error that names the known ones' count), in the file's order.
+    pub fn tasks(&self, only: &[String]) -> Result<Vec<TaskSpec>, String> {
+        let file = self.root.join("tasks.jsonl");
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let mut all = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let mut c: Challenge = serde_json::from_str(line).map_err(|e| {
+                format!(
+                    "{} line {}: not a WebGames task: {e}",
+                    file.display(),
+                    i + 1
+                )
+            })?;
+            // An id is a run directory's name: `maze/*` (a route's pattern)
+            // becomes `maze`.
+            c.id =
+                c.id.split(|ch: char| !(ch.is_ascii_alphanumeric() || "._-".contains(ch)))
+                    .filter(|part| !part.is_empty())
+                    .collect::<Vec<_>>()
+                    .join("-");
+            super::task::valid_id(&c.id)
+                .map_err(|e| format!("{} line {}: {e}", file.display(), i + 1))?;
+            all.push(c);
+        }
+        let unknown: Vec<&String> = only
+            .iter()
+            .filter(|id| !all.iter().any(|c| &c.id == *id))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(format!(
+                "no WebGames task {} in {} (it has {} tasks)",
+                unknown
+                    .iter()
+                    .map(|id| format!("{id:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                file.display(),
+                all.len()
+            ));
+        }
+        Ok(all
+            .into_iter()
+            .filter(|c| only.is_empty() || only.contains(&c.id))
+            .map(|c| TaskSpec {
+                task: format!(
+                    "{}{} {ASK_FOR_PASSWORD}",
+                    c.description.trim(),
+                    if c.description.trim().ends_with(['.', '!', '?']) {
+                        ""
+                    } else {
+                        "."
+                    }
+                ),
+                // `maze/*`: the route's pattern; its start is `maze`.
+                url: self.server.url(c.path.trim_end_matches("/*")),
+                check: Some(Check::AnswerContains(c.password)),
+                id: c.id,
+                max_steps: None,
+                max_time: None,
+                schema: None,
+                secrets: Vec::new(),
+                setup: None,
+            })
+            .collect())
+    }
+}

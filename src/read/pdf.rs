@@ -1,0 +1,94 @@
+//! A PDF's text, page by page, for `READ:download:NAME` and a PDF a tab
+//! shows: what a person handed an invoice or a resume would read.
+//!
+//! pdf-extract does the reading: it lays the text out as the page does (a
+//! line per line, with the breaks a wrapped paragraph or a list makes), where
+//! lopdf's own text extraction runs a text block's lines together. A
+//! malformed file is an error, never a panic: the parser is asked behind
+//! `catch_unwind`, since a parser of hostile bytes is the one place a bug of
+//! a dependency would otherwise take the run down.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Why a PDF's text could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PdfError {
+    /// The bytes are no PDF that can be opened (a locked one among them),
+    /// or the parser gave up on them.
+    #[error("not a PDF that can be read: {0}")]
+    Unreadable(String),
+}
+
+/// A PDF's text as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PdfText {
+    /// Every page read, `--- page N of M ---` before each, a line per line
+    /// of the page (blank ones dropped).
+    pub text: String,
+    /// How many pages the PDF has.
+    pub pages: usize,
+    /// How many were read before `max_chars` was reached.
+    pub pages_read: usize,
+}
+
+/// The text of the PDF in `bytes`, page by page, until `max_chars`.
+pub fn pdf_text(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
+    catch_unwind(AssertUnwindSafe(|| read(bytes, max_chars))).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the parser failed".into());
+        Err(PdfError::Unreadable(why))
+    })
+}
+
+fn read(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
+    let texts = pdf_extract::extract_text_from_mem_by_pages(bytes)
+        .map_err(|e| PdfError::Unreadable(e.to_string()))?;
+    let pages = texts.len();
+    let mut text = String::new();
+    let mut pages_read = 0;
+    for (i, page) in texts.iter().enumerate() {
+        if text.chars().count() >= max_chars {
+            break;
+        }
+        let lines: Vec<&str> = page
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        text.push_str(&format!("--- page {} of {pages} ---\n", i + 1));
+        text.push_str(&lines.join("\n"));
+        text.push('\n');
+        pages_read += 1;
+    }
+    Ok(PdfText {
+        text,
+        pages,
+        pages_read,
+    })
+}
+
+/// Whether a file is a PDF, by its MIME type or, failing that, its first
+/// bytes.
+pub fn is_pdf(mime: &str, head: &[u8]) -> bool {
+    mime == "application/pdf" || head.starts_with(b"%PDF-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_that_are_no_pdf_are_an_error_not_a_panic() {
+        for bad in [
+            &b""[..],
+            b"%PDF-1.4\n",
+            b"%PDF-1.7\n1 0 obj << /Type /Pages /Kids [2 0 R",
+            b"\xff\xfe\x00garbage",
+        ] {
+            assert!(pdf_text(bad, 1000).is_err(), "{bad:?}");
+        }
+    }
+}

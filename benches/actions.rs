@@ -12,6 +12,12 @@
 //! command and the next step's look), with and without the prime of the new
 //! document while it settles (`ActOptions::prime`), taken in turn.
 //!
+//! `sequence` turns on 14 lamps (lamps.html: each click adds a line, so the
+//! page changes after every one while the lamps stay as they were): in one
+//! batch that goes on after each change (one model call), against 14
+//! steps of a look and one click each (14 model calls, whose time is not
+//! counted here: each is seconds with a real model).
+//!
 //! `cargo bench --bench actions`; `scripts/bench-table.py` prints the table.
 // criterion's macros write public functions with no doc comment; the docs
 // lint is for the library.
@@ -135,7 +141,83 @@ fn bench(c: &mut Criterion) {
         group.finish();
     }
     navigations(c, &rt, &mut session, &main);
+    sequence(c, &rt, &mut session, &main);
     rt.block_on(session.close());
+}
+
+/// 14 clicks on lamps.html, in one batch that goes on, and in 14 steps of
+/// a look and a click (see the module's doc). Loading the page is not
+/// counted; every lamp must be on at the end.
+fn sequence(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    session: &mut Session,
+    main: &server::Server,
+) {
+    let mut group = c.benchmark_group("sequence/14 clicks");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(10));
+    let lamps = main.url("lamps.html");
+    for (name, one_batch) in [("one batch", true), ("14 steps", false)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    timed += rt.block_on(lamps_on(session, &lamps, one_batch));
+                }
+                timed
+            })
+        });
+    }
+    group.finish();
+}
+
+/// The time to turn on the 14 lamps from the first look: in one batch, or
+/// a look and a click at a time.
+async fn lamps_on(session: &mut Session, lamps: &str, one_batch: bool) -> Duration {
+    session
+        .navigate(lamps, Duration::from_secs(20))
+        .await
+        .expect("open lamps.html");
+    let mut exec = Executor::new(session, ActOptions::default()).await;
+    let obs = exec.observe(session).await.expect("observe");
+    let ids: Vec<u32> = (1..=14)
+        .map(|n| {
+            obs.table
+                .elements
+                .iter()
+                .find(|e| e.name == format!("Lamp {n}"))
+                .expect("the lamp is on the page")
+                .id
+        })
+        .collect();
+    let start = Instant::now();
+    if one_batch {
+        let batch: Vec<String> = ids.iter().map(|id| format!("CLICK:{id}")).collect();
+        let report = exec
+            .run(session, &parse(&batch.join("\n")).expect("commands"))
+            .await;
+        assert!(report.dropped.is_empty(), "{}", report.feedback());
+    } else {
+        for (n, id) in ids.iter().enumerate() {
+            if n > 0 {
+                exec.observe(session).await.expect("observe");
+            }
+            exec.run(session, &parse(&format!("CLICK:{id}")).expect("command"))
+                .await;
+        }
+    }
+    let elapsed = start.elapsed();
+    let on = session
+        .page()
+        .evaluate("document.querySelectorAll('#log li').length")
+        .await
+        .ok()
+        .and_then(|v| v.into_value::<u64>().ok());
+    assert_eq!(on, Some(14), "every lamp is on");
+    elapsed
 }
 
 /// A step that loads a page: a click on a link of pages.html, the wait for

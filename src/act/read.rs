@@ -42,7 +42,7 @@ impl Executor {
     ) -> (Outcome, Option<String>) {
         let max = self.options.read_chars;
         if matches!(of, ReadTarget::Page | ReadTarget::Print) {
-            if let Some(pdf) = shown_pdf(session.page(), max).await {
+            if let Some(pdf) = crate::read::pdf::shown_pdf(session.page(), max).await {
                 return pdf_reading(step, &pdf.0, &pdf.0, pdf.1, max);
             }
         }
@@ -246,45 +246,6 @@ async fn set_media(page: &chromiumoxide::Page, media: &str) -> Result<(), String
         .await
         .map(|_| ())
         .map_err(|e| e.to_string())
-}
-
-/// Fetches the document when the tab shows a PDF (the browser's viewer):
-/// its URL and its text, read as a downloaded PDF is. `None` for any other
-/// document.
-async fn shown_pdf(
-    page: &chromiumoxide::Page,
-    max: usize,
-) -> Option<(String, Result<crate::read::pdf::PdfText, String>)> {
-    const PDF_JS: &str = r#"(async () => {
-  if (document.contentType !== 'application/pdf') return null;
-  const bytes = new Uint8Array(await (await fetch(location.href)).arrayBuffer());
-  let s = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(s);
-})()"#;
-    let answer = page
-        .evaluate_expression(
-            chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::builder()
-                .expression(PDF_JS)
-                .await_promise(true)
-                .return_by_value(true)
-                .build()
-                .ok()?,
-        )
-        .await
-        .ok()?;
-    let b64 = answer.value()?.as_str()?.to_string();
-    let url = page.url().await.ok().flatten().unwrap_or_default();
-    use base64::Engine;
-    let read = match base64::engine::general_purpose::STANDARD.decode(b64) {
-        Ok(bytes) => tokio::task::spawn_blocking(move || {
-            crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string())),
-        Err(e) => Err(e.to_string()),
-    };
-    Some((url, read))
 }
 
 /// The outcome and the page data of a PDF read (`what` names it for the

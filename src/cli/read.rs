@@ -117,6 +117,22 @@ async fn read_page(
         args.max_chars
     };
     let (page, viewport) = (session.page(), session.viewport());
+    // A PDF the tab shows is read as a PDF: its text page by page.
+    if let Some((_, pdf)) = read::pdf::shown_pdf(page, max).await {
+        let pdf =
+            pdf.map_err(|why| anyhow::anyhow!("{url} is a PDF that cannot be read: {why}"))?;
+        let mut notes = super::mark::notes(&obs, &nav);
+        notes.retain(|n| !n.contains("not an HTML page"));
+        notes.push(format!(
+            "{url} is a PDF of {} pages, read page by page",
+            pdf.pages
+        ));
+        return Ok((
+            read::Reading::of_text(url, &pdf.text),
+            read::Part::whole(&pdf.text),
+            notes,
+        ));
+    }
     let mut reader = read::Reader::start(page, viewport, scope, &marks, max).await?;
     let part = reader.next_part(page, viewport, &marks, max).await?;
     Ok((

@@ -67,6 +67,9 @@ pub struct ActArgs {
     /// Commands in seamark's command language, one per line, with ids from
     /// the last observation: CLICK:3, TYPE:5:John Smith, SELECT:7:Blue,
     /// SCROLL:down, PRESS:Enter, HOVER:4, BACK, WAIT:2, UPLOAD:6:cv.pdf (a file of --files),
+    /// RIGHT_CLICK:3, DOUBLE_CLICK:3, HOLD:3:2.5 (seconds), PRESS:Control+Shift+Y
+    /// (modifiers first, as a person), PRESS:Shift, PRESS:ArrowRight:1.5 (held),
+    /// DRAG:4:9:2:1 (slowly, then held), TYPE:5:"""several lines""" (a textarea),
     /// FETCH:url, CHECKPOINT:name, BACK:checkpoint, TAB:2, TAB:close; for what has no
     /// mark (a canvas, a map), a point of the last image: CLICK:@412,230,
     /// HOVER:@x,y, SCROLL:@x,y:down, TYPE:@x,y:text, DRAG:4:@600,310; ZOOM:12 or

@@ -27,6 +27,17 @@ pub struct Part {
 }
 
 impl Part {
+    /// All of `text` as one part.
+    pub fn whole(text: &str) -> Part {
+        Part {
+            text: text.to_string(),
+            from: 0,
+            to: text.len(),
+            total: text.len(),
+            more: false,
+        }
+    }
+
     /// Characters left after this part.
     pub fn left(&self) -> usize {
         self.total.saturating_sub(self.to)

@@ -232,6 +232,23 @@ pub struct Reading {
     pub ms: f64,
 }
 
+impl Reading {
+    /// A reading of plain text that is no page's walk (a PDF's text): one
+    /// block of Markdown, whole.
+    pub fn of_text(url: &str, text: &str) -> Reading {
+        Reading {
+            url: url.to_string(),
+            title: String::new(),
+            blocks: Vec::new(),
+            markdown: text.to_string(),
+            starts: vec![0],
+            words: text.split_whitespace().count(),
+            cut: false,
+            ms: 0.0,
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct RawFrame {
     url: String,

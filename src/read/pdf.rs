@@ -70,6 +70,45 @@ fn read(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
     })
 }
 
+/// Fetches the document when the tab shows a PDF (the browser's viewer):
+/// its URL and its text, read as a downloaded PDF is. `None` for any other
+/// document.
+pub async fn shown_pdf(
+    page: &chromiumoxide::Page,
+    max: usize,
+) -> Option<(String, Result<PdfText, String>)> {
+    const PDF_JS: &str = r#"(async () => {
+  if (document.contentType !== 'application/pdf') return null;
+  const bytes = new Uint8Array(await (await fetch(location.href)).arrayBuffer());
+  let s = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+})()"#;
+    let answer = page
+        .evaluate_expression(
+            chromiumoxide::cdp::js_protocol::runtime::EvaluateParams::builder()
+                .expression(PDF_JS)
+                .await_promise(true)
+                .return_by_value(true)
+                .build()
+                .ok()?,
+        )
+        .await
+        .ok()?;
+    let b64 = answer.value()?.as_str()?.to_string();
+    let url = page.url().await.ok().flatten().unwrap_or_default();
+    use base64::Engine;
+    let read = match base64::engine::general_purpose::STANDARD.decode(b64) {
+        Ok(bytes) => {
+            tokio::task::spawn_blocking(move || pdf_text(&bytes, max).map_err(|e| e.to_string()))
+                .await
+                .unwrap_or_else(|e| Err(e.to_string()))
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    Some((url, read))
+}
+
 /// Whether a file is a PDF, by its MIME type or, failing that, its first
 /// bytes.
 pub fn is_pdf(mime: &str, head: &[u8]) -> bool {

@@ -117,3 +117,84 @@ async fn lines_go_into_a_textarea_whole_and_a_single_line_field_refuses_them() {
     );
     a.close().await;
 }
+
+/// WebGames' scroll-horizontal: the wheel turned at a point of an area that
+/// scrolls sideways moved it 1,024 px, and the outcome said "no visible
+/// effect" (the look after it saw the same elements), so that three such
+/// batches tripped the stuck rule on a run making progress.
+#[tokio::test]
+async fn a_sideways_scroll_at_a_point_says_how_far_it_moved_not_no_effect() {
+    let mut a = Fixture::open("sideways.html").await.actor().await;
+    let strip = a
+        .eval(
+            "(() => { const r = document.getElementById('strip').getBoundingClientRect(); \
+               return `@${Math.round(r.x + r.width / 2)},${Math.round(r.y + r.height / 2)}`; })()",
+        )
+        .await;
+    let strip = strip.as_str().unwrap_or_default().to_string();
+    a.run(&format!("SCROLL:{strip}:right"))
+        .await
+        .statuses(&[Done])
+        .says(0, "it scrolled");
+    let left = a.eval("document.getElementById('strip').scrollLeft").await;
+    assert!(left.as_f64().unwrap_or_default() > 100.0, "{left}");
+    a.close().await;
+}
+
+/// WebGames' iframe-nest-hard: frames nested by an app that adds each one
+/// after its own script ran were missing from the first look, and showed up
+/// two seconds later.
+#[tokio::test]
+async fn nested_frames_that_load_late_are_in_the_first_look() {
+    let a = Fixture::open("late-frames.html").await.actor().await;
+    let obs = a.exec.observation().expect("a look");
+    assert!(
+        obs.table.elements.iter().any(|e| e.name == "Found me"),
+        "{}",
+        seamark::perceive::element_list(&obs.table, usize::MAX)
+    );
+    a.close().await;
+}
+
+/// WebGames' right-click: React listens for every event at its root
+/// container, which was listed as one page-wide `[1] clickable` named with
+/// the page's text, while the element whose only handler is React's
+/// `onContextMenu` got no mark at all.
+#[tokio::test]
+async fn a_react_root_is_no_page_wide_clickable_and_a_context_menu_handler_gets_a_mark() {
+    let app = seamark::serve::StaticServer::start_app(crate::server::webgames_dir().join("site"))
+        .await
+        .expect("serve WebGames");
+    let mut a = Fixture::open(&app.url("right-click")).await.actor().await;
+    let obs = a.exec.observation().expect("a look");
+    let list = seamark::perceive::element_list(&obs.table, usize::MAX);
+    assert_eq!(list.trim(), "[1] clickable \"Show Password\"", "{list}");
+    let area = a.id("Show Password");
+    a.run(&format!("RIGHT_CLICK:{area}"))
+        .await
+        .statuses(&[Done])
+        .says(0, "right-clicked element");
+    let text = a.eval("document.body.innerText").await;
+    assert!(
+        text.as_str()
+            .unwrap_or_default()
+            .contains("RIGHT_CLICK_MASTER"),
+        "{text}"
+    );
+    a.close().await;
+}
+
+/// A drawing that takes clicks is listed as what it is, with its size, and
+/// a click at a point on it says so.
+#[tokio::test]
+async fn a_canvas_that_takes_clicks_is_listed_as_a_canvas_and_a_point_on_it_says_so() {
+    let mut a = Fixture::open("canvas.html").await.actor().await;
+    let obs = a.exec.observation().expect("a look");
+    let list = seamark::perceive::element_list(&obs.table, usize::MAX);
+    assert!(list.contains("[1] canvas 1280×800"), "{list}");
+    a.run("CLICK:@640,400").await.says(
+        0,
+        "clicked at @640,400 (CSS 640,400) on element 1 (canvas 1280×800)",
+    );
+    a.close().await;
+}

@@ -19,6 +19,7 @@ mod corpus;
 mod coworker;
 mod demo;
 mod docs;
+mod documents;
 mod files;
 mod golden;
 mod guest;

@@ -254,6 +254,17 @@ async fn serve(
             stream.write_all(&body).await?;
             return stream.flush().await;
         }
+        // An image the site sends as a download.
+        "/chart-download" => {
+            let body = tiny_png();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=\"chart.png\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(&body).await?;
+            return stream.flush().await;
+        }
         "/download.txt" => {
             let body = b"quarterly report\n";
             let head = format!(
@@ -342,6 +353,7 @@ async fn serve(
             (200, "text/html", page.into_bytes())
         }
         "/doc.pdf" => (200, "application/pdf", tiny_pdf()),
+        "/invoice.pdf" => (200, "application/pdf", text_pdf(INVOICE_PAGES)),
         "/big" => (200, "text/html", big_page(50_000).into_bytes()),
         "/links" => (200, "text/html", links_page(6_000).into_bytes()),
         "/dense" => (200, "text/html", dense_page(2_500).into_bytes()),
@@ -479,6 +491,72 @@ fn tiny_png() -> Vec<u8> {
     let img = image::RgbImage::from_pixel(64, 48, image::Rgb([200, 30, 30]));
     let mut out = Vec::new();
     let _ = img.write_to(&mut std::io::Cursor::new(&mut out), image::ImageFormat::Png);
+    out
+}
+
+/// The invoice `/invoice.pdf` shows, page by page, a line each.
+pub const INVOICE_PAGES: &[&[&str]] = &[
+    &[
+        "Invoice 2041",
+        "ACME Supplies GmbH",
+        "Bill to: Ada Lovelace",
+    ],
+    &[
+        "Items: 3 crates of apples",
+        "Total due: EUR 1,234.50",
+        "Pay by 31 January",
+    ],
+];
+
+/// A PDF whose pages hold these lines of text (Helvetica), laid out as
+/// a writer lays them out: a text block per page, a line move between
+/// lines (the `T*` that runs lines together for a careless reader).
+fn text_pdf(pages: &[&[&str]]) -> Vec<u8> {
+    let n = pages.len();
+    // Objects: 1 catalog, 2 pages, 3 font, then per page its page and its content.
+    let mut objects: Vec<String> = vec![
+        "<</Type/Catalog/Pages 2 0 R>>".into(),
+        format!(
+            "<</Type/Pages/Kids[{}]/Count {n}>>",
+            (0..n)
+                .map(|i| format!("{} 0 R", 4 + 2 * i))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>".into(),
+    ];
+    for (i, lines) in pages.iter().enumerate() {
+        let body: Vec<String> = lines.iter().map(|l| format!("({l}) Tj T*")).collect();
+        let stream = format!("BT /F1 12 Tf 14 TL 72 720 Td {} ET", body.join(" "));
+        objects.push(format!(
+            "<</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Resources<</Font<</F1 3 0 R>>>>/Contents {} 0 R>>",
+            5 + 2 * i
+        ));
+        objects.push(format!(
+            "<</Length {}>>stream\n{stream}\nendstream",
+            stream.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for o in offsets {
+        out.extend_from_slice(format!("{o:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<</Size {}/Root 1 0 R>>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
     out
 }
 

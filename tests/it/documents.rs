@@ -1,0 +1,106 @@
+//! The documents a task hands over, and the clock: a downloaded image shown
+//! to the model in the next step, a PDF the page opens read page by page
+//! with its lines where the page puts them, and the date and time of
+//! seamark's clock in the zone `--timezone` gives the browser too.
+
+use regex::Regex;
+
+use crate::cli::{Ran, Workdir};
+use crate::model_server::{ModelServer, Received, Reply};
+use crate::server::Server;
+
+/// What READ gave in this prompt ("" when it gave nothing).
+fn reading(r: &Received) -> String {
+    r.text()
+        .split_once("What READ gave:")
+        .map(|(_, rest)| rest.to_string())
+        .unwrap_or_default()
+}
+
+/// A model that gets the chart, looks at it, opens the invoice, reads it,
+/// and answers its total as the PDF's text says it.
+fn clerk(r: &Received) -> Reply {
+    let text = r.text();
+    let read = reading(r);
+    let total = Regex::new(r"Total due: (EUR [\d,.]+)")
+        .ok()
+        .and_then(|re| Some(re.captures(&read)?[1].to_string()));
+    Reply::Text(match total {
+        Some(total) => format!("ANSWER:{total}\nCOMPLETE:read the invoice"),
+        None if r.url().ends_with("/invoice.pdf") => "READ".into(),
+        None if text.contains("DOWNLOADED IMAGE") => {
+            format!("CLICK:{}", r.id_of("Open the invoice"))
+        }
+        None if text.contains("\"chart.png\"") => "READ:download:chart.png".into(),
+        None => format!("CLICK:{}", r.id_of("Get the chart")),
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_downloaded_image_is_seen_and_an_opened_pdf_is_read_in_the_clock_of_the_zone_given() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(clerk).await;
+    let work = Workdir::new(&model);
+    let mut cmd = work.command(&[
+        "run",
+        "--task",
+        "What is the total due on the invoice?",
+        "--url",
+        &server.url("documents.html"),
+        "--timezone",
+        "Asia/Tokyo",
+        "--locale",
+        "de-DE",
+        "--max-steps",
+        "8",
+        "--json",
+    ]);
+    cmd.env(seamark::clock::NOW_ENV, "2026-03-14T09:26:53Z");
+    let ran = Ran {
+        out: cmd.output().await.expect("run seamark"),
+    };
+    let out = ran.json();
+    assert_eq!(out["answer"], "EUR 1,234.50", "{}", ran.stderr());
+    let seen = model.received();
+    // The page's own clock and formats follow the flags; the prompt tells
+    // seamark's (fixed) time in that zone.
+    assert!(
+        seen[0]
+            .text()
+            .contains("Title: Documents, zone Asia/Tokyo, locale de-DE"),
+        "{}",
+        seen[0].text()
+    );
+    assert!(
+        seen.iter().all(|r| r
+            .text()
+            .contains("Now: 2026-03-14 18:26 Saturday, Asia/Tokyo (GMT+9)")),
+        "{}",
+        seen[0].text()
+    );
+    // The image downloaded is sent just before the screenshot, as it is.
+    let shown = seen
+        .iter()
+        .position(|r| r.text().contains("DOWNLOADED IMAGE"))
+        .expect("the downloaded image was shown");
+    let images = seen[shown].images();
+    assert_eq!(images.len(), seen[shown - 1].images().len() + 1);
+    use base64::Engine;
+    let chart = base64::engine::general_purpose::STANDARD
+        .decode(&images[images.len() - 2])
+        .expect("base64");
+    let chart = image::load_from_memory(&chart).expect("a PNG").to_rgb8();
+    assert_eq!(chart.dimensions(), (64, 48));
+    assert_eq!(chart.get_pixel(10, 10).0, [200, 30, 30]);
+    // The PDF the tab shows: page by page, a line per line of the page.
+    let read = reading(seen.last().expect("a last prompt"));
+    for line in [
+        "--- page 1 of 2 ---",
+        "Invoice 2041",
+        "--- page 2 of 2 ---",
+        "Items: 3 crates of apples",
+        "Total due: EUR 1,234.50",
+    ] {
+        assert!(read.lines().any(|l| l.trim() == line), "{line:?} in {read}");
+    }
+}

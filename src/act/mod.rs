@@ -273,8 +273,11 @@ impl Executor {
         // crash only later: a question it leaves unanswered would wait out the
         // protocol's request timeout (a minute) before the command is told.
         // The count takes a millisecond on a live page.
-        let asked = tokio::time::timeout(LIVE_ANSWER, perceive::mutation_count(session.page()));
-        let Ok(now) = asked.await else {
+        let asked = tokio::select! {
+            r = tokio::time::timeout(LIVE_ANSWER, perceive::mutation_count(session.page())) => r.ok(),
+            _ = gone(&self.watch.events) => None,
+        };
+        let Some(now) = asked else {
             return;
         };
         if now.is_some() && now == self.seen_mutations {
@@ -285,9 +288,13 @@ impl Executor {
                 tokio::time::sleep(rest).await;
             }
         }
-        if let Ok(now) =
-            perceive::glance(session.page(), session.viewport(), &self.options.perceive).await
-        {
+        // A page that crashed answers no look: the crash, told a moment
+        // later, ends the wait (it once waited out the protocol's timeout).
+        let glanced = tokio::select! {
+            r = perceive::glance(session.page(), session.viewport(), &self.options.perceive) => r.ok(),
+            _ = gone(&self.watch.events) => None,
+        };
+        if let Some(now) = glanced {
             self.ambient.learn(seen, &now);
             self.last = Some(now);
         }

@@ -389,6 +389,9 @@ async fn a_download_is_recorded_and_nothing_hangs() {
     a.close().await;
 }
 
+/// It took 41 s: the watchdog for a page held by a script asked the crashed
+/// page, then told it to stop, each call waiting out the protocol's
+/// timeout, and the batch was not run meanwhile.
 #[tokio::test]
 async fn a_crashed_page_is_reported_and_the_browser_stays_usable() {
     let mut a = Fixture::open("form.html").await.actor().await;

@@ -9,19 +9,11 @@ use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
 
-/// What READ gave in this prompt ("" when it gave nothing).
-fn reading(r: &Received) -> String {
-    r.text()
-        .split_once("What READ gave:")
-        .map(|(_, rest)| rest.to_string())
-        .unwrap_or_default()
-}
-
 /// A model that gets the chart, looks at it, opens the invoice, reads it,
 /// and answers its total as the PDF's text says it.
 fn clerk(r: &Received) -> Reply {
     let text = r.text();
-    let read = reading(r);
+    let read = r.reading();
     let total = Regex::new(r"Total due: (EUR [\d,.]+)")
         .ok()
         .and_then(|re| Some(re.captures(&read)?[1].to_string()));
@@ -93,7 +85,7 @@ async fn a_downloaded_image_is_seen_and_an_opened_pdf_is_read_in_the_clock_of_th
     assert_eq!(chart.dimensions(), (64, 48));
     assert_eq!(chart.get_pixel(10, 10).0, [200, 30, 30]);
     // The PDF the tab shows: page by page, a line per line of the page.
-    let read = reading(seen.last().expect("a last prompt"));
+    let read = seen.last().expect("a last prompt").reading();
     for line in [
         "--- page 1 of 2 ---",
         "Invoice 2041",

@@ -66,6 +66,14 @@ impl Received {
             .collect()
     }
 
+    /// What READ gave in this prompt ("" when it gave nothing).
+    pub fn reading(&self) -> String {
+        self.text()
+            .split_once("What READ gave:")
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    }
+
     /// The id of the element listed with exactly this name: `[id] role "name"`.
     pub fn id_of(&self, name: &str) -> u32 {
         id_in(&self.text(), name)

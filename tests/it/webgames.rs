@@ -15,14 +15,6 @@ use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::webgames_dir;
 
-/// What READ gave in this prompt ("" when it gave nothing).
-fn reading(r: &Received) -> String {
-    r.text()
-        .split_once("What READ gave:")
-        .map(|(_, rest)| rest.to_string())
-        .unwrap_or_default()
-}
-
 /// The password a solved challenge shows, in what READ gave.
 fn password_in(read: &str) -> Option<String> {
     let re = Regex::new(r"(?i)password(?: is)?:[\s*]*([A-Za-z0-9_]{6,})").ok()?;
@@ -63,7 +55,7 @@ fn hanoi(n: u32, a: u32, b: u32, c: u32, moves: &mut Vec<(u32, u32)>) {
 
 /// The oracle: what a model that reads well would answer, by challenge.
 fn oracle(r: &Received) -> Reply {
-    let read = reading(r);
+    let read = r.reading();
     let url = r.url();
     let challenge = url.rsplit('/').next().unwrap_or_default().to_string();
     let task = r.task();

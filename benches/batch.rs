@@ -53,11 +53,7 @@ fn tasks(sites: &server::Server) -> Vec<TaskSpec> {
             task: "Look up the weather in Paris and answer".into(),
             url: sites.url("lookup.html"),
             check: Some(seamark::batch::Check::AnswerContains("21°C".into())),
-            max_steps: None,
-            max_time: None,
-            schema: None,
-            secrets: Vec::new(),
-            setup: None,
+            ..TaskSpec::default()
         })
         .collect()
 }

@@ -35,6 +35,7 @@ pub mod report;
 pub mod safety;
 pub mod schema;
 pub mod serve;
+pub mod site;
 pub mod skill;
 pub mod start_url;
 pub mod storage;

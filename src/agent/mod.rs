@@ -43,6 +43,7 @@ use crate::journal::{Journal, JournalError};
 use crate::judge::Judge;
 use crate::perceive;
 use crate::safety::{self, DomainGuard, Secrets};
+use crate::site::{ClockStart, SiteHold, SiteUse};
 use crate::storage::StorageState;
 
 pub use crate::records::{
@@ -121,6 +122,11 @@ pub struct AgentOptions {
     /// fails refuses COMPLETE, and a second refusal ends the run
     /// [`RunStatus::Unverified`].
     pub expect: Vec<crate::check::Check>,
+    /// The network as it is, recorded into the run directory's `site.har`,
+    /// or a recording instead of it (see [`crate::site`]).
+    pub site: SiteUse,
+    /// The pages' clock and `Math.random` fixed, from this start.
+    pub fixed_clock: Option<ClockStart>,
 }
 
 impl Default for AgentOptions {
@@ -145,6 +151,8 @@ impl Default for AgentOptions {
             hand_over: false,
             skills: None,
             expect: Vec::new(),
+            site: SiteUse::Live,
+            fixed_clock: None,
         }
     }
 }
@@ -258,6 +266,30 @@ pub(crate) async fn start_guard(
     }
     act.blocked = Some(guard.record());
     Ok(guard)
+}
+
+/// Records the site or answers it from a recording, as `site` says: the
+/// browser's traffic and, when `fixed_clock` asks, its clock. A replay in a
+/// browser seamark launches reaches no network: what the recording does not
+/// answer fails.
+pub(crate) fn hold_site(
+    site: &SiteUse,
+    fixed_clock: Option<ClockStart>,
+    secrets: &Secrets,
+    browser: &mut BrowserOptions,
+    dir: &std::path::Path,
+) -> Result<Option<SiteHold>, String> {
+    let hold = SiteHold::open(site, secrets, dir).map_err(|e| e.to_string())?;
+    if let Some(hold) = &hold {
+        browser.traffic = Some(hold.traffic());
+        if matches!(hold, SiteHold::Replaying(_)) && browser.cdp.is_none() {
+            browser.proxy = Some(crate::browser::NO_NETWORK.to_string());
+        }
+    }
+    if let Some(start) = fixed_clock {
+        browser.place.clock = Some(SiteHold::clock(hold.as_ref(), start));
+    }
+    Ok(hold)
 }
 
 /// Runs `work` unless the signal comes first (then what it resolved with).
@@ -505,6 +537,8 @@ struct Run {
     downloads: Vec<crate::files::DownloadedFile>,
     /// What the judge said so far, and what it cost.
     judge: Option<crate::records::JudgeReport>,
+    /// What was done with the site's traffic, at the end.
+    site: Option<crate::site::SiteReport>,
 }
 
 impl Run {
@@ -540,6 +574,7 @@ impl Run {
             checkpoints: Vec::new(),
             downloads: Vec::new(),
             judge: None,
+            site: None,
         }
     }
 
@@ -665,6 +700,19 @@ impl Agent {
                 return self.end(journal, run, started, model, Ending::failed(reason), before);
             }
         };
+        let site = match hold_site(
+            &self.options.site,
+            self.options.fixed_clock,
+            &self.options.act.secrets,
+            &mut self.options.browser,
+            journal.dir(),
+        ) {
+            Ok(site) => site,
+            Err(reason) => {
+                let before = run.before;
+                return self.end(journal, run, started, model, Ending::failed(reason), before);
+            }
+        };
         let mut interrupt = self.interrupt.take();
         let opened = match self.pool.clone() {
             Some(pool) => until(&mut interrupt, pool.open(&self.options.browser)).await,
@@ -697,8 +745,15 @@ impl Agent {
                 }
                 let saving = self.save_storage_state(&session, &mut run).await;
                 session.close().await;
+                let kept = site.as_ref().and_then(|s| match s.finish(journal.dir()) {
+                    Ok(report) => {
+                        run.site = Some(report);
+                        None
+                    }
+                    Err(e) => Some(e.to_string()),
+                });
                 let (ending, steps) = out.unwrap_or_else(|cause| run.interrupted(&cause));
-                (ending.and(saving), steps)
+                (ending.and(saving).and(kept), steps)
             }
             Ok(Err(e)) => (
                 Ending::failed(format!("the browser could not start: {e}")),
@@ -880,6 +935,7 @@ impl Agent {
             skill: run.skills.map(|s| s.report),
             downloads: run.downloads,
             judge: run.judge,
+            site: run.site,
         };
         Ok(write_end(&mut journal, result, self.options.report)?)
     }

@@ -34,6 +34,8 @@ impl RunPolicy {
             read_chars: act.read_chars,
             schema: act.answer_schema.as_ref().map(|s| s.schema().clone()),
             viewport: o.browser.viewport,
+            expect: o.expect.clone(),
+            record_site: o.site == crate::site::SiteUse::Record,
         }
     }
 
@@ -106,6 +108,11 @@ impl RunPolicy {
             None => None,
         };
         o.browser.viewport = self.viewport;
+        o.expect = self.expect.clone();
+        // A recorded run goes on recording, into the same site.har.
+        if self.record_site && o.site == crate::site::SiteUse::Live {
+            o.site = crate::site::SiteUse::Record;
+        }
         Ok(())
     }
 }

@@ -112,7 +112,11 @@ impl Agent {
             journal,
         };
         let look = self.look(step, &mut stage).await?;
-        let now = crate::clock::now();
+        // A fixed page clock is the clock the model is told too.
+        let now = match &self.options.browser.place.clock {
+            Some(clock) => clock.now(),
+            None => crate::clock::now(),
+        };
         run.now = crate::browser::local_time(stage.session.page(), now)
             .await
             .unwrap_or_else(|| format!("{} (UTC)", crate::clock::utc_rfc3339(now)));

@@ -178,11 +178,9 @@ impl Suite {
             task: episode.utterance,
             url,
             check: Some(Check::Js(REWARD_CHECK.into())),
-            max_steps: None,
             max_time: Some((Duration::from_millis(limit_ms) + GRACE).as_secs_f64()),
-            schema: None,
-            secrets: Vec::new(),
             setup: Some(start_episode(seed, &limit_ms.to_string())),
+            ..TaskSpec::default()
         })
     }
 }

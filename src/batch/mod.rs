@@ -25,6 +25,7 @@
 //! ```
 
 pub mod export;
+pub mod fixture;
 pub mod miniwob;
 pub mod results;
 pub mod score;
@@ -900,6 +901,18 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
     }
     if let Some(d) = &options.act.download_dir {
         options.act.download_dir = Some(d.join(&spec.id).join(unit.attempt.to_string()));
+    }
+    if !spec.expect.is_empty() {
+        options.expect = spec.expect.clone();
+    }
+    if let Some(har) = &spec.site {
+        options.site = crate::site::SiteUse::Replay(har.into());
+    }
+    if let Some(clock) = &spec.fixed_clock {
+        options.fixed_clock = Some(crate::site::ClockStart::parse(
+            clock,
+            matches!(options.site, crate::site::SiteUse::Replay(_)),
+        )?);
     }
     Ok(options)
 }

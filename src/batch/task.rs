@@ -11,7 +11,7 @@ use crate::safety::Secret;
 use crate::schema::AnswerSchema;
 
 /// One task of a batch (a line of `TASKS.jsonl`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskSpec {
     /// Names the task in results and run directories: letters, digits, `.`,
@@ -24,6 +24,10 @@ pub struct TaskSpec {
     /// How the run is scored; without one, by its own ending (done or not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<Check>,
+    /// What must hold before the run's COMPLETE is taken, as `--expect-*`
+    /// gives it: a run that ends done held them all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Check>,
     /// Most steps, instead of the batch's `--max-steps`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steps: Option<usize>,
@@ -42,6 +46,14 @@ pub struct TaskSpec {
     /// step: the state the task starts from (MiniWoB++ starts its episode so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
+    /// A recording (HAR 1.2, in the tasks file's folder) that answers the
+    /// run instead of the network: a fixture (`seamark fixture`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// The pages' clock fixed: `recording` (where the recording began) or a
+    /// time in UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_clock: Option<String>,
 }
 
 /// A line of a tasks file that cannot be run, and why.
@@ -222,6 +234,50 @@ fn local_file_allowed(url: String, base: &Path, local: LocalFiles) -> Result<Str
 }
 
 /// What keeps a parsed task from running; its file URL is made absolute.
+/// What is wrong with a check, if anything: an empty one, or a regular
+/// expression that is none.
+fn check_problem(check: &Check) -> Option<String> {
+    match check {
+        Check::AnswerRegex(r) => regex::Regex::new(r).err().map(|e| {
+            // The parser's message draws the pattern over lines; its last
+            // line says what is wrong.
+            let text = e.to_string();
+            let why = text
+                .lines()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or_default()
+                .trim()
+                .trim_start_matches("error: ")
+                .to_string();
+            format!("answer_regex {r:?} is not a regular expression: {why}")
+        }),
+        c if c.wanted().trim().is_empty() => Some(format!("the {} check is empty", c.kind())),
+        _ => None,
+    }
+}
+
+/// A line's recording, as a path: a file in the tasks file's folder (or
+/// below it) that reads as a HAR, unless local files are the person's to
+/// allow (`--local-files`); a public suite names none.
+fn recording_allowed(site: &str, base: &Path, local: LocalFiles) -> Result<String, String> {
+    let path = base.join(site.trim());
+    if local == LocalFiles::Refused {
+        return Err("this suite's tasks are on the web: a recording is not read".into());
+    }
+    let found = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if local == LocalFiles::InFolder {
+        let folder = std::fs::canonicalize(base).map_err(|e| format!("{}: {e}", base.display()))?;
+        if !found.starts_with(&folder) {
+            return Err(format!(
+                "{} is outside the tasks file's folder (--local-files allows it)",
+                found.display()
+            ));
+        }
+    }
+    crate::site::read_har(&found).map_err(|e| e.to_string())?;
+    Ok(found.to_string_lossy().into_owned())
+}
+
 fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<String> {
     let mut out = Vec::new();
     if let Err(e) = valid_id(&spec.id) {
@@ -245,26 +301,15 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<Str
             Err(e) => out.push(format!("bad url: {e}")),
         }
     }
-    match &spec.check {
-        Some(Check::AnswerRegex(r)) => {
-            if let Err(e) = regex::Regex::new(r) {
-                // The parser's message draws the pattern over lines; its
-                // last line says what is wrong.
-                let text = e.to_string();
-                let why = text
-                    .lines()
-                    .rfind(|l| !l.trim().is_empty())
-                    .unwrap_or_default();
-                out.push(format!(
-                    "answer_regex {r:?} is not a regular expression: {}",
-                    why.trim().trim_start_matches("error: ")
-                ));
-            }
+    for (what, check) in spec
+        .check
+        .iter()
+        .map(|c| ("", c))
+        .chain(spec.expect.iter().map(|c| ("expect: ", c)))
+    {
+        if let Some(e) = check_problem(check) {
+            out.push(format!("{what}{e}"));
         }
-        Some(c) if c.wanted().trim().is_empty() => {
-            out.push(format!("the {} check is empty", c.kind()));
-        }
-        _ => {}
     }
     if spec.max_steps == Some(0) {
         out.push("max_steps must be 1 or more".into());
@@ -280,6 +325,17 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<Str
     for s in &spec.secrets {
         if let Err(e) = s.parse::<Secret>() {
             out.push(format!("secrets: {e}"));
+        }
+    }
+    if let Some(site) = spec.site.take() {
+        match recording_allowed(&site, base, local) {
+            Ok(path) => spec.site = Some(path),
+            Err(e) => out.push(format!("site: {e}")),
+        }
+    }
+    if let Some(clock) = &spec.fixed_clock {
+        if let Err(e) = crate::site::ClockStart::parse(clock, spec.site.is_some()) {
+            out.push(format!("fixed_clock: {e}"));
         }
     }
     out

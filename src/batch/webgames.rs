@@ -117,11 +117,7 @@ impl Suite {
                 url: self.server.url(c.path.trim_end_matches("/*")),
                 check: Some(Check::AnswerContains(c.password)),
                 id: c.id,
-                max_steps: None,
-                max_time: None,
-                schema: None,
-                secrets: Vec::new(),
-                setup: None,
+                ..TaskSpec::default()
             })
             .collect())
     }

@@ -112,6 +112,20 @@ pub(crate) fn decision(
     }
 }
 
+/// Runs `script` in each document of `page` before its own scripts, from the
+/// one it shows now on.
+pub(crate) async fn script_first(page: &Page, script: &str) -> Result<(), CdpError> {
+    page.execute(
+        AddScriptToEvaluateOnNewDocumentParams::builder()
+            .source(script)
+            .run_immediately(true)
+            .build()
+            .map_err(CdpError::msg)?,
+    )
+    .await?;
+    Ok(())
+}
+
 /// Checks every request of `page` with `filter` from now on, until the
 /// returned task is stopped or the page goes.
 pub(crate) async fn guard_page(
@@ -121,14 +135,7 @@ pub(crate) async fn guard_page(
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
     page.execute(every_request()).await?;
     if let Some(seal) = filter.seal() {
-        page.execute(
-            AddScriptToEvaluateOnNewDocumentParams::builder()
-                .source(seal)
-                .run_immediately(true)
-                .build()
-                .map_err(CdpError::msg)?,
-        )
-        .await?;
+        script_first(page, seal).await?;
     }
     let page = page.clone();
     Ok(tokio::spawn(async move {

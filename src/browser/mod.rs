@@ -13,6 +13,7 @@ mod personal;
 mod place;
 mod pool;
 mod remote;
+mod traffic;
 mod viewport;
 
 pub use launch::tie_to_this_process;
@@ -45,10 +46,11 @@ pub use hit::{Hit, HitTester};
 pub use intercept::RequestFilter;
 pub use launch::NET_LOG_ENV;
 pub use personal::PersonalBrowser;
-pub use place::{local_time, Place};
+pub use place::{local_time, PageClock, Place};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
 pub use remote::{Link, RemoteSession, Reply};
+pub use traffic::{Answer, Asked, Exchange, Got, Responder, Tap, Traffic, MAX_BODY};
 pub use viewport::{DeviceScale, Viewport};
 
 /// Errors of the browser layer.
@@ -146,6 +148,9 @@ pub struct BrowserOptions {
     pub keep_tab: bool,
     /// The time zone and locale of every tab (`--timezone`, `--locale`).
     pub place: Place,
+    /// What the session does with its tabs' traffic: records every response
+    /// (`--record-site`) or answers every request from a recording (`--site`).
+    pub traffic: Option<Traffic>,
 }
 
 impl Default for BrowserOptions {
@@ -161,6 +166,7 @@ impl Default for BrowserOptions {
             profile: None,
             keep_tab: false,
             place: Place::default(),
+            traffic: None,
         }
     }
 }
@@ -342,6 +348,8 @@ pub struct Session {
     request_filter: Option<RequestFilter>,
     /// The time zone and locale of every tab.
     place: Place,
+    /// What the session does with its tabs' traffic, when anything.
+    traffic: Option<Traffic>,
     /// The tabs whose requests are checked, and the tasks answering them.
     checked: Vec<(Page, JoinHandle<()>)>,
 }
@@ -724,6 +732,10 @@ pub fn profile_holder(dir: &std::path::Path) -> Option<String> {
 /// was refused.
 const NO_BYPASS: &str = concat!("<-loopback>;", dead_end!());
 
+/// A proxy no one serves: a browser (or context) sent through it reaches
+/// nothing, as a replay wants what the recording does not answer.
+pub const NO_NETWORK: &str = dead_end!();
+
 /// Whether process `pid` runs: it exists and is no zombie (Linux's /proc;
 /// elsewhere it is taken to run).
 fn process_runs(pid: u32) -> bool {
@@ -791,6 +803,7 @@ impl Session {
             keep_tab: options.keep_tab,
             request_filter: options.request_filter.clone(),
             place: options.place.clone(),
+            traffic: options.traffic.clone(),
             checked: Vec::new(),
         };
         session.follow_page(&page).await?;
@@ -805,8 +818,14 @@ impl Session {
         if let Err(e) = self.host.remote.attach_frames(page).await {
             tracing::debug!("frames of other sites are attached when first looked at: {e}");
         }
-        if let Some(filter) = &self.request_filter {
-            let task = intercept::guard_page(page, filter.clone()).await?;
+        let task = match (&self.traffic, &self.request_filter) {
+            (Some(traffic), filter) => {
+                Some(traffic::follow(page, filter.clone(), traffic.clone()).await?)
+            }
+            (None, Some(filter)) => Some(intercept::guard_page(page, filter.clone()).await?),
+            (None, None) => None,
+        };
+        if let Some(task) = task {
             self.checked.push((page.clone(), task));
         }
         self.place.apply(page).await?;

@@ -8,16 +8,81 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// A time zone and a locale for every tab of a session; `None` keeps the
-/// machine's.
+/// machine's. And, for a run done again against a recording, the clock.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Place {
     /// An IANA time zone, e.g. `Europe/Paris`.
     pub timezone: Option<String>,
     /// A BCP 47 locale, e.g. `de-DE`.
     pub locale: Option<String>,
+    /// The pages' clock and `Math.random` fixed (`--fixed-clock`).
+    pub clock: Option<PageClock>,
+}
+
+/// A clock that starts at a given moment when the session starts and runs
+/// from there, and a `Math.random` that gives the same numbers each time:
+/// a recorded app runs again as it ran (its dates, its shuffles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageClock {
+    /// The moment the clock shows at `since`.
+    pub start: SystemTime,
+    /// When the session started.
+    pub since: Instant,
+    /// The seed of `Math.random`.
+    pub seed: u32,
+}
+
+impl PageClock {
+    /// A clock showing `start` now, with the usual seed.
+    pub fn starting(start: SystemTime) -> PageClock {
+        PageClock {
+            start,
+            since: Instant::now(),
+            seed: 0x5EA_4A2C,
+        }
+    }
+
+    /// What it shows now.
+    pub fn now(&self) -> SystemTime {
+        self.start + self.since.elapsed()
+    }
+
+    /// The script run in every document before its own: `Date` and
+    /// `Date.now()` read this clock (a `Date` of a given time is as ever),
+    /// and `Math.random` is a seeded generator (mulberry32).
+    fn script(&self) -> String {
+        let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+        let start = ms(self.now());
+        // The real moment that `start` is, so each document reads the same
+        // clock whenever it loads.
+        let real = ms(SystemTime::now());
+        let seed = self.seed;
+        format!(
+            r#"(() => {{
+  const Real = Date, realNow = Real.now.bind(Real), shift = {start} - {real};
+  const now = () => realNow() + shift;
+  function Fixed(...a) {{
+    if (!new.target) return new Real(now()).toString();
+    return a.length === 0 ? new Real(now()) : new Real(...a);
+  }}
+  Fixed.prototype = Real.prototype;
+  Fixed.now = now; Fixed.parse = Real.parse; Fixed.UTC = Real.UTC;
+  Object.defineProperty(Real.prototype, 'constructor', {{ value: Fixed, writable: true, configurable: true }});
+  globalThis.Date = Fixed;
+  let s = {seed} >>> 0;
+  Math.random = () => {{
+    s = (s + 0x6D2B79F5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }};
+}})();"#
+        )
+    }
 }
 
 impl Place {
@@ -33,6 +98,9 @@ impl Place {
                 locale: Some(locale.clone()),
             })
             .await?;
+        }
+        if let Some(clock) = &self.clock {
+            super::intercept::script_first(page, &clock.script()).await?;
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use tokio::sync::Mutex;
 
 use super::run::PolicyArgs;
 use super::signals::{self, Signals, Stop};
-use super::{BrowserArgs, StorageArgs, UsageError};
+use super::{BrowserArgs, SiteArgs, StorageArgs, UsageError};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -49,13 +49,18 @@ pub struct McpArgs {
     #[command(flatten)]
     storage: StorageArgs,
     #[command(flatten)]
+    site: SiteArgs,
+    #[command(flatten)]
     browser: BrowserArgs,
 }
 
 pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
     let act = args.policy.act_options(args.confirm, None)?;
     args.storage.check()?;
+    let (site, fixed_clock) = args.site.site_use()?;
     let options = McpOptions {
+        site,
+        fixed_clock,
         browser: args.browser.options().await?,
         act,
         scrub: !args.policy.no_scrub,

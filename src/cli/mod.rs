@@ -7,6 +7,7 @@ mod batch;
 mod bench;
 mod browser;
 mod demo;
+mod fixture;
 mod mark;
 mod mcp;
 mod read;
@@ -91,6 +92,14 @@ enum Command {
     /// 127.0.0.1, the task done with recorded answers (no model, no key), or
     /// with a real model (--model); a report of the run at the end.
     Demo(demo::DemoArgs),
+    /// Make a run recorded with --record-site a fixture: its task, start
+    /// page and checks as a line of a tasks file, beside its site.har.
+    ///
+    /// `seamark batch` runs the tasks file offline, each run answered from
+    /// its recording with the clock fixed where it began; with --repeat K it
+    /// reports pass^K. A run that failed in production becomes a regression
+    /// test a fix must pass. See docs/fixtures.md.
+    Fixture(fixture::FixtureArgs),
     /// Measure perception on any pages: each stage beside a bare screenshot
     /// of the same page, taken in turn, as ratios measured in one run.
     ///
@@ -266,9 +275,65 @@ impl BrowserArgs {
             place: seamark::browser::Place {
                 timezone: self.timezone.clone(),
                 locale: self.locale.clone(),
+                clock: None,
             },
             ..BrowserOptions::default()
         })
+    }
+}
+
+/// The site as it is, recorded, or answered from a recording; `run`,
+/// `replay`, `batch` and `mcp` take it.
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// Keep every response the browser receives (pages, scripts, styles,
+    /// images, XHR and fetch, fonts) in the run directory as site.har
+    /// (HAR 1.2, bodies included). Cookie and authorization values and every
+    /// --secret are sealed. Run it again offline with --site.
+    #[arg(long, conflicts_with = "site")]
+    pub record_site: bool,
+    /// Answer every request from this recording (a run's site.har) instead
+    /// of the network: nothing is fetched live, and a request it has no
+    /// answer for fails as a refused connection and is listed in the result.
+    /// Not with --cdp.
+    #[arg(long, value_name = "FILE.har", conflicts_with = "cdp")]
+    pub site: Option<PathBuf>,
+    /// Fix the pages' clock (Date) and Math.random so that a recorded app
+    /// runs the same way again: from where the --site recording began, or
+    /// from TIME (2026-03-14T09:26:53Z). The model is told the same clock.
+    #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "recording")]
+    pub fixed_clock: Option<String>,
+}
+
+impl SiteArgs {
+    /// What the run does with the site and its clock; a recording that
+    /// cannot be read, or a time that is none, is told now.
+    pub fn site_use(
+        &self,
+    ) -> Result<(seamark::site::SiteUse, Option<seamark::site::ClockStart>), UsageError> {
+        use seamark::site::{ClockStart, SiteUse};
+        let site = match (&self.site, self.record_site) {
+            (Some(har), _) => {
+                let entries =
+                    seamark::site::read_har(har).map_err(|e| UsageError(format!("--site: {e}")))?;
+                if entries.is_empty() {
+                    return Err(UsageError(format!(
+                        "--site {}: the recording holds no request",
+                        har.display()
+                    )));
+                }
+                SiteUse::Replay(har.clone())
+            }
+            (None, true) => SiteUse::Record,
+            (None, false) => SiteUse::Live,
+        };
+        let clock = self
+            .fixed_clock
+            .as_deref()
+            .map(|text| ClockStart::parse(text, self.site.is_some()))
+            .transpose()
+            .map_err(|e| UsageError(format!("--fixed-clock: {e}")))?;
+        Ok((site, clock))
     }
 }
 
@@ -400,6 +465,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Batch(args) => batch::run(args).await,
         Command::Bench(args) => or_signal_code(bench::run(args)).await,
         Command::Demo(args) => demo::run(args).await,
+        Command::Fixture(args) => fixture::run(args),
         Command::Mcp(args) => mcp::run(args).await,
         Command::Skill(args) => skill::run(args),
         Command::Browser(args) => browser::run(args).await,

@@ -23,7 +23,7 @@ use seamark::safety::{
 };
 use seamark::schema::AnswerSchema;
 
-use super::{BrowserArgs, StorageArgs, UsageError};
+use super::{BrowserArgs, SiteArgs, StorageArgs, UsageError};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -145,6 +145,8 @@ pub struct CommonArgs {
     schema: Option<PathBuf>,
     #[command(flatten)]
     pub storage: StorageArgs,
+    #[command(flatten)]
+    pub site: SiteArgs,
     /// Screenshots a step may send: the current one, and the ones before it
     /// when the last step's changes are not told in words (a command at a
     /// point of the image, or one with no effect on the page's elements).
@@ -405,7 +407,10 @@ impl CommonArgs {
             None => None,
         };
         self.storage.check()?;
+        let (site, fixed_clock) = self.site.site_use()?;
         Ok(AgentOptions {
+            site,
+            fixed_clock,
             storage_state: self.storage.storage_state.clone(),
             save_storage_state: self.storage.save_storage_state.clone(),
             hand_over: self.browser.headful && std::io::stdin().is_terminal(),
@@ -529,6 +534,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
             "skill": r.skill,
             "downloads": r.downloads,
             "judge": r.judge,
+            "site": r.site,
         });
         writeln!(out, "{v}")?;
         return Ok(());
@@ -566,6 +572,23 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     }
     for f in &r.downloads {
         writeln!(out, "downloaded: {} ({})", f.path.display(), f.describe())?;
+    }
+    if let Some(site) = &r.site {
+        writeln!(
+            out,
+            "site: {} {} requests {} {}",
+            site.mode,
+            site.requests,
+            if site.mode == "recorded" {
+                "into"
+            } else {
+                "from"
+            },
+            site.har.display()
+        )?;
+        if let Some(line) = site.unmatched_line() {
+            writeln!(out, "{line}")?;
+        }
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
     if r.status == RunStatus::NeedsInput {

@@ -21,6 +21,7 @@ use crate::perceive::{self, Observation};
 use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::records::Shown;
 use crate::safety::{ConfirmPolicy, DomainGuard};
+use crate::site::{ClockStart, SiteHold, SiteUse};
 use crate::skill::{Follow, Found, Params, Skill, SkillStore};
 use crate::storage::{Item, StorageState};
 use std::collections::BTreeMap;
@@ -58,6 +59,11 @@ pub struct McpOptions {
     /// session in a browser context of its own there, instead of launching
     /// a browser (`browser` then gives the context's viewport).
     pub pool: Option<Arc<Pool>>,
+    /// The network as it is, recorded into the run directory's `site.har`,
+    /// or a recording instead of it.
+    pub site: SiteUse,
+    /// The pages' clock and `Math.random` fixed, from this start.
+    pub fixed_clock: Option<ClockStart>,
 }
 
 impl Default for McpOptions {
@@ -73,6 +79,8 @@ impl Default for McpOptions {
             storage_state: None,
             save_storage_state: None,
             pool: None,
+            site: SiteUse::Live,
+            fixed_clock: None,
         }
     }
 }
@@ -108,6 +116,9 @@ pub struct Desk {
     journal: Journal,
     started: Instant,
     guard: Option<DomainGuard>,
+    /// The site recorded, or answered from a recording, from the first
+    /// browser on.
+    site: Option<SiteHold>,
     session: Option<Session>,
     exec: Option<Executor>,
     shown: Option<Shown>,
@@ -164,6 +175,7 @@ impl Desk {
             journal,
             started: Instant::now(),
             guard: None,
+            site: None,
             session: None,
             exec: None,
             shown: None,
@@ -202,6 +214,17 @@ impl Desk {
                 agent::start_guard(&mut self.options.act, &mut self.options.browser, attached)
                     .await?;
             self.guard = Some(guard);
+        }
+        // The recording, too, outlives a browser that died: it goes on in
+        // the next one.
+        if self.site.is_none() {
+            self.site = agent::hold_site(
+                &self.options.site,
+                self.options.fixed_clock,
+                &self.options.act.secrets,
+                &mut self.options.browser,
+                self.journal.dir(),
+            )?;
         }
         let session = match &self.options.pool {
             Some(pool) => pool.open(&self.options.browser).await,
@@ -740,11 +763,20 @@ impl Desk {
             skill: None,
             downloads: self.downloads.clone(),
             judge: None,
+            site: None,
         };
         if let Some(s) = self.session.take() {
             self.save_state(&s).await;
             let _ = tokio::time::timeout(Duration::from_secs(10), s.close()).await;
         }
+        let result = RunResult {
+            site: self.site.as_ref().and_then(|hold| {
+                hold.finish(&self.dir())
+                    .map_err(|e| tracing::warn!("the session's site was not kept: {e}"))
+                    .ok()
+            }),
+            ..result
+        };
         if let Err(e) = agent::write_end(&mut self.journal, result, true) {
             tracing::warn!("the session's end could not be written: {e}");
         }

@@ -122,6 +122,10 @@ pub struct RunResult {
     /// The judge's part, when a judge model was asked (`--judge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeReport>,
+    /// What the run did with the site's traffic: recorded it
+    /// (`--record-site`), or was answered from a recording (`--site`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<crate::site::SiteReport>,
 }
 
 /// What the judge model said of a run, and what asking it cost: counted on
@@ -177,6 +181,7 @@ impl RunResult {
             skill: None,
             downloads: Vec::new(),
             judge: None,
+            site: None,
         }
     }
 }
@@ -433,6 +438,12 @@ pub struct RunPolicy {
     pub schema: Option<serde_json::Value>,
     /// The viewport.
     pub viewport: Viewport,
+    /// What had to hold before COMPLETE was taken (`--expect-*`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<crate::check::Check>,
+    /// The site's responses were recorded into `site.har` (`--record-site`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub record_site: bool,
 }
 
 /// The journal record written before a step's commands run, so that a run

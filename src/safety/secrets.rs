@@ -272,6 +272,25 @@ impl Secrets {
         replace_values(&self.values(), text)
     }
 
+    /// `bytes` with every secret value replaced by its placeholder, for a
+    /// body that is not text (an image, a file sent): the values as bytes.
+    pub fn redact_bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for (value, placeholder) in self.values() {
+            let value = value.as_bytes();
+            let mut kept = Vec::with_capacity(out.len());
+            let mut rest = out.as_slice();
+            while let Some(at) = rest.windows(value.len()).position(|w| w == value) {
+                kept.extend_from_slice(&rest[..at]);
+                kept.extend_from_slice(placeholder.as_bytes());
+                rest = &rest[at + value.len()..];
+            }
+            kept.extend_from_slice(rest);
+            out = kept;
+        }
+        out
+    }
+
     /// Whether `text` holds a secret value.
     pub fn reveals(&self, text: &str) -> bool {
         self.values().iter().any(|(v, _)| text.contains(v))

@@ -108,7 +108,13 @@ impl Workdir {
     /// way it tells (a run's end and report, a batch's summary), and the
     /// test fails with what it printed: a hang shows where it hung.
     pub async fn run(&self, args: &[&str]) -> Ran {
+        self.run_with_env(args, &[]).await
+    }
+
+    /// [`Workdir::run`], with these variables set in its environment.
+    pub async fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
         let mut cmd = self.command(args);
+        cmd.envs(env.iter().copied());
         cmd.stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let child = cmd.spawn().expect("start seamark");

@@ -21,6 +21,7 @@ mod demo;
 mod docs;
 mod documents;
 mod files;
+mod fixtures;
 mod golden;
 mod guest;
 mod hands;

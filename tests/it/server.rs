@@ -32,6 +32,12 @@ pub const SESSION_PASSWORD: &str = "correct-horse-42";
 /// The session cookie `/login` gives ada.
 pub const SESSION_COOKIE: &str = "sid=s-ada-7";
 
+/// The password of `ada` at `/desk/login`: a form sends it as
+/// `tea-%26-biscuits+42`.
+pub const DESK_PASSWORD: &str = "tea-&-biscuits 42";
+/// The session cookie `/desk/login` gives ada.
+pub const DESK_COOKIE: &str = "desk=d-ada-91f3";
+
 /// Where the fixture pages are.
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sites")
@@ -297,6 +303,52 @@ async fn serve(
             };
             stream.write_all(head.as_bytes()).await?;
             return stream.flush().await;
+        }
+        // The help desk: a sign-in that sets a cookie and goes on to the
+        // request form, who the cookie says you are, and a request sent.
+        "/desk/login" => {
+            let fields: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes())
+                .into_owned()
+                .collect();
+            let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+            let ok = field("user") == Some("ada") && field("pw") == Some(DESK_PASSWORD);
+            let head = if ok {
+                format!(
+                    "HTTP/1.1 303 See Other\r\nLocation: /desk-request.html\r\nSet-Cookie: {DESK_COOKIE}; Path=/; HttpOnly\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            } else {
+                "HTTP/1.1 303 See Other\r\nLocation: /desk-signin.html?failed=1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string()
+            };
+            stream.write_all(head.as_bytes()).await?;
+            return stream.flush().await;
+        }
+        "/desk/me" => {
+            let ada = cookie.as_deref().is_some_and(|c| c.contains(DESK_COOKIE));
+            let name = if ada { "Ada" } else { "nobody" };
+            (
+                200,
+                "application/json",
+                format!("{{\"name\":\"{name}\"}}").into_bytes(),
+            )
+        }
+        "/desk/submit" => {
+            let fields: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes())
+                .into_owned()
+                .collect();
+            let field = |k: &str| {
+                fields
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default()
+            };
+            let page = format!(
+                "<!doctype html><title>Request received</title><h1>Request received</h1>\
+                 <p>{} ({} priority)</p><a href=\"/desk-request.html\">Another request</a>",
+                field("subject"),
+                field("priority")
+            );
+            (200, "text/html", page.into_bytes())
         }
         // Who the session cookie says the visitor is.
         "/me" => {

@@ -1,0 +1,377 @@
+//! The HAR file: an exchange the browser saw as a sealed HAR 1.2 entry, and
+//! the file read back.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use har::v1_2::{
+    Content, Cookies, Entries, Headers, Log, PostData, QueryString, Request, Response,
+};
+
+use super::SiteError;
+use crate::browser::{Exchange, Got};
+use crate::safety::Secrets;
+
+/// The recording's name in a run directory.
+pub const HAR_FILE: &str = "site.har";
+
+/// What a sealed value is written as.
+pub(super) const SEALED: &str = "[redacted]";
+
+/// What a failed request's response comment starts with; the rest is the
+/// network's error (`failed: ConnectionRefused`).
+pub(super) const FAILED: &str = "failed: ";
+
+/// Request headers whose values are never written.
+const SEALED_REQUEST_HEADERS: [&str; 3] = ["cookie", "authorization", "proxy-authorization"];
+
+/// Response headers whose values are never written, but for a cookie's
+/// name and attributes.
+const SET_COOKIE: &str = "set-cookie";
+
+/// `t` as HAR writes a moment: RFC 3339 in UTC, to the millisecond.
+fn started(t: SystemTime) -> String {
+    let ms = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_millis())
+        .unwrap_or(0);
+    let whole = crate::clock::utc_rfc3339(t);
+    format!("{}.{ms:03}Z", whole.trim_end_matches('Z'))
+}
+
+/// A `Set-Cookie` value with the cookie's value sealed: `sid=[redacted]; Path=/`.
+fn sealed_set_cookie(value: &str) -> String {
+    let (pair, attributes) = value.split_once(';').unwrap_or((value, ""));
+    let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
+    if attributes.is_empty() {
+        format!("{name}={SEALED}")
+    } else {
+        format!("{name}={SEALED};{attributes}")
+    }
+}
+
+/// The cookies a `Cookie` header names, their values sealed.
+fn request_cookies(headers: &[(String, String)]) -> Vec<Cookies> {
+    headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("cookie"))
+        .flat_map(|(_, v)| v.split(';'))
+        .filter_map(|pair| {
+            let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
+            (!name.is_empty()).then(|| Cookies {
+                name: name.to_string(),
+                value: SEALED.to_string(),
+                ..Cookies::default()
+            })
+        })
+        .collect()
+}
+
+/// The cookies the `Set-Cookie` headers set, their values sealed.
+fn response_cookies(headers: &[(String, String)]) -> Vec<Cookies> {
+    headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(SET_COOKIE))
+        // Several cookies may come in one header, a line each.
+        .flat_map(|(_, v)| v.lines())
+        .filter_map(|line| {
+            let pair = line.split(';').next().unwrap_or_default();
+            let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
+            (!name.is_empty()).then(|| Cookies {
+                name: name.to_string(),
+                value: SEALED.to_string(),
+                ..Cookies::default()
+            })
+        })
+        .collect()
+}
+
+/// Headers as HAR writes them, sealed.
+fn sealed_headers(headers: &[(String, String)], secrets: &Secrets) -> Vec<Headers> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let lower = name.to_ascii_lowercase();
+            let value = if SEALED_REQUEST_HEADERS.contains(&lower.as_str()) {
+                SEALED.to_string()
+            } else if lower == SET_COOKIE {
+                value
+                    .lines()
+                    .map(sealed_set_cookie)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            } else {
+                secrets.redact(value)
+            };
+            Headers {
+                name: name.clone(),
+                value,
+                comment: None,
+            }
+        })
+        .collect()
+}
+
+/// A header's value, by its name in any case.
+pub(super) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// A request body as the recording keeps it, and as a replay compares it:
+/// its text (a binary body read as Latin-1-safe lossy UTF-8), secrets sealed.
+pub(super) fn sealed_body(body: &[u8], secrets: &Secrets) -> String {
+    secrets.redact(&String::from_utf8_lossy(body))
+}
+
+/// A body as HAR content: text when it is UTF-8, else base64; secrets sealed
+/// either way.
+fn content(body: Option<&[u8]>, mime: &str, secrets: &Secrets) -> Content {
+    let Some(body) = body else {
+        return Content {
+            size: -1,
+            mime_type: Some(mime.to_string()),
+            comment: Some("the body was not kept".into()),
+            ..Content::default()
+        };
+    };
+    let (text, encoding) = match std::str::from_utf8(body) {
+        Ok(text) => (secrets.redact(text), None),
+        Err(_) => (
+            base64::engine::general_purpose::STANDARD.encode(secrets.redact_bytes(body)),
+            Some("base64".to_string()),
+        ),
+    };
+    Content {
+        size: body.len() as i64,
+        mime_type: Some(mime.to_string()),
+        text: Some(text),
+        encoding,
+        ..Content::default()
+    }
+}
+
+/// An exchange as a sealed HAR entry.
+pub(super) fn entry(exchange: &Exchange, secrets: &Secrets) -> Entries {
+    let asked = &exchange.asked;
+    let url = secrets.redact(&asked.url);
+    let query_string = url::Url::parse(&url)
+        .map(|u| {
+            u.query_pairs()
+                .map(|(name, value)| QueryString {
+                    name: name.into_owned(),
+                    value: value.into_owned(),
+                    comment: None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let post_data = asked.body.as_ref().map(|body| PostData {
+        mime_type: header(&asked.headers, "content-type")
+            .unwrap_or_default()
+            .to_string(),
+        text: Some(sealed_body(body, secrets)),
+        params: None,
+        comment: None,
+    });
+    let request = Request {
+        method: asked.method.clone(),
+        url,
+        http_version: "HTTP/1.1".into(),
+        cookies: request_cookies(&asked.headers),
+        headers: sealed_headers(&asked.headers, secrets),
+        query_string,
+        body_size: asked.body.as_ref().map_or(0, |b| b.len() as i64),
+        post_data,
+        headers_size: -1,
+        comment: Some(asked.resource.clone()),
+    };
+    let response = match &exchange.got {
+        Got::Response {
+            status,
+            status_text,
+            headers,
+            body,
+        } => Response {
+            status: *status,
+            status_text: status_text.clone(),
+            http_version: "HTTP/1.1".into(),
+            cookies: response_cookies(headers),
+            headers: sealed_headers(headers, secrets),
+            content: content(
+                body.as_deref(),
+                header(headers, "content-type").unwrap_or_default(),
+                secrets,
+            ),
+            redirect_url: header(headers, "location").map(|l| secrets.redact(l)),
+            headers_size: -1,
+            body_size: body.as_ref().map_or(-1, |b| b.len() as i64),
+            comment: None,
+        },
+        Got::Failed(reason) => Response {
+            status: 0,
+            http_version: "HTTP/1.1".into(),
+            content: Content {
+                size: 0,
+                mime_type: Some(String::new()),
+                ..Content::default()
+            },
+            redirect_url: Some(String::new()),
+            headers_size: -1,
+            body_size: -1,
+            comment: Some(format!("{FAILED}{reason}")),
+            ..Response::default()
+        },
+    };
+    Entries {
+        started_date_time: started(exchange.at),
+        time: 0.0,
+        request,
+        response,
+        timings: har::v1_2::Timings {
+            send: 0.0,
+            wait: 0.0,
+            receive: 0.0,
+            ..har::v1_2::Timings::default()
+        },
+        ..Entries::default()
+    }
+}
+
+/// A HAR 1.2 file of `entries`.
+pub(super) fn write_har(path: &Path, entries: Vec<Entries>) -> Result<(), SiteError> {
+    let log = Log {
+        creator: har::v1_2::Creator {
+            name: "seamark".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            comment: None,
+        },
+        entries,
+        comment: Some(
+            "recorded by seamark --record-site: cookie and authorization values and secrets \
+             are sealed"
+                .into(),
+        ),
+        ..Log::default()
+    };
+    let har = har::Har {
+        log: har::Spec::V1_2(log),
+    };
+    let text = har::to_json(&har).map_err(|e| SiteError::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    // Whole or not at all: a reader never finds half a file.
+    let partial = path.with_extension("har.partial");
+    std::fs::write(&partial, text)
+        .and_then(|_| std::fs::rename(&partial, path))
+        .map_err(|source| SiteError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// Reads a HAR 1.2 file's entries.
+pub fn read_har(path: &Path) -> Result<Vec<Entries>, SiteError> {
+    let bytes = std::fs::read(path).map_err(|source| SiteError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let not_har = |reason: String| SiteError::NotHar {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match har::from_slice(&bytes)
+        .map_err(|e| not_har(e.to_string()))?
+        .log
+    {
+        har::Spec::V1_2(log) => Ok(log.entries),
+        har::Spec::V1_3(_) => Err(not_har("it is HAR 1.3; seamark replays HAR 1.2".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::browser::Asked;
+
+    fn secrets() -> Secrets {
+        Secrets::new(vec!["pw=hunter2-horse".parse().unwrap()]).unwrap()
+    }
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn cookies_authorization_and_secrets_are_sealed_in_every_part_of_an_entry() {
+        let exchange = Exchange {
+            asked: Asked {
+                method: "POST".into(),
+                url: "http://site.test/in?pw=hunter2-horse".into(),
+                headers: pairs(&[
+                    ("Cookie", "sid=abc123; theme=dark"),
+                    ("Authorization", "Bearer xyz"),
+                    ("Content-Type", "application/x-www-form-urlencoded"),
+                ]),
+                body: Some(b"user=ada&pw=hunter2-horse".to_vec()),
+                resource: "Document".into(),
+            },
+            at: UNIX_EPOCH,
+            got: Got::Response {
+                status: 200,
+                status_text: "OK".into(),
+                headers: pairs(&[
+                    ("Set-Cookie", "sid=abc123; Path=/; HttpOnly"),
+                    ("Content-Type", "image/png"),
+                ]),
+                body: Some(vec![
+                    0xff, 0xfe, b'h', b'u', b'n', b't', b'e', b'r', b'2', b'-', b'h', b'o', b'r',
+                    b's', b'e',
+                ]),
+            },
+        };
+        let e = entry(&exchange, &secrets());
+        let json = serde_json::to_string(&e).unwrap();
+        for leak in ["hunter2-horse", "abc123", "Bearer xyz"] {
+            assert!(!json.contains(leak), "{leak} in {json}");
+        }
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(e.response.content.text.as_deref().unwrap())
+            .unwrap();
+        assert!(!String::from_utf8_lossy(&png).contains("hunter2"));
+        assert_eq!(e.request.cookies.len(), 2);
+        assert!(json.contains("sid=[redacted]; Path=/; HttpOnly"), "{json}");
+        assert_eq!(
+            e.request.post_data.unwrap().text.unwrap(),
+            "user=ada&pw={{secret:pw}}"
+        );
+        assert_eq!(e.started_date_time, "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_failed_request_is_written_as_what_it_was() {
+        let exchange = Exchange {
+            asked: Asked {
+                method: "GET".into(),
+                url: "http://tracker.test/p.gif".into(),
+                headers: Vec::new(),
+                body: None,
+                resource: "Image".into(),
+            },
+            at: UNIX_EPOCH,
+            got: Got::Failed("BlockedByClient".into()),
+        };
+        let e = entry(&exchange, &secrets());
+        assert_eq!(e.response.status, 0);
+        assert_eq!(
+            e.response.comment.as_deref(),
+            Some("failed: BlockedByClient")
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! Runs become fixtures, through the binary as a team uses it: a run signs
+//! in with a secret and sends a form with `--record-site`; the site's server
+//! is stopped, and the run is done again from its `site.har` with the same
+//! scripted model; the recording holds no secret and no cookie in any
+//! encoding; three fixtures run offline as a batch with `--repeat 5`.
+
+use std::path::Path;
+
+use crate::cli::Workdir;
+use crate::model_server::{ModelServer, Received, Reply};
+use crate::server::{Server, DESK_COOKIE, DESK_PASSWORD};
+
+/// The secret's spec as `--secret` takes it.
+fn desk_secret() -> String {
+    format!("DESK_PW={DESK_PASSWORD}")
+}
+
+/// A model that signs in, sends a request for a laptop, and answers with
+/// what the page says it received; and, for the other fixtures' tasks,
+/// answers the page's title. Ids come from the list it is sent.
+fn clerk(r: &Received) -> Reply {
+    let t = r.text();
+    Reply::Text(if !r.task().contains("help desk") {
+        let title = crate::model_server::between(&t, "Title: ", "\n");
+        format!("ANSWER:{title}\nCOMPLETE:read the title")
+    } else if t.contains("Request received") {
+        "ANSWER:received\nCOMPLETE:the request was sent".into()
+    } else if t.contains("Send request") {
+        assert!(t.contains("Signed in as Ada"), "the XHR was answered: {t}");
+        format!(
+            "TYPE:{}:New laptop\nSELECT:{}:High\nCLICK:{}",
+            r.id_of("Subject"),
+            r.id_of("Priority"),
+            r.id_of("Send request")
+        )
+    } else {
+        format!(
+            "TYPE:{}:ada\nTYPE:{}:{{{{secret:DESK_PW}}}}\nCLICK:{}",
+            r.id_of("Username"),
+            r.id_of("Password"),
+            r.id_of("Sign in")
+        )
+    })
+}
+
+const DESK_TASK: &str = "Sign in to the help desk as ada (password: the secret DESK_PW) and \
+                         ask for a new laptop, high priority";
+
+/// Whether `bytes` hold `needle` as it is, as a form or a URL writes it,
+/// or in base64.
+fn holds_in_any_encoding(bytes: &[u8], needle: &str) -> bool {
+    use base64::Engine;
+    let form: String = url::form_urlencoded::byte_serialize(needle.as_bytes()).collect();
+    let link = needle.replace('&', "%26").replace(' ', "%20");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(needle);
+    let text = String::from_utf8_lossy(bytes);
+    [needle.to_string(), form, link, b64]
+        .iter()
+        .any(|n| text.contains(n.as_str()))
+}
+
+fn har_entries(path: &Path) -> Vec<serde_json::Value> {
+    let har: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("the HAR")).expect("HAR is JSON");
+    assert_eq!(har["log"]["version"], "1.2");
+    har["log"]["entries"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_sign_in_and_form_runs_again_offline_and_three_fixtures_score_pass_k() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(clerk).await;
+    let w = Workdir::new(&model);
+    let signin = server.url("desk-signin.html");
+    let secret = desk_secret();
+    let live = w
+        .run(&[
+            "run",
+            "--no-skills",
+            "--task",
+            DESK_TASK,
+            "--url",
+            &signin,
+            "--secret",
+            &secret,
+            "--confirm",
+            "allow",
+            "--expect-text",
+            "Request received",
+            "--record-site",
+            "--out",
+            "live",
+            "--json",
+        ])
+        .await;
+    let v = live.json();
+    assert_eq!(v["status"], "done", "{}", live.stderr());
+    // The live server got the sign-in and the request.
+    assert_eq!(
+        server.posted("/desk/submit"),
+        ["subject=New+laptop&priority=High"]
+    );
+    let har = w.path("live/site.har");
+    assert_eq!(v["site"]["mode"], "recorded");
+    let entries = har_entries(&har);
+    assert_eq!(v["site"]["requests"], entries.len());
+    let urls: Vec<&str> = entries
+        .iter()
+        .filter_map(|e| e["request"]["url"].as_str())
+        .collect();
+    for part in [
+        "desk-signin.html",
+        "desk.css",
+        "/desk/login",
+        "desk-request.html",
+        "/desk/me?_=",
+        "/image.png",
+        "/desk/submit",
+    ] {
+        assert!(urls.iter().any(|u| u.contains(part)), "{part} in {urls:#?}");
+    }
+    // The redirect is recorded as one, and the posted form with its
+    // secret sealed.
+    let login = entries
+        .iter()
+        .find(|e| {
+            e["request"]["url"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/desk/login"))
+        })
+        .expect("the sign-in");
+    assert_eq!(login["response"]["status"], 303);
+    assert_eq!(
+        login["request"]["postData"]["text"],
+        "user=ada&pw={{secret:DESK_PW}}"
+    );
+    // No secret, and no cookie's value, in the recording in any encoding.
+    let bytes = std::fs::read(&har).unwrap();
+    let cookie_value = DESK_COOKIE.split_once('=').unwrap().1;
+    for needle in [DESK_PASSWORD, cookie_value] {
+        assert!(
+            !holds_in_any_encoding(&bytes, needle),
+            "{needle} in the HAR"
+        );
+    }
+
+    // The site goes away: the run is done again from the recording alone.
+    drop(server);
+    let replayed = w
+        .run(&[
+            "run",
+            "--no-skills",
+            "--task",
+            DESK_TASK,
+            "--url",
+            &signin,
+            "--secret",
+            &secret,
+            "--confirm",
+            "allow",
+            "--expect-text",
+            "Request received",
+            "--site",
+            "live/site.har",
+            "--fixed-clock",
+            "--out",
+            "offline",
+            "--json",
+        ])
+        .await;
+    let r = replayed.json();
+    assert_eq!(r["status"], "done", "{}", replayed.stderr());
+    assert_eq!(r["site"]["mode"], "replayed");
+    assert_eq!(r["site"]["unmatched"], serde_json::json!(null), "{r}");
+    assert!(r["site"]["requests"].as_u64().unwrap_or(0) >= 7, "{r}");
+
+    // It becomes a fixture, beside two more of other recorded runs.
+    let fixture = w
+        .run(&["fixture", "live", "--out", "fixtures", "--id", "desk"])
+        .await;
+    assert_eq!(fixture.code(), Some(0), "{}", fixture.stderr());
+    assert!(
+        fixture.stdout().contains("SECRET_DESK_PW"),
+        "{}",
+        fixture.stdout()
+    );
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(w.path("fixtures/tasks.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(line["site"], "desk/site.har");
+    assert_eq!(line["expect"][0]["text_contains"], "Request received");
+    assert_eq!(line["secrets"][0], "DESK_PW=env:SECRET_DESK_PW");
+    let other = Server::start(None).await;
+    for (id, page, title) in [
+        ("pricing", "pricing.html", "Acme Registry"),
+        ("jobs", "jobs.html", "Job search"),
+    ] {
+        let url = other.url(page);
+        let out = format!("live-{id}");
+        let ran = w
+            .run(&[
+                "run",
+                "--no-skills",
+                "--task",
+                &format!("Say the page's title, which holds {title}"),
+                "--url",
+                &url,
+                "--expect-answer",
+                title,
+                "--record-site",
+                "--out",
+                &out,
+            ])
+            .await;
+        assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+        let made = w
+            .run(&["fixture", &out, "--out", "fixtures", "--id", id])
+            .await;
+        assert_eq!(made.code(), Some(0), "{}", made.stderr());
+    }
+    drop(other);
+    let batch = w
+        .run_with_env(
+            &[
+                "batch",
+                "fixtures/tasks.jsonl",
+                "--repeat",
+                "5",
+                "--concurrency",
+                "2",
+                // A replay reaches no one: sending is safe there.
+                "--confirm",
+                "allow",
+                "--out",
+                "suite",
+            ],
+            &[("SECRET_DESK_PW", DESK_PASSWORD)],
+        )
+        .await;
+    let out = batch.stdout();
+    assert_eq!(batch.code(), Some(0), "{out}\n{}", batch.stderr());
+    assert!(out.contains("pass^5: 3 of 3 tasks"), "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(w.path("suite/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"], 15, "{summary}");
+}

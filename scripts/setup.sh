@@ -46,3 +46,18 @@ if ! python3 -c 'import mcp.client.streamable_http' >/dev/null 2>&1; then
   echo "setup: installing the MCP Python SDK (PyPI's mcp) for the interop test" >&2
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'mcp>=2.3,<3' >&2
 fi
+
+# The skill-export test (tests/it/fixtures.rs) runs an exported Python
+# script with Playwright from PyPI on the system Chromium (no browser of its
+# own is downloaded), and type-checks a TypeScript export with tsc from npm.
+if ! python3 -c 'import playwright.sync_api' >/dev/null 2>&1; then
+  echo "setup: installing Playwright for Python (PyPI's playwright) for the skill-export test" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore 'playwright>=1.50,<2' >&2
+fi
+ts_dir="${SEAMARK_TS_DIR:-$HOME/.cache/seamark/ts-export}"
+if [ ! -x "$ts_dir/node_modules/.bin/tsc" ] && command -v npm >/dev/null 2>&1; then
+  echo "setup: installing typescript, playwright and @types/node (npm) into $ts_dir for the skill-export test" >&2
+  mkdir -p "$ts_dir"
+  (cd "$ts_dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --no-audit --no-fund \
+    'typescript@5' 'playwright@1' '@types/node@20' >&2)
+fi

@@ -37,6 +37,20 @@ enum SkillCommand {
         /// The skill's name.
         name: String,
     },
+    /// Write a skill as a Playwright script a team owns: its parameters as
+    /// arguments (the learned values as defaults), secrets from
+    /// SECRET_<NAME>, its targets as locators, the learned run's checks as
+    /// assertions, and a failing TODO where the model took over.
+    Export {
+        /// The skill's name.
+        name: String,
+        /// python or typescript.
+        #[arg(long, value_name = "LANG", default_value = "python")]
+        lang: seamark::skill::Lang,
+        /// Write the script here (else to stdout).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
@@ -49,6 +63,20 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
                 show!("{}", serde_json::to_string_pretty(&skill)?);
             } else {
                 print!("{}", super::terminal::inert(&shown(&skill)));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SkillCommand::Export { name, lang, out } => {
+            let skill = store.get(&name).map_err(UsageError)?;
+            let learned = seamark::skill::Learned::of(&skill);
+            let script = seamark::skill::export(&skill, lang, &learned);
+            match out {
+                Some(path) => {
+                    std::fs::write(&path, script)
+                        .map_err(|e| UsageError(format!("--out {}: {e}", path.display())))?;
+                    tell!("seamark: {name} written to {}", path.display());
+                }
+                None => print!("{script}"),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -13,6 +13,7 @@
 //! never a secret's value, and its commands go through the same executor,
 //! domain guard and confirmation as any model's.
 
+mod export;
 mod fill;
 mod follow;
 mod learn;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::perceive::{Element, Point};
 use crate::protocol::{self, Command};
 
+pub use export::{export, Lang, Learned};
 pub use fill::fill_with_model;
 pub use follow::{Follow, Planned};
 pub use learn::Trail;

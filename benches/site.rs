@@ -84,10 +84,7 @@ fn main() {
     println!("\n| run | runs | median | ratio to live |");
     println!("|---|---:|---:|---:|");
     for (kind, t) in [("live", live), ("replayed from site.har", replayed)] {
-        let runs = times
-            .iter()
-            .filter(|(k, _)| kind.starts_with(k))
-            .count();
+        let runs = times.iter().filter(|(k, _)| kind.starts_with(k)).count();
         println!("| {kind} | {runs} | {t:.2} s | {:.2} |", t / live);
     }
 }

@@ -406,3 +406,70 @@ async fn a_skill_exported_as_python_sends_the_same_form_with_other_values_and_as
         std::fs::read_to_string(w.path("desk.ts")).unwrap_or_default()
     );
 }
+
+/// Says what the clock page shows, and the day the prompt's `Now:` told.
+fn clock_reader(r: &Received) -> Reply {
+    let now = crate::model_server::between(&r.text(), "Now: ", " ");
+    Reply::Text(format!(
+        "ANSWER:{} | {} | told {now}\nCOMPLETE:read the clock",
+        r.first_named("button", "Page time "),
+        r.first_named("button", "Draws ")
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fixed_clock_gives_the_page_and_the_model_one_time_and_the_same_draws_each_run() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(clock_reader).await;
+    let w = Workdir::new(&model);
+    let url = server.url("clock.html");
+    let mut answers = Vec::new();
+    for clock in [
+        Some("2026-03-14T09:26:53Z"),
+        Some("2026-03-14T09:26:53Z"),
+        None,
+    ] {
+        let mut args = vec![
+            "run",
+            "--no-skills",
+            "--task",
+            "Read the clock",
+            "--url",
+            &url,
+            "--json",
+        ];
+        if let Some(at) = clock {
+            args.extend(["--fixed-clock", at]);
+        }
+        let ran = w.run(&args).await;
+        let v = ran.json();
+        assert_eq!(v["status"], "done", "{}", ran.stderr());
+        answers.push(v["answer"].as_str().unwrap_or_default().to_string());
+    }
+    let fixed = &answers[0];
+    assert!(
+        fixed.starts_with("Page time 2026-03-14T09:2") && fixed.ends_with("told 2026-03-14"),
+        "{answers:#?}"
+    );
+    let draws = |a: &str| a.split(" | ").nth(1).unwrap_or_default().to_string();
+    assert_eq!(draws(&answers[0]), draws(&answers[1]), "{answers:#?}");
+    assert_ne!(draws(&answers[0]), draws(&answers[2]), "{answers:#?}");
+    let bad = w
+        .run(&[
+            "run",
+            "--task",
+            "t",
+            "--url",
+            &url,
+            "--fixed-clock",
+            "yesterday",
+        ])
+        .await;
+    assert_eq!(bad.code(), Some(2));
+    assert!(bad.stderr().contains("--fixed-clock"), "{}", bad.stderr());
+    let alone = w
+        .run(&["run", "--task", "t", "--url", &url, "--fixed-clock"])
+        .await;
+    assert_eq!(alone.code(), Some(2));
+    assert!(alone.stderr().contains("--site"), "{}", alone.stderr());
+}

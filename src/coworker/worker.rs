@@ -150,6 +150,12 @@ impl Worker {
         if !started {
             return self.fresh_run(&request, dir, journal.exists());
         }
+        // A run that ended, its worker gone before it said so: the ending
+        // is the journal's, not a run to go on with (a done run is not
+        // resumed). One that was interrupted, or asks, goes on as before.
+        if let Some(result) = ended_run(dir).filter(|_| taken.taken_over) {
+            return Err(Box::new(self.ending(dir, &result.to_string(), "", false)));
+        }
         let resume = match Resume::read(dir) {
             Ok(resume) => resume,
             Err(e) => {
@@ -549,6 +555,22 @@ fn step_of(line: &str) -> Option<i64> {
     let rest = line.strip_prefix("step ")?;
     let (n, _) = rest.split_once('/')?;
     n.parse().ok()
+}
+
+/// The result of the run in `dir` when its journal's last part ends with
+/// an end record (no resume after it) that is not an interruption.
+fn ended_run(dir: &Path) -> Option<Value> {
+    let records = crate::journal::read_records(dir).ok()?;
+    let last = records
+        .into_iter()
+        .rfind(|r| ["start", "resume", "end"].contains(&r["kind"].as_str().unwrap_or_default()))?;
+    if last["kind"] != "end" {
+        return None;
+    }
+    let result = last.get("result")?.clone();
+    let goes_on =
+        ["interrupted", "needs_input"].contains(&result["status"].as_str().unwrap_or_default());
+    (result.is_object() && !goes_on).then_some(result)
 }
 
 #[cfg(test)]

@@ -789,6 +789,60 @@ async fn two_workers_on_postgresql_drain_forty_sessions_and_one_killed_loses_non
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_killed_after_its_run_ended_done_leaves_the_session_done_not_in_review() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(titles).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "0"]).await;
+    let url = sites.url("form.html?k=7");
+    let task = "Say the number 7";
+    let id = submit(
+        &served,
+        task,
+        &url,
+        json!({ "no_skills": true, "max_steps": 3 }),
+    )
+    .await;
+    // A worker takes the session and its run ends done; the worker dies
+    // before it tells the store.
+    let db = w.path("seamark-serve/sessions.db");
+    let store = seamark::coworker::Store::open(&db.to_string_lossy())
+        .await
+        .expect("the server's store");
+    let taken = store
+        .take("gone", Duration::from_millis(500))
+        .await
+        .expect("take")
+        .expect("the queued session");
+    let dir = taken.session.run_dir.clone();
+    let ran = w
+        .run(&[
+            "run",
+            "--task",
+            task,
+            "--url",
+            &url,
+            "--no-skills",
+            "--out",
+            &dir,
+            "--json",
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    // Another worker finds the lease lapsed: the run's own ending stands.
+    let worker = Served::worker(&w, &["--workers", "1", "--lease", "3"]).await;
+    let done = wait_for(&served, &id, SessionState::Done).await;
+    assert_eq!(done.result.as_ref().unwrap()["answer"], "7");
+    assert_eq!(
+        crate::agent::records(std::path::Path::new(&dir), "resume").len(),
+        0,
+        "a done run is not run again"
+    );
+    worker.terminate().await;
+    served.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_batch_sent_to_a_server_runs_as_sessions_and_is_scored_as_a_batch() {
     let sites = Server::start(None).await;
     let model = ModelServer::answering(titles).await;

@@ -245,7 +245,7 @@ async fn act_signs_in_with_a_secret_that_no_result_and_no_file_holds() {
     const PW: &str = "correct-horse-battery-9";
     let server = Server::start(None).await;
     let secret = format!("ACME_PW={PW}");
-    let mcp = Mcp::stdio(&["--secret", &secret]).await;
+    let mcp = Mcp::stdio(&["--secret", &secret, "--record-site"]).await;
     let opened = mcp
         .call("open", json!({"url": server.url("signin.html")}))
         .await;
@@ -289,6 +289,12 @@ async fn act_signs_in_with_a_secret_that_no_result_and_no_file_holds() {
     let rec = dir.path().join("rec");
     let files = all_bytes(&rec);
     assert!(files.iter().any(|(n, _)| n == "report.html"), "no report");
+    // The session's site was recorded, the sign-in's form with its secret sealed.
+    let har = std::fs::read_to_string(rec.join("site.har")).expect("site.har");
+    assert!(
+        har.contains("pw={{secret:ACME_PW}}"),
+        "the sign-in is recorded sealed"
+    );
     for (name, bytes) in files {
         assert!(
             !bytes.windows(PW.len()).any(|w| w == PW.as_bytes()),

@@ -108,6 +108,12 @@ pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixt
         .next_back()
         .and_then(|r| serde_json::from_value(r["result"].clone()).ok());
     let recorded = run_dir.join(HAR_FILE);
+    // A run killed outright left its entries, not its HAR: it is written now.
+    if !recorded.is_file() {
+        if let Some(rebuilt) = crate::site::rebuild(run_dir) {
+            rebuilt.map_err(|e| no_run(e.to_string()))?;
+        }
+    }
     if !recorded.is_file() {
         return Err(FixtureError::NotRecorded(run_dir.to_path_buf()));
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 pub use har_file::{read_har, HAR_FILE};
-pub use record::SiteRecorder;
+pub use record::{rebuild, SiteRecorder, ENTRIES_FILE};
 pub use replay::SiteReplay;
 
 use serde::{Deserialize, Serialize};

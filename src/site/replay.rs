@@ -327,7 +327,7 @@ mod tests {
 
     fn replay_of(exchanges: &[(Asked, &str)], secrets: &Secrets) -> Arc<SiteReplay> {
         let dir = tempfile::tempdir().unwrap();
-        let recorder = crate::site::SiteRecorder::new(secrets.clone());
+        let recorder = crate::site::SiteRecorder::continuing(dir.path(), secrets.clone()).unwrap();
         for (i, (a, body)) in exchanges.iter().enumerate() {
             crate::browser::Tap::took(
                 recorder.as_ref(),

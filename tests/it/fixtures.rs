@@ -105,6 +105,10 @@ async fn a_recorded_sign_in_and_form_runs_again_offline_and_three_fixtures_score
     );
     let har = w.path("live/site.har");
     assert_eq!(v["site"]["mode"], "recorded");
+    assert!(
+        !w.path("live/site-entries.jsonl").exists(),
+        "written whole at the end"
+    );
     let entries = har_entries(&har);
     assert_eq!(v["site"]["requests"], entries.len());
     let urls: Vec<&str> = entries

@@ -369,6 +369,47 @@ mod tests {
         parse_tasks(text, "tasks.jsonl", Path::new("."), LocalFiles::InFolder)
     }
 
+    #[test]
+    fn a_lines_recording_is_read_from_the_folder_only_and_must_be_a_har() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("suite");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(dir.path().join("outside.har"), "{}").unwrap();
+        std::fs::write(folder.join("broken.har"), "{\"log\": 1}").unwrap();
+        let line = |site: &str, clock: &str| {
+            format!(
+                "{{\"id\":\"a\",\"task\":\"t\",\"url\":\"http://s.test/\",\"site\":{site:?}{clock}}}"
+            )
+        };
+        let problems = |text: String, local: LocalFiles| match parse_tasks(
+            &text,
+            "tasks.jsonl",
+            &folder,
+            local,
+        ) {
+            Err(TasksError::Lines { errors, .. }) => errors
+                .into_iter()
+                .map(|e| e.message)
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => format!("{other:?}"),
+        };
+        let outside = problems(line("../outside.har", ""), LocalFiles::InFolder);
+        assert!(
+            outside.contains("outside the tasks file's folder"),
+            "{outside}"
+        );
+        let web = problems(line("broken.har", ""), LocalFiles::Refused);
+        assert!(web.contains("a recording is not read"), "{web}");
+        let broken = problems(line("broken.har", ""), LocalFiles::InFolder);
+        assert!(broken.contains("is not a HAR 1.2 recording"), "{broken}");
+        let clock = problems(
+            line("broken.har", ",\"fixed_clock\":\"soon\""),
+            LocalFiles::InFolder,
+        );
+        assert!(clock.contains("fixed_clock: \"soon\" is not"), "{clock}");
+    }
+
     fn errors(text: &str) -> Vec<String> {
         match parse(text) {
             Err(TasksError::Lines { errors, .. }) => errors.iter().map(|e| e.to_string()).collect(),

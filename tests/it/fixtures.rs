@@ -471,6 +471,16 @@ async fn a_fixed_clock_gives_the_page_and_the_model_one_time_and_the_same_draws_
         .await;
     assert_eq!(bad.code(), Some(2));
     assert!(bad.stderr().contains("--fixed-clock"), "{}", bad.stderr());
+    std::fs::write(w.path("not.har"), "{\"log\": {}}").unwrap();
+    let not_har = w
+        .run(&["run", "--task", "t", "--url", &url, "--site", "not.har"])
+        .await;
+    assert_eq!(not_har.code(), Some(2));
+    assert!(
+        not_har.stderr().contains("is not a HAR 1.2 recording"),
+        "{}",
+        not_har.stderr()
+    );
     let alone = w
         .run(&["run", "--task", "t", "--url", &url, "--fixed-clock"])
         .await;

@@ -917,6 +917,13 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
     Ok(options)
 }
 
+/// How many times a run asked its model: its steps, less those a skill did.
+pub fn model_calls(result: &RunResult) -> usize {
+    result
+        .steps
+        .saturating_sub(result.skill.as_ref().map_or(0, |s| s.steps))
+}
+
 /// The record of a finished run, and its line with the run's secrets redacted.
 fn record(
     unit: &Unit,
@@ -953,6 +960,7 @@ fn record(
         downloads: result.downloads.clone(),
         judge: result.judge.clone(),
         finished: utc_rfc3339(SystemTime::now()),
+        model_calls: Some(model_calls(result)),
     };
     // The record given back is the one written: secrets redacted. One that
     // no longer reads as a record once redacted (a secret that equals a

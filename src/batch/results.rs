@@ -70,9 +70,18 @@ pub struct RunRecord {
     pub judge: Option<crate::records::JudgeReport>,
     /// When it ended, RFC 3339 UTC.
     pub finished: String,
+    /// How many times the model was asked: its steps, less those done from
+    /// a skill. `None` in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_calls: Option<usize>,
 }
 
 impl RunRecord {
+    /// Its model calls; a record that did not keep them counts a call a step.
+    pub fn calls(&self) -> usize {
+        self.model_calls.unwrap_or(self.steps)
+    }
+
     /// `id#attempt`, as the summary names a run.
     pub fn name(&self) -> String {
         format!("{}#{}", self.id, self.attempt)
@@ -189,6 +198,7 @@ mod tests {
             browser: None,
             downloads: Vec::new(),
             finished: "2026-12-02T00:00:00Z".into(),
+            model_calls: Some(1),
         };
         file.append(&serde_json::to_string(&record).unwrap())
             .unwrap();

@@ -281,5 +281,8 @@ fn record_of(p: &Pending, session: &Session) -> RunRecord {
         downloads: Vec::new(),
         judge: None,
         finished: session.updated.clone(),
+        model_calls: result["steps"].as_u64().map(|steps| {
+            steps.saturating_sub(result["skill"]["steps"].as_u64().unwrap_or(0)) as usize
+        }),
     }
 }

@@ -37,6 +37,9 @@ pub struct Summary {
     pub tasks_passing_all: usize,
     /// Steps of every run.
     pub steps: usize,
+    /// Model calls of every run (steps less those a skill did).
+    #[serde(default)]
+    pub model_calls: usize,
     /// Tokens of every run.
     pub tokens: Usage,
     /// USD of the runs whose model has a price; `None` when none has.
@@ -73,6 +76,12 @@ pub struct TaskSummary {
     pub all_passed: bool,
     /// Median steps of its runs.
     pub median_steps: f64,
+    /// The model calls of each of its runs, by attempt.
+    #[serde(default)]
+    pub model_calls: Vec<usize>,
+    /// Their mean.
+    #[serde(default)]
+    pub mean_model_calls: f64,
     /// Tokens of its runs.
     pub tokens: Usage,
     /// USD of its runs, when the price is known.
@@ -138,6 +147,7 @@ impl Summary {
             tasks: per_task.len(),
             tasks_passing_all: per_task.iter().filter(|t| t.all_passed).count(),
             steps: records.iter().map(|r| r.steps).sum(),
+            model_calls: records.iter().map(RunRecord::calls).sum(),
             tokens: total_tokens(records.iter()),
             cost_usd: total_cost(records.iter()),
             run_time_s: records.iter().map(|r| r.wall_time_s).sum(),
@@ -156,7 +166,7 @@ impl Summary {
         let mut out = format!("# {title}\n\n");
         let _ = writeln!(
             out,
-            "{} run{} of {} task{} (×{k}) by {} · **passed {} of {} ({:.1}%)** · pass^{k}: {} of {} tasks · {} steps · tokens {} in, {} out · cost {} · {}",
+            "{} run{} of {} task{} (×{k}) by {} · **passed {} of {} ({:.1}%)** · pass^{k}: {} of {} tasks · {} steps · {} model calls ({:.1} a run) · tokens {} in, {} out · cost {} · {}",
             self.runs,
             plural(self.runs),
             self.tasks,
@@ -168,6 +178,8 @@ impl Summary {
             self.tasks_passing_all,
             self.tasks,
             self.steps,
+            self.model_calls,
+            self.model_calls as f64 / self.runs.max(1) as f64,
             thousands(self.tokens.input),
             thousands(self.tokens.output),
             cost(self.cost_usd),
@@ -187,17 +199,18 @@ impl Summary {
         }
         let _ = writeln!(
             out,
-            "\n| task | scored by | passed | pass^{k} | median steps | tokens in / out | cost | median time | reports |\n|---|---|---:|:---:|---:|---:|---:|---:|---|"
+            "\n| task | scored by | passed | pass^{k} | median steps | model calls (mean; each run) | tokens in / out | cost | median time | reports |\n|---|---|---:|:---:|---:|---:|---:|---:|---:|---|"
         );
         for t in &self.per_task {
             let _ = writeln!(
                 out,
-                "| {} | {} | {}/{k} | {} | {} | {} / {} | {} | {:.1} s | {} |",
+                "| {} | {} | {}/{k} | {} | {} | {} | {} / {} | {} | {:.1} s | {} |",
                 cell(&t.id),
                 cell(&t.scored_by),
                 t.passed,
                 if t.all_passed { "yes" } else { "no" },
                 t.median_steps,
+                calls_cell(t),
                 thousands(t.tokens.input),
                 thousands(t.tokens.output),
                 cost(t.cost_usd),
@@ -211,12 +224,13 @@ impl Summary {
         }
         let _ = writeln!(
             out,
-            "| **all** | | **{}/{}** | **{}/{}** | {} | {} / {} | {} | | |",
+            "| **all** | | **{}/{}** | **{}/{}** | {} | {:.1} | {} / {} | {} | | |",
             self.passed,
             self.runs,
             self.tasks_passing_all,
             self.tasks,
             median(self.per_task.iter().map(|t| t.median_steps).collect()),
+            self.model_calls as f64 / self.runs.max(1) as f64,
             thousands(self.tokens.input),
             thousands(self.tokens.output),
             cost(self.cost_usd),
@@ -253,6 +267,22 @@ impl Summary {
     }
 }
 
+/// A task's model calls: the mean, then each run's (`1.4; 1 2 1 2 1`), or
+/// the one run's.
+fn calls_cell(t: &TaskSummary) -> String {
+    match t.model_calls.as_slice() {
+        [one] => one.to_string(),
+        each => format!(
+            "{:.1}; {}",
+            t.mean_model_calls,
+            each.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
+}
+
 fn task_summary(runs: &[&RunRecord], repeat: usize) -> TaskSummary {
     let passed = runs.iter().filter(|r| r.passed).count();
     TaskSummary {
@@ -262,6 +292,14 @@ fn task_summary(runs: &[&RunRecord], repeat: usize) -> TaskSummary {
         passed,
         all_passed: runs.len() >= repeat && passed == runs.len(),
         median_steps: median(runs.iter().map(|r| r.steps as f64).collect()),
+        model_calls: {
+            let mut by_attempt: Vec<(usize, usize)> =
+                runs.iter().map(|r| (r.attempt, r.calls())).collect();
+            by_attempt.sort();
+            by_attempt.into_iter().map(|(_, c)| c).collect()
+        },
+        mean_model_calls: runs.iter().map(|r| r.calls()).sum::<usize>() as f64
+            / runs.len().max(1) as f64,
         tokens: total_tokens(runs.iter().copied()),
         cost_usd: total_cost(runs.iter().copied()),
         median_wall_s: median(runs.iter().map(|r| r.wall_time_s).collect()),
@@ -387,6 +425,7 @@ mod tests {
             browser: None,
             downloads: Vec::new(),
             finished: String::new(),
+            model_calls: Some(attempt),
         }
     }
 
@@ -423,11 +462,17 @@ mod tests {
         assert_eq!(s.failures[0].runs, vec!["b#1".to_string()]);
         let md = s.markdown("batch");
         assert!(
-            md.contains("| a | url_contains | 2/2 | yes | 3 | 2,000 / 40 | unknown | 1.5 s |"),
+            md.contains(
+                "| a | url_contains | 2/2 | yes | 3 | 1.5; 1 2 | 2,000 / 40 | unknown | 1.5 s |"
+            ),
             "{md}"
         );
         assert!(md.contains("| b | url_contains | 1/2 | no |"), "{md}");
         assert!(md.contains("**passed 4 of 5 (80.0%)**"), "{md}");
+        // A model call a step, less a skill's: each run's, and the mean.
+        assert_eq!(a.model_calls, vec![1, 2]);
+        assert_eq!(s.model_calls, 7);
+        assert!(md.contains("7 model calls (1.4 a run)"), "{md}");
         assert!(md.contains("1 run cut short and 2 never started"), "{md}");
     }
 

@@ -432,9 +432,18 @@ async fn a_batch_learns_a_run_that_passes_its_check_and_follows_it_after() {
     assert!(records(&again, "step")
         .iter()
         .all(|s| s["skill"]["step"].is_number()));
-    // The first run's steps were the model's, the second's none.
+    // The first run's steps were the model's, the second's none: so the
+    // results and the summary count the model calls.
     let first_steps = records(&work.path("b/runs/first/1"), "step").len();
     assert_eq!(model.received().len(), first_steps);
+    let calls: Vec<&Value> = results.iter().map(|r| &r["model_calls"]).collect();
+    assert_eq!(calls, [&Value::from(first_steps), &Value::from(0)]);
+    assert!(
+        ran.stdout()
+            .contains(&format!("{first_steps} model calls (")),
+        "{}",
+        ran.stdout()
+    );
     assert_eq!(
         std::fs::read_dir(work.path("learned"))
             .expect("skills")

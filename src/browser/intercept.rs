@@ -5,22 +5,18 @@
 //! (a proxy). A person's running browser cannot be given a proxy, and must
 //! not be: their other tabs are none of seamark's business. So there the
 //! guard sits in the DevTools sessions of seamark's tabs (and of the frames
-//! of other sites in them, see remote.rs): `Fetch.enable` pauses each
-//! request, the filter says whether it may go, and it is let go or failed as
-//! blocked by the client. The filter records its own refusals.
+//! of other sites in them, see remote.rs; a tab's own loop is traffic.rs's):
+//! `Fetch.enable` pauses each request, the filter says whether it may go,
+//! and it is let go or failed as blocked by the client. The filter records
+//! its own refusals.
 
 use std::sync::Arc;
 
-use chromiumoxide::cdp::browser_protocol::fetch::{
-    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, RequestPattern,
-};
-use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::cdp::browser_protocol::fetch::{EnableParams, RequestPattern};
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
-use futures::StreamExt;
 use serde_json::{json, Value};
-use tokio::task::JoinHandle;
 
 /// Says whether a request to a URL may leave the browser (and records a
 /// refusal where its maker keeps them), with the seal for the routes out
@@ -124,37 +120,6 @@ pub(crate) async fn script_first(page: &Page, script: &str) -> Result<(), CdpErr
     )
     .await?;
     Ok(())
-}
-
-/// Checks every request of `page` with `filter` from now on, until the
-/// returned task is stopped or the page goes.
-pub(crate) async fn guard_page(
-    page: &Page,
-    filter: RequestFilter,
-) -> Result<JoinHandle<()>, CdpError> {
-    let mut paused = page.event_listener::<EventRequestPaused>().await?;
-    page.execute(every_request()).await?;
-    if let Some(seal) = filter.seal() {
-        script_first(page, seal).await?;
-    }
-    let page = page.clone();
-    Ok(tokio::spawn(async move {
-        while let Some(event) = paused.next().await {
-            let id = event.request_id.clone();
-            let answer = if filter.allows(&event.request.url) {
-                page.execute(ContinueRequestParams::new(id))
-                    .await
-                    .map(|_| ())
-            } else {
-                page.execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
-                    .await
-                    .map(|_| ())
-            };
-            if let Err(e) = answer {
-                tracing::debug!("a paused request was not answered: {e}");
-            }
-        }
-    }))
 }
 
 #[cfg(test)]

@@ -818,14 +818,9 @@ impl Session {
         if let Err(e) = self.host.remote.attach_frames(page).await {
             tracing::debug!("frames of other sites are attached when first looked at: {e}");
         }
-        let task = match (&self.traffic, &self.request_filter) {
-            (Some(traffic), filter) => {
-                Some(traffic::follow(page, filter.clone(), traffic.clone()).await?)
-            }
-            (None, Some(filter)) => Some(intercept::guard_page(page, filter.clone()).await?),
-            (None, None) => None,
-        };
-        if let Some(task) = task {
+        if self.traffic.is_some() || self.request_filter.is_some() {
+            let task =
+                traffic::follow(page, self.request_filter.clone(), self.traffic.clone()).await?;
             self.checked.push((page.clone(), task));
         }
         self.place.apply(page).await?;

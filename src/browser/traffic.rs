@@ -3,11 +3,11 @@
 //! answers every request from a [`Responder`] instead of the network
 //! (`--site`).
 //!
-//! Both sit in the DevTools session of each of the session's tabs, as the
-//! guard of an attached browser does (intercept.rs): `Fetch.enable` pauses
-//! each request, at its start to be answered, or once its response is in to
-//! be read. A tab has one `Fetch.enable`, so the guard's check is made here
-//! too when there is one.
+//! Both sit in the DevTools session of each of the session's tabs, beside
+//! the guard of an attached browser (intercept.rs's filter), which is made
+//! here too: `Fetch.enable` pauses each request, at its start to be checked
+//! or answered, or once its response is in to be read. A tab has one
+//! `Fetch.enable`, so one loop serves all three.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -176,13 +176,13 @@ fn reason_of(name: &str) -> ErrorReason {
         .unwrap_or(ErrorReason::ConnectionRefused)
 }
 
-/// Handles `page`'s requests with `traffic` (and the guard's `filter`,
-/// when there is one) from now on, until the returned task is stopped or
+/// Handles `page`'s requests with the guard's `filter` and `traffic`, each
+/// when there is one, from now on, until the returned task is stopped or
 /// the page goes.
 pub(crate) async fn follow(
     page: &Page,
     filter: Option<RequestFilter>,
-    traffic: Traffic,
+    traffic: Option<Traffic>,
 ) -> Result<JoinHandle<()>, CdpError> {
     let mut paused = page.event_listener::<EventRequestPaused>().await?;
     let stage = |stage| {
@@ -192,11 +192,11 @@ pub(crate) async fn follow(
             .build()
     };
     let patterns = match &traffic {
-        Traffic::Replay(_) => vec![stage(RequestStage::Request)],
-        Traffic::Record(_) if filter.is_some() => {
+        None | Some(Traffic::Replay(_)) => vec![stage(RequestStage::Request)],
+        Some(Traffic::Record(_)) if filter.is_some() => {
             vec![stage(RequestStage::Request), stage(RequestStage::Response)]
         }
-        Traffic::Record(_) => vec![stage(RequestStage::Response)],
+        Some(Traffic::Record(_)) => vec![stage(RequestStage::Response)],
     };
     page.execute(EnableParams::builder().patterns(patterns).build())
         .await?;
@@ -211,7 +211,7 @@ pub(crate) async fn follow(
             let at = SystemTime::now();
             let (page, filter, traffic) = (page.clone(), filter.clone(), traffic.clone());
             tokio::spawn(async move {
-                if let Err(e) = handle(&page, filter.as_ref(), &traffic, &event, at).await {
+                if let Err(e) = handle(&page, filter.as_ref(), traffic.as_ref(), &event, at).await {
                     tracing::debug!("a paused request was not answered: {e}");
                 }
             });
@@ -222,7 +222,7 @@ pub(crate) async fn follow(
 async fn handle(
     page: &Page,
     filter: Option<&RequestFilter>,
-    traffic: &Traffic,
+    traffic: Option<&Traffic>,
     event: &EventRequestPaused,
     at: SystemTime,
 ) -> Result<(), CdpError> {
@@ -230,7 +230,7 @@ async fn handle(
     let at_response = event.response_status_code.is_some() || event.response_error_reason.is_some();
     let asked = asked_of(event);
     if !at_response && filter.is_some_and(|f| !f.allows(&asked.url)) {
-        if let Traffic::Record(tap) = traffic {
+        if let Some(Traffic::Record(tap)) = traffic {
             tap.took(Exchange {
                 asked,
                 at,
@@ -242,7 +242,7 @@ async fn handle(
         return Ok(());
     }
     match traffic {
-        Traffic::Replay(responder) => match responder.answer(&asked) {
+        Some(Traffic::Replay(responder)) => match responder.answer(&asked) {
             Answer::Respond {
                 status,
                 headers,
@@ -268,10 +268,14 @@ async fn handle(
                     .await?;
             }
         },
-        Traffic::Record(_) if !at_response => {
+        // The guard alone, or a recording before the response: on it goes.
+        None => {
             page.execute(ContinueRequestParams::new(id)).await?;
         }
-        Traffic::Record(tap) => {
+        Some(Traffic::Record(_)) if !at_response => {
+            page.execute(ContinueRequestParams::new(id)).await?;
+        }
+        Some(Traffic::Record(tap)) => {
             let got = match (&event.response_error_reason, event.response_status_code) {
                 (Some(reason), _) => Got::Failed(reason_name(reason)),
                 (None, status) => {

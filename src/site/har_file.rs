@@ -40,15 +40,31 @@ fn started(t: SystemTime) -> String {
     format!("{}.{ms:03}Z", whole.trim_end_matches('Z'))
 }
 
+/// The name of a cookie's `name=value` pair.
+fn cookie_name(pair: &str) -> &str {
+    pair.split_once('=').map_or(pair, |(n, _)| n).trim()
+}
+
 /// A `Set-Cookie` value with the cookie's value sealed: `sid=[redacted]; Path=/`.
 fn sealed_set_cookie(value: &str) -> String {
     let (pair, attributes) = value.split_once(';').unwrap_or((value, ""));
-    let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
+    let name = cookie_name(pair);
     if attributes.is_empty() {
         format!("{name}={SEALED}")
     } else {
         format!("{name}={SEALED};{attributes}")
     }
+}
+
+/// A cookie of a `name=value` pair, its value sealed; none for a pair
+/// with no name.
+fn sealed_cookie(pair: &str) -> Option<Cookies> {
+    let name = cookie_name(pair);
+    (!name.is_empty()).then(|| Cookies {
+        name: name.to_string(),
+        value: SEALED.to_string(),
+        ..Cookies::default()
+    })
 }
 
 /// The cookies a `Cookie` header names, their values sealed.
@@ -57,14 +73,7 @@ fn request_cookies(headers: &[(String, String)]) -> Vec<Cookies> {
         .iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case("cookie"))
         .flat_map(|(_, v)| v.split(';'))
-        .filter_map(|pair| {
-            let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
-            (!name.is_empty()).then(|| Cookies {
-                name: name.to_string(),
-                value: SEALED.to_string(),
-                ..Cookies::default()
-            })
-        })
+        .filter_map(sealed_cookie)
         .collect()
 }
 
@@ -73,17 +82,10 @@ fn response_cookies(headers: &[(String, String)]) -> Vec<Cookies> {
     headers
         .iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case(SET_COOKIE))
-        // Several cookies may come in one header, a line each.
+        // Several cookies may come in one header, a line each; a line's
+        // first pair is the cookie, the rest its attributes.
         .flat_map(|(_, v)| v.lines())
-        .filter_map(|line| {
-            let pair = line.split(';').next().unwrap_or_default();
-            let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
-            (!name.is_empty()).then(|| Cookies {
-                name: name.to_string(),
-                value: SEALED.to_string(),
-                ..Cookies::default()
-            })
-        })
+        .filter_map(|line| sealed_cookie(line.split(';').next().unwrap_or_default()))
         .collect()
 }
 
@@ -274,16 +276,29 @@ pub(super) fn write_har(path: &Path, entries: Vec<Entries>) -> Result<(), SiteEr
         })
 }
 
+/// The largest recording read: a run's bodies are kept up to 32 MiB each,
+/// and a file past this is not read into memory whole.
+pub const MAX_HAR: u64 = 1 << 30;
+
 /// Reads a HAR 1.2 file's entries.
 pub fn read_har(path: &Path) -> Result<Vec<Entries>, SiteError> {
-    let bytes = std::fs::read(path).map_err(|source| SiteError::Read {
+    let read = |source| SiteError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
     let not_har = |reason: String| SiteError::NotHar {
         path: path.to_path_buf(),
         reason,
     };
+    let size = std::fs::metadata(path).map_err(read)?.len();
+    if size > MAX_HAR {
+        return Err(not_har(format!(
+            "it is {} MiB; seamark reads recordings of at most {} MiB",
+            size >> 20,
+            MAX_HAR >> 20
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(read)?;
     match har::from_slice(&bytes)
         .map_err(|e| not_har(e.to_string()))?
         .log
@@ -352,6 +367,19 @@ mod tests {
             "user=ada&pw={{secret:pw}}"
         );
         assert_eq!(e.started_date_time, "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_recording_past_the_bound_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.har");
+        // Sparse: no gigabyte is written.
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(MAX_HAR + 1)
+            .unwrap();
+        let err = read_har(&path).unwrap_err();
+        assert!(err.to_string().contains("at most 1024 MiB"), "{err}");
     }
 
     #[test]

@@ -153,7 +153,8 @@ impl Worker {
         // A run that ended, its worker gone before it said so: the ending
         // is the journal's, not a run to go on with (a done run is not
         // resumed). One that was interrupted, or asks, goes on as before.
-        if let Some(result) = ended_run(dir).filter(|_| taken.taken_over) {
+        // Only a take-over can find one: the journal is read for it then.
+        if let Some(result) = taken.taken_over.then(|| ended_run(dir)).flatten() {
             return Err(Box::new(self.ending(dir, &result.to_string(), "", false)));
         }
         let resume = match Resume::read(dir) {

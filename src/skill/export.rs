@@ -67,15 +67,24 @@ const ARIA_ROLES: [&str; 22] = [
     "img",
 ];
 
+/// Text from a page or a skill file as a comment's words: a line break
+/// (or any control character, or JavaScript's own line separators) would
+/// end the comment and make the rest of the text code.
+fn comment_words(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// A string literal, the same in both languages.
 fn lit(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| "\"\"".into())
-}
-
-/// A parameter's name as the script's argument: Python's argparse and a
-/// TypeScript object both take it as is (names are letters, digits, `_`).
-fn arg_name(name: &str) -> String {
-    name.to_string()
 }
 
 impl Lang {
@@ -170,7 +179,9 @@ fn text_expr(text: &str, params: &[String]) -> String {
         let part = if let Some(name) = inner.strip_prefix("secret:") {
             Some(format!("secret({})", lit(name.trim())))
         } else if params.iter().any(|p| p == inner) {
-            Some(format!("args.{}", arg_name(inner)))
+            // A parameter's name is letters, digits and `_` (Skill::check):
+            // Python's argparse and a TypeScript object take it as is.
+            Some(format!("args.{inner}"))
         } else {
             None
         };
@@ -396,7 +407,7 @@ fn assertion(lang: Lang, check: &Check) -> String {
                 "{} the run's answer was checked ({} {}): a script gives no answer",
                 lang.comment(),
                 check.kind(),
-                check.wanted()
+                comment_words(check.wanted())
             )
         }
     };
@@ -451,11 +462,15 @@ pub fn export(skill: &Skill, lang: Lang, learned: &Learned) -> String {
     let c = lang.comment();
     for (i, step) in skill.steps.iter().enumerate() {
         body.push(String::new());
-        body.push(format!("{c} step {} · {}", i + 1, step.page));
+        body.push(format!(
+            "{c} step {} · {}",
+            i + 1,
+            comment_words(&step.page)
+        ));
         for action in &step.actions {
             if let Some(t) = &action.target {
                 if !t.near.is_empty() {
-                    body.push(format!("{c} near {}", t.near.join(", ")));
+                    body.push(format!("{c} near {}", comment_words(&t.near.join(", "))));
                 }
             }
             match action_lines(lang, action, &skill.params) {
@@ -481,7 +496,7 @@ pub fn export(skill: &Skill, lang: Lang, learned: &Learned) -> String {
     let args: Vec<(String, Option<String>)> = skill
         .params
         .iter()
-        .map(|p| (arg_name(p), learned.values.get(p).cloned()))
+        .map(|p| (p.clone(), learned.values.get(p).cloned()))
         .collect();
     match lang {
         Lang::Python => python(skill, &args, &body),
@@ -495,13 +510,14 @@ fn header(skill: &Skill, c: &str) -> String {
     let _ = writeln!(
         out,
         "{c} {}: exported by seamark from its skill.",
-        skill.name
+        comment_words(&skill.name)
     );
-    let _ = writeln!(out, "{c} Task: {}", skill.task);
+    let _ = writeln!(out, "{c} Task: {}", comment_words(&skill.task));
     let _ = writeln!(
         out,
         "{c} Learned {} from {}.",
-        skill.learned, skill.learned_from
+        comment_words(&skill.learned),
+        comment_words(&skill.learned_from)
     );
     let _ = writeln!(
         out,
@@ -708,6 +724,19 @@ mod tests {
         assert_eq!(text_expr("{{secret:pw}}", &params), "secret(\"pw\")");
         assert_eq!(text_expr("{{other}}", &params), "\"{{other}}\"");
         assert_eq!(text_expr("", &params), "\"\"");
+    }
+
+    #[test]
+    fn a_name_with_a_line_break_stays_in_its_comment() {
+        let named = "Tea\nimport os; os.system('x')\u{2028}process.exit(1)";
+        let words = comment_words(named);
+        assert!(
+            !words.contains('\n') && !words.contains('\u{2028}'),
+            "{words}"
+        );
+        assert!(words.starts_with("Tea import os"), "{words}");
+        let check = Check::AnswerContains("a\nb".into());
+        assert_eq!(assertion(Lang::Python, &check).lines().count(), 1);
     }
 
     #[test]

@@ -15,6 +15,33 @@ fn desk_secret() -> String {
     format!("DESK_PW={DESK_PASSWORD}")
 }
 
+/// `run` of the help-desk task from `signin`, with its secret, sending
+/// allowed and its check, then `more`.
+fn desk_run(signin: &str, more: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "run",
+        "--task",
+        DESK_TASK,
+        "--url",
+        signin,
+        "--secret",
+        &desk_secret(),
+        "--confirm",
+        "allow",
+        "--expect-text",
+        "Request received",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.extend(more.iter().map(|a| a.to_string()));
+    args
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 /// A model that signs in, sends a request for a laptop, and answers with
 /// what the page says it received; and, for the other fixtures' tasks,
 /// answers the page's title. Ids come from the list it is sent.
@@ -75,27 +102,11 @@ async fn a_recorded_sign_in_and_form_runs_again_offline_and_three_fixtures_score
     let model = ModelServer::answering(clerk).await;
     let w = Workdir::new(&model);
     let signin = server.url("desk-signin.html");
-    let secret = desk_secret();
-    let live = w
-        .run(&[
-            "run",
-            "--no-skills",
-            "--task",
-            DESK_TASK,
-            "--url",
-            &signin,
-            "--secret",
-            &secret,
-            "--confirm",
-            "allow",
-            "--expect-text",
-            "Request received",
-            "--record-site",
-            "--out",
-            "live",
-            "--json",
-        ])
-        .await;
+    let live_args = desk_run(
+        &signin,
+        &["--no-skills", "--record-site", "--out", "live", "--json"],
+    );
+    let live = w.run(&strs(&live_args)).await;
     let v = live.json();
     assert_eq!(v["status"], "done", "{}", live.stderr());
     // The live server got the sign-in and the request.
@@ -153,28 +164,19 @@ async fn a_recorded_sign_in_and_form_runs_again_offline_and_three_fixtures_score
 
     // The site goes away: the run is done again from the recording alone.
     drop(server);
-    let replayed = w
-        .run(&[
-            "run",
+    let offline_args = desk_run(
+        &signin,
+        &[
             "--no-skills",
-            "--task",
-            DESK_TASK,
-            "--url",
-            &signin,
-            "--secret",
-            &secret,
-            "--confirm",
-            "allow",
-            "--expect-text",
-            "Request received",
             "--site",
             "live/site.har",
             "--fixed-clock",
             "--out",
             "offline",
             "--json",
-        ])
-        .await;
+        ],
+    );
+    let replayed = w.run(&strs(&offline_args)).await;
     let r = replayed.json();
     assert_eq!(r["status"], "done", "{}", replayed.stderr());
     assert_eq!(r["site"]["mode"], "replayed");
@@ -273,21 +275,8 @@ async fn a_skill_exported_as_python_sends_the_same_form_with_other_values_and_as
     let server = Server::start(None).await;
     let model = ModelServer::answering(clerk).await;
     let w = Workdir::new(&model);
-    let secret = desk_secret();
     let learned = w
-        .run(&[
-            "run",
-            "--task",
-            DESK_TASK,
-            "--url",
-            &server.url("desk-signin.html"),
-            "--secret",
-            &secret,
-            "--confirm",
-            "allow",
-            "--expect-text",
-            "Request received",
-        ])
+        .run(&strs(&desk_run(&server.url("desk-signin.html"), &[])))
         .await;
     assert_eq!(learned.code(), Some(0), "{}", learned.stderr());
     let sent = server.posted("/desk/submit");

@@ -38,6 +38,13 @@ pub const DESK_PASSWORD: &str = "tea-&-biscuits 42";
 /// The session cookie `/desk/login` gives ada.
 pub const DESK_COOKIE: &str = "desk=d-ada-91f3";
 
+/// A field of a form posted as `application/x-www-form-urlencoded`, decoded.
+fn form_field(form: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(form.as_bytes())
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.into_owned())
+}
+
 /// Where the fixture pages are.
 pub fn sites_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sites")
@@ -307,11 +314,8 @@ async fn serve(
         // The help desk: a sign-in that sets a cookie and goes on to the
         // request form, who the cookie says you are, and a request sent.
         "/desk/login" => {
-            let fields: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes())
-                .into_owned()
-                .collect();
-            let field = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-            let ok = field("user") == Some("ada") && field("pw") == Some(DESK_PASSWORD);
+            let ok = form_field(&form, "user").as_deref() == Some("ada")
+                && form_field(&form, "pw").as_deref() == Some(DESK_PASSWORD);
             let head = if ok {
                 format!(
                     "HTTP/1.1 303 See Other\r\nLocation: /desk-request.html\r\nSet-Cookie: {DESK_COOKIE}; Path=/; HttpOnly\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -332,16 +336,7 @@ async fn serve(
             )
         }
         "/desk/submit" => {
-            let fields: Vec<(String, String)> = url::form_urlencoded::parse(form.as_bytes())
-                .into_owned()
-                .collect();
-            let field = |k: &str| {
-                fields
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .map(|(_, v)| v.clone())
-                    .unwrap_or_default()
-            };
+            let field = |k: &str| form_field(&form, k).unwrap_or_default();
             let page = format!(
                 "<!doctype html><title>Request received</title><h1>Request received</h1>\
                  <p>{} ({} priority)</p><a href=\"/desk-request.html\">Another request</a>",

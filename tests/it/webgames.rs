@@ -3,7 +3,7 @@
 //! reads only what seamark sends (the task, the element list, what READ gave,
 //! the clock line) solves one variant of each capability the suite asks for:
 //! a right click, a press held, a key chord, today's date, the page as
-//! printed, a downloaded PDF, three buttons within three seconds, and the
+//! printed, a downloaded PDF, three buttons against the clock, and the
 //! towers of Hanoi in at most three model calls. The app itself decides: it
 //! shows its password only when the challenge is solved, and a run passes
 //! when its answer holds it.
@@ -120,7 +120,10 @@ fn oracle(r: &Received) -> Reply {
         // The form was sent and the page was read before it answered.
         "resume-challenge" if !read.contains("The PDF ") => "WAIT:1\nREAD".to_string(),
         "resume-challenge" => resume_form(r, &read),
-        "click-cubed-hard" => {
+        // Each button shows only once the one before it is clicked, so each
+        // is a look of its own: the easy variant's ten seconds, not the hard
+        // one's three, which two looks on a loaded machine can overrun.
+        "click-cubed-easy" => {
             let list = r
                 .text()
                 .split_once("<page_data>")
@@ -234,7 +237,7 @@ const SOLVED: &[&str] = &[
     "date",
     "print-reveal",
     "resume-challenge",
-    "click-cubed-hard",
+    "click-cubed-easy",
     "towers-of-hanoi-easy",
 ];
 

@@ -506,6 +506,8 @@ struct Run {
     impasse: Option<(safety::Impasse, usize)>,
     /// Refusals of the domain guard already told.
     blocked_told: usize,
+    /// Cookie banners answered by rule already told.
+    consent_told: usize,
     /// What the last step's READ commands gave, for the next prompt.
     readings: Vec<String>,
     /// The region the last step's ZOOM asked to see closer.
@@ -559,6 +561,7 @@ impl Run {
             divergences: Vec::new(),
             impasse: None,
             blocked_told: 0,
+            consent_told: 0,
             readings: Vec::new(),
             zoom: None,
             now: String::new(),

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::{ask, prompt, skills, view, Agent, Ending, Run};
 use crate::act::Executor;
 use crate::brain::{self, Prompt};
-use crate::browser::Session;
+use crate::browser::{self, ConsentRecord, Session};
 use crate::journal::Journal;
 use crate::perceive;
 use crate::protocol;
@@ -61,6 +61,8 @@ struct Look {
     impasse: Option<safety::Impasse>,
     /// The person was handed the browser to solve a CAPTCHA.
     handed_over: bool,
+    /// Every cookie banner answered by rule in the session so far.
+    consent: Vec<ConsentRecord>,
     timings: StepTimings,
 }
 
@@ -69,6 +71,8 @@ struct Look {
 struct StepNotes {
     notes: Vec<String>,
     blocked: Vec<safety::Blocked>,
+    /// Cookie banners answered by rule since the last step.
+    consent: Vec<ConsentRecord>,
 }
 
 /// A close look taken for this step: what the model is told of it, its
@@ -250,6 +254,8 @@ impl Agent {
             // A tab that went to a refused host since the last command
             // (a popup navigated after it opened) is left first.
             let left = stage.exec.leave_refused(stage.session).await;
+            // A cookie banner being answered by rule is not shown to the model.
+            stage.session.consent_settled().await;
             let obs = match stage.exec.observe(stage.session).await {
                 Ok(obs) => {
                     let mut obs = obs.clone();
@@ -294,6 +300,7 @@ impl Agent {
                 screenshot,
                 impasse,
                 handed_over,
+                consent: stage.session.consent_handled(),
                 timings,
             };
             let Some(asker) = &self.asker else {
@@ -355,6 +362,9 @@ impl Agent {
                 told.join("; ")
             ));
         }
+        let consent = look.consent.get(run.consent_told..).unwrap_or_default().to_vec();
+        run.consent_told = look.consent.len();
+        notes.extend(browser::consent_note(&consent));
         if let Some((imp, n)) = &run.impasse {
             if *n >= IMPASSE_STEPS {
                 return Err(Ending::new(
@@ -364,7 +374,11 @@ impl Agent {
             }
             notes.push(format!("IMPASSE: {}", imp.describe()));
         }
-        Ok(StepNotes { notes, blocked })
+        Ok(StepNotes {
+            notes,
+            blocked,
+            consent,
+        })
     }
 
     /// The step's record as the look and its notes make it, before the
@@ -385,7 +399,11 @@ impl Agent {
             timings,
             ..
         } = look;
-        let StepNotes { mut notes, blocked } = notes;
+        let StepNotes {
+            mut notes,
+            blocked,
+            consent,
+        } = notes;
         let privacy = view::privacy(stage.exec, &self.options.act.secrets, self.options.scrub);
         let reading = prompt::model_reading(&std::mem::take(&mut run.readings), &privacy);
         let view::ModelView {
@@ -420,6 +438,7 @@ impl Agent {
         };
         let record = StepRecord {
             blocked,
+            consent,
             timings,
             ..StepRecord::new(step, shown)
         };

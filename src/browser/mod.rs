@@ -3,6 +3,7 @@
 //! launch API.
 
 mod camera;
+mod consent;
 mod devtools;
 mod dialogs;
 mod find;
@@ -39,6 +40,7 @@ use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 pub use camera::{close_look, screenshot, Region};
+pub use consent::{consent_note, Consent, ConsentOutcome, ConsentRecord};
 pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, ACTIVE_PORT_FILE};
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
@@ -151,6 +153,9 @@ pub struct BrowserOptions {
     /// What the session does with its tabs' traffic: records every response
     /// (`--record-site`) or answers every request from a recording (`--site`).
     pub traffic: Option<Traffic>,
+    /// How cookie banners are answered (`--consent`): by rule, before the
+    /// model sees them, or left to it.
+    pub consent: Consent,
 }
 
 impl Default for BrowserOptions {
@@ -167,6 +172,7 @@ impl Default for BrowserOptions {
             keep_tab: false,
             place: Place::default(),
             traffic: None,
+            consent: Consent::default(),
         }
     }
 }
@@ -352,6 +358,8 @@ pub struct Session {
     traffic: Option<Traffic>,
     /// The tabs whose requests are checked, and the tasks answering them.
     checked: Vec<(Page, JoinHandle<()>)>,
+    /// Answers the cookie banners of the session's tabs.
+    consent: consent::ConsentKeeper,
 }
 
 /// The camera of the page seamark drives, or why there is none.
@@ -805,6 +813,7 @@ impl Session {
             place: options.place.clone(),
             traffic: options.traffic.clone(),
             checked: Vec::new(),
+            consent: consent::ConsentKeeper::new(options.consent),
         };
         session.follow_page(&page).await?;
         Ok(session)
@@ -824,7 +833,19 @@ impl Session {
             self.checked.push((page.clone(), task));
         }
         self.place.apply(page).await?;
+        self.consent.follow(page).await?;
         Ok(())
+    }
+
+    /// The cookie banners answered by rule so far, in order.
+    pub fn consent_handled(&self) -> Vec<ConsentRecord> {
+        self.consent.handled()
+    }
+
+    /// Waits (a few seconds at most) for the cookie banners being answered
+    /// by rule to be done, so a look does not show one about to go.
+    pub async fn consent_settled(&self) {
+        self.consent.settled().await;
     }
 
     /// Counts `page` among the guest's own tabs (a tab it opened or followed).

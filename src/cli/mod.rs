@@ -201,6 +201,13 @@ pub struct BrowserArgs {
     /// dates and numbers. Else the machine's.
     #[arg(long, value_name = "LOCALE")]
     locale: Option<String>,
+    /// How cookie banners are answered, before the model sees them, by the
+    /// rules of some 200 consent platforms (DuckDuckGo's autoconsent):
+    /// `reject` refuses every cookie that is not needed (a banner with no
+    /// refusal is hidden), `accept` accepts, `ask` leaves banners to the
+    /// model. A banner no rule knows is the model's.
+    #[arg(long, value_name = "CHOICE", default_value = "reject")]
+    consent: seamark::browser::Consent,
 }
 
 impl BrowserArgs {
@@ -277,6 +284,7 @@ impl BrowserArgs {
                 locale: self.locale.clone(),
                 clock: None,
             },
+            consent: self.consent,
             ..BrowserOptions::default()
         })
     }

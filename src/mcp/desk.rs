@@ -136,6 +136,8 @@ pub struct Desk {
     downloads: Vec<crate::files::DownloadedFile>,
     /// The region a ZOOM asked to see closer, for the next look.
     zoom: Option<crate::records::ZoomRequest>,
+    /// Cookie banners answered by rule already told.
+    consent_told: usize,
 }
 
 impl Desk {
@@ -180,6 +182,7 @@ impl Desk {
             exec: None,
             shown: None,
             zoom: None,
+            consent_told: 0,
             looks: 0,
             steps: 0,
             peer,
@@ -244,6 +247,7 @@ impl Desk {
         let exec = Executor::new(&session, self.options.act.clone()).await;
         self.session = Some(session);
         self.exec = Some(exec);
+        self.consent_told = 0;
         Ok(())
     }
 
@@ -318,8 +322,17 @@ impl Desk {
         let (Some(session), Some(exec)) = (self.session.as_ref(), self.exec.as_mut()) else {
             return ToolOutput::error("no page is open: call open with a URL first");
         };
+        // A cookie banner being answered by rule is not shown.
+        session.consent_settled().await;
         let obs = match exec.observe(session).await {
-            Ok(o) => o.clone(),
+            Ok(o) => {
+                let mut o = o.clone();
+                let handled = session.consent_handled();
+                let new = handled.get(self.consent_told..).unwrap_or_default();
+                o.notes.extend(crate::browser::consent_note(new));
+                self.consent_told = handled.len();
+                o
+            }
             Err(e) => {
                 return self
                     .lose_browser(&format!("the page could not be read: {e}"))

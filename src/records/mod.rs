@@ -297,6 +297,9 @@ pub struct StepRecord {
     /// loaded, or from its timers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<safety::Blocked>,
+    /// Cookie banners answered by rule since the last step (`--consent`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consent: Vec<crate::browser::ConsentRecord>,
     /// Tokens and cost of this step.
     pub spend: Spend,
     /// Where the page differs from a replayed recording.
@@ -369,6 +372,7 @@ impl StepRecord {
             parse_error: None,
             report: None,
             blocked: Vec::new(),
+            consent: Vec::new(),
             spend: Spend::default(),
             divergence: None,
             error: None,

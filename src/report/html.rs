@@ -605,7 +605,7 @@ fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 6] {
 
 /// The lists of what the page and the commands brought: dialogs, downloads,
 /// confirmations, blocked requests, answers, and what the model was told.
-fn page_lists(s: &StepRecord, report: &BatchReport) -> [Option<Listed>; 6] {
+fn page_lists(s: &StepRecord, report: &BatchReport) -> [Option<Listed>; 7] {
     let dialogs = report
         .dialogs
         .iter()
@@ -639,6 +639,10 @@ fn page_lists(s: &StepRecord, report: &BatchReport) -> [Option<Listed>; 6] {
     let blocked = s.blocked.iter().chain(&report.blocked);
     let told = s.notes.iter().filter(|n| !n.starts_with("IMPASSE: "));
     [
+        listed(
+            "cookie banners",
+            s.consent.iter().map(|c| c.describe()).collect(),
+        ),
         listed("dialogs", dialogs),
         listed("downloads", downloads),
         listed("confirmations", confirmations),

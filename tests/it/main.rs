@@ -14,6 +14,7 @@ mod bad_input;
 mod batch;
 mod bench;
 mod checkpoints;
+mod consent;
 mod cli;
 mod corpus;
 mod coworker;

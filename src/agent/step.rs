@@ -362,7 +362,11 @@ impl Agent {
                 told.join("; ")
             ));
         }
-        let consent = look.consent.get(run.consent_told..).unwrap_or_default().to_vec();
+        let consent = look
+            .consent
+            .get(run.consent_told..)
+            .unwrap_or_default()
+            .to_vec();
         run.consent_told = look.consent.len();
         notes.extend(browser::consent_note(&consent));
         if let Some((imp, n)) = &run.impasse {

@@ -181,7 +181,9 @@ impl ConsentKeeper {
         };
         // The listeners first: a document may start as soon as the script is in.
         let called = page.event_listener::<EventBindingCalled>().await?;
-        let created = page.event_listener::<EventExecutionContextCreated>().await?;
+        let created = page
+            .event_listener::<EventExecutionContextCreated>()
+            .await?;
         let destroyed = page
             .event_listener::<EventExecutionContextDestroyed>()
             .await?;
@@ -202,39 +204,33 @@ impl ConsentKeeper {
                 .map_err(CdpError::msg)?,
         )
         .await?;
-        let worlds = Arc::new(Mutex::new(Worlds::default()));
-        let task = {
-            let (worlds, ledger) = (worlds.clone(), self.ledger.clone());
-            tokio::spawn(async move {
-                let mut created = created;
-                let mut destroyed = destroyed;
-                loop {
-                    tokio::select! {
-                        Some(c) = created.next() => lock(&worlds).created(&c),
-                        Some(d) = destroyed.next() => {
-                            // A banner whose document is gone is not waited for.
-                            let gone = lock(&worlds).destroyed(&d.execution_context_unique_id);
-                            if let Some(id) = gone {
-                                lock(&ledger).busy.remove(&id);
-                            }
-                        }
-                        else => break,
-                    }
-                }
-            })
-        };
-        self.tasks.push(task);
-        let driver = Driver {
+        let driver = Arc::new(Driver {
             page: page.clone(),
             ledger: self.ledger.clone(),
-            worlds,
+            worlds: Mutex::default(),
             auto_action,
-        };
+        });
         self.tasks.push(tokio::spawn(async move {
-            let mut called = called;
-            while let Some(call) = called.next().await {
-                if call.name == BINDING {
-                    driver.heard(*call.execution_context_id.inner(), &call.payload).await;
+            let (mut called, mut created, mut destroyed) = (called, created, destroyed);
+            loop {
+                // Contexts first: a world is known before its messages are
+                // heard (the protocol sends them in that order).
+                tokio::select! {
+                    biased;
+                    Some(c) = created.next() => lock(&driver.worlds).created(&c),
+                    Some(d) = destroyed.next() => {
+                        // A banner whose document is gone is not waited for.
+                        let gone = lock(&driver.worlds).destroyed(&d.execution_context_unique_id);
+                        if let Some(id) = gone {
+                            lock(&driver.ledger).busy.remove(&id);
+                        }
+                    }
+                    Some(call) = called.next() => {
+                        if call.name == BINDING {
+                            driver.heard(*call.execution_context_id.inner(), &call.payload);
+                        }
+                    }
+                    else => break,
                 }
             }
         }));
@@ -350,7 +346,7 @@ fn waits_for(lifecycle: &str, attempts: u64, main: bool) -> Option<Duration> {
 struct Driver {
     page: Page,
     ledger: Arc<Mutex<Ledger>>,
-    worlds: Arc<Mutex<Worlds>>,
+    worlds: Mutex<Worlds>,
     auto_action: &'static str,
 }
 
@@ -362,8 +358,10 @@ struct Sent {
 }
 
 impl Driver {
-    /// Handles one message from isolated world `world`.
-    async fn heard(&self, world: i64, payload: &str) {
+    /// Handles one message from isolated world `world`: what it tells is
+    /// kept at once; what it asks for is answered by a task of its own, so
+    /// that one slow answer holds up neither the others nor the bookkeeping.
+    fn heard(self: &Arc<Self>, world: i64, payload: &str) {
         let Ok(Sent { main, message }) = serde_json::from_str::<Sent>(payload) else {
             tracing::debug!("consent: a message that is not one: {payload:.200}");
             return;
@@ -392,14 +390,20 @@ impl Driver {
                         "evals": false, "errors": false, "messages": false, "waits": false
                     },
                 });
-                let rules = rules_for(self.auto_action == "optIn", &text("url"), main);
-                let reply = json!({ "type": "initResp", "config": config, "rules": rules });
-                self.reply(world, &reply).await;
+                let (driver, url) = (self.clone(), text("url"));
+                tokio::spawn(async move {
+                    let rules = rules_for(driver.auto_action == "optIn", &url, main);
+                    let reply = json!({ "type": "initResp", "config": config, "rules": rules });
+                    driver.reply(world, &reply).await;
+                });
             }
             "eval" => {
-                let result = self.evaluate_beside(world, &text("code")).await;
-                let reply = json!({ "type": "evalResp", "id": text("id"), "result": result });
-                self.reply(world, &reply).await;
+                let (driver, id, code) = (self.clone(), text("id"), text("code"));
+                tokio::spawn(async move {
+                    let result = driver.evaluate_beside(world, &code).await;
+                    let reply = json!({ "type": "evalResp", "id": id, "result": result });
+                    driver.reply(world, &reply).await;
+                });
             }
             "report" => {
                 let state = &message["state"];
@@ -408,8 +412,12 @@ impl Driver {
                     state["findCmpAttempts"].as_u64().unwrap_or(0),
                     message["mainFrame"].as_bool().unwrap_or(main),
                 );
+                // A blank tab's rules, and those of a document already
+                // gone, are not waited for.
+                let here = !text("url").starts_with("about:")
+                    && lock(&self.worlds).frame_of.contains_key(&world);
                 let mut ledger = lock(&self.ledger);
-                match wait {
+                match wait.filter(|_| here) {
                     // A stage already waited for keeps its start.
                     Some(within) => match ledger.busy.get(&world) {
                         Some((_, w)) if *w == within => {}
@@ -471,7 +479,8 @@ impl Driver {
         let Some(main) = lock(&self.worlds).main_world_beside(world) else {
             return false;
         };
-        let expression = format!("(() => {{ try {{ return !!({code}); }} catch (e) {{ return false; }} }})()");
+        let expression =
+            format!("(() => {{ try {{ return !!({code}); }} catch (e) {{ return false; }} }})()");
         self.evaluate(main, expression)
             .await
             .ok()
@@ -590,7 +599,9 @@ impl CompactRules {
     }
 
     fn slice(&self, (from, to): (usize, usize)) -> &[Value] {
-        self.rules.get(from..to.min(self.rules.len())).unwrap_or_default()
+        self.rules
+            .get(from..to.min(self.rules.len()))
+            .unwrap_or_default()
     }
 
     /// The rules that can run in a document at `url` (`filterCompactRules`):
@@ -634,7 +645,11 @@ impl CompactRules {
                 used.extend(id.as_u64());
             }
         }
-        let last = used.iter().max().map_or(0, |m| *m as usize + 1).min(strings);
+        let last = used
+            .iter()
+            .max()
+            .map_or(0, |m| *m as usize + 1)
+            .min(strings);
         let kept: Vec<Value> = self.strings[..last.min(self.strings.len())]
             .iter()
             .enumerate()
@@ -699,9 +714,10 @@ mod tests {
                 used_strings(steps, &mut used);
             }
         }
-        assert!(used
-            .iter()
-            .all(|i| strings.get(*i as usize).and_then(Value::as_str).is_some_and(|s| !s.is_empty())));
+        assert!(used.iter().all(|i| strings
+            .get(*i as usize)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())));
     }
 
     #[test]
@@ -721,7 +737,10 @@ mod tests {
         assert!(!elsewhere.iter().any(|n| n == "abc"));
         // Its frame gets neither the site rules nor the generic ones.
         let frame = names(&rules.filtered("https://www.abc.net.au/news", false));
-        assert!(!frame.iter().any(|n| n == "abc" || n == "cookieyes"), "{frame:?}");
+        assert!(
+            !frame.iter().any(|n| n == "abc" || n == "cookieyes"),
+            "{frame:?}"
+        );
         // Accepting takes the full rules, filtered the same way.
         let full = full_rules_for("https://shop.example/", true);
         assert!(full.iter().any(|r| r["name"] == "cookieyes"));

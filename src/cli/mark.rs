@@ -164,7 +164,8 @@ async fn mark_page(
 }
 
 /// Opens `url`, waits `wait_ms` after the load (at most `timeout` seconds
-/// for it), and perceives the page.
+/// for it) and for a cookie banner being answered by rule, and perceives
+/// the page.
 pub(super) async fn open_and_perceive(
     session: &Session,
     url: &str,
@@ -175,6 +176,10 @@ pub(super) async fn open_and_perceive(
         .navigate(url, Duration::from_secs(timeout.max(1)))
         .await?;
     tokio::time::sleep(Duration::from_millis(wait_ms.min(60_000))).await;
+    session.consent_settled().await;
+    for handled in session.consent_handled() {
+        tell!("{}", handled.describe());
+    }
     let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
     Ok((obs, nav))
 }

@@ -23,7 +23,11 @@ const BANNER_BUTTONS: [&str; 5] = [
 ];
 
 /// The start pages' links to the next page.
-const LINKS: [&str; 3] = ["See this week's picks", "Read the full story", "Open the recipe"];
+const LINKS: [&str; 3] = [
+    "See this week's picks",
+    "Read the full story",
+    "Open the recipe",
+];
 
 /// A reader: follows the page's one link, then is done. It says when it
 /// was shown a banner (it would have had to answer it).
@@ -43,7 +47,11 @@ fn reader() -> Turn {
 
 /// The model's first prompt of a run: the start page.
 fn first_prompt(model: &ModelServer) -> String {
-    model.received().first().map(Received::text).unwrap_or_default()
+    model
+        .received()
+        .first()
+        .map(Received::text)
+        .unwrap_or_default()
 }
 
 /// The run's directory (`--out rec`, in the run's own folder).
@@ -72,9 +80,21 @@ async fn read_past_banner(server: &Server, page: &str, more: &[&str]) -> (Run, M
 async fn three_platforms_banners_are_refused_by_rule_before_the_model_looks() {
     let server = Server::start(None).await;
     let platforms = [
-        ("consent-onetrust.html", "Onetrust", "OptanonConsent=isGpcEnabled=0&groups=C0001%3A1%2CC0002%3A0%2CC0004%3A0"),
-        ("consent-cookiebot.html", "Cybotcookiebot", "CookieConsent={stamp:%27-1%27%2Cnecessary:true%2Cpreferences:false"),
-        ("consent-cookieyes.html", "cookieyes", "cookieyes-consent=consent:no,action:yes"),
+        (
+            "consent-onetrust.html",
+            "Onetrust",
+            "OptanonConsent=isGpcEnabled=0&groups=C0001%3A1%2CC0002%3A0%2CC0004%3A0",
+        ),
+        (
+            "consent-cookiebot.html",
+            "Cybotcookiebot",
+            "CookieConsent={stamp:%27-1%27%2Cnecessary:true%2Cpreferences:false",
+        ),
+        (
+            "consent-cookieyes.html",
+            "cookieyes",
+            "cookieyes-consent=consent:no,action:yes",
+        ),
     ];
     for (page, cmp, cookie) in platforms {
         let (run, model) = read_past_banner(&server, page, &[]).await;
@@ -108,16 +128,19 @@ async fn three_platforms_banners_are_refused_by_rule_before_the_model_looks() {
 #[tokio::test]
 async fn consent_accept_accepts_and_consent_ask_leaves_the_banner_to_the_model() {
     let server = Server::start(None).await;
-    let (run, model) = read_past_banner(&server, "consent-cookieyes.html", &["--consent", "accept"]).await;
+    let (run, model) =
+        read_past_banner(&server, "consent-cookieyes.html", &["--consent", "accept"]).await;
     assert_eq!(run.result()["success"], true, "{}", run.stderr());
     let sent = server.cookies("/consent-next.html");
     assert!(
-        sent.iter().any(|c| c.contains("cookieyes-consent=consent:yes")),
+        sent.iter()
+            .any(|c| c.contains("cookieyes-consent=consent:yes")),
         "{sent:?}"
     );
     assert!(first_prompt(&model).contains("cookie banner of cookieyes: accepted"));
 
-    let (run, model) = read_past_banner(&server, "consent-onetrust.html", &["--consent", "ask"]).await;
+    let (run, model) =
+        read_past_banner(&server, "consent-onetrust.html", &["--consent", "ask"]).await;
     assert_eq!(run.result()["success"], true, "{}", run.stderr());
     // The banner was the model's to see, and nothing answered it.
     let first = first_prompt(&model);

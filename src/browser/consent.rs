@@ -430,10 +430,10 @@ impl Driver {
                     }
                 }
             }
-            "optOutResult" | "optInResult" => {
-                if message.get("result").and_then(Value::as_bool) != Some(true) {
-                    self.ended(world, &text("cmp"), &text("url"), ConsentOutcome::Failed);
-                }
+            "optOutResult" | "optInResult"
+                if message.get("result").and_then(Value::as_bool) != Some(true) =>
+            {
+                self.ended(world, &text("cmp"), &text("url"), ConsentOutcome::Failed);
             }
             "autoconsentDone" => {
                 let outcome = if message.get("isCosmetic").and_then(Value::as_bool) == Some(true) {

@@ -53,11 +53,17 @@ pub const SETTLE_WITHIN: Duration = Duration::from_secs(5);
 /// How long a look waits for the top document's rules to start looking.
 const BEFORE_DETECTION: Duration = Duration::from_secs(1);
 
-/// How long a look waits for the first pass of the rules over the top
-/// document, or for a platform found to show its banner: a banner there at
-/// load is found in tens of milliseconds; the rules look again every half
-/// second for one that comes later, and a look does not wait for those.
+/// How long a look waits, at most, for the first pass of the rules over
+/// the top document, or for a platform found to show its banner: a banner
+/// there at load is found in tens of milliseconds; the rules look again
+/// every half second for one that comes later, and a look does not wait for
+/// those.
 const FIRST_PASS: Duration = Duration::from_millis(300);
+
+/// A pass is over once its checks of the page's scripts are answered and
+/// its script has been quiet this long (it sends no word when it finds
+/// nothing).
+const PASS_QUIET: Duration = Duration::from_millis(40);
 
 /// How cookie banners are answered (`--consent`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -153,6 +159,48 @@ struct Ledger {
     /// The documents a look waits for, by their isolated world: since when,
     /// and for how long at most.
     busy: HashMap<i64, (Instant, Duration)>,
+    /// What each document's script is doing: checks of the page's scripts
+    /// it waits for, and when it was last heard from.
+    activity: HashMap<i64, (u32, Instant)>,
+}
+
+impl Ledger {
+    /// Whether a look waits for a document now.
+    fn waits(&self) -> bool {
+        self.busy.iter().any(|(world, (since, within))| {
+            if since.elapsed() >= *within {
+                return false;
+            }
+            if *within != FIRST_PASS {
+                return true;
+            }
+            // A pass waits for nothing but its checks and its own work.
+            self.activity
+                .get(world)
+                .is_none_or(|(pending, last)| *pending > 0 || last.elapsed() < PASS_QUIET)
+        })
+    }
+
+    /// A message heard from `world`, asking for a check (`asks`) or not.
+    fn heard(&mut self, world: i64, asks: bool) {
+        let (pending, last) = self.activity.entry(world).or_insert((0, Instant::now()));
+        *pending += u32::from(asks);
+        *last = Instant::now();
+    }
+
+    /// A check `world` asked for was answered.
+    fn answered(&mut self, world: i64) {
+        if let Some((pending, last)) = self.activity.get_mut(&world) {
+            *pending = pending.saturating_sub(1);
+            *last = Instant::now();
+        }
+    }
+
+    /// Forgets a document that is gone.
+    fn gone(&mut self, world: i64) {
+        self.busy.remove(&world);
+        self.activity.remove(&world);
+    }
 }
 
 /// Answers the banners of the session's tabs; stops with the session.
@@ -222,7 +270,7 @@ impl ConsentKeeper {
                         // A banner whose document is gone is not waited for.
                         let gone = lock(&driver.worlds).destroyed(&d.execution_context_unique_id);
                         if let Some(id) = gone {
-                            lock(&driver.ledger).busy.remove(&id);
+                            lock(&driver.ledger).gone(id);
                         }
                     }
                     Some(call) = called.next() => {
@@ -247,10 +295,7 @@ impl ConsentKeeper {
     /// the model a banner about to go.
     pub(super) async fn settled(&self) {
         loop {
-            let waiting = lock(&self.ledger)
-                .busy
-                .values()
-                .any(|(since, within)| since.elapsed() < *within);
+            let waiting = lock(&self.ledger).waits();
             if !waiting {
                 return;
             }
@@ -373,7 +418,9 @@ impl Driver {
                 .unwrap_or_default()
                 .to_string()
         };
-        match text("type").as_str() {
+        let kind = text("type");
+        lock(&self.ledger).heard(world, kind == "eval");
+        match kind.as_str() {
             "init" => {
                 let config = json!({
                     "enabled": true,
@@ -403,6 +450,7 @@ impl Driver {
                     let result = driver.evaluate_beside(world, &code).await;
                     let reply = json!({ "type": "evalResp", "id": id, "result": result });
                     driver.reply(world, &reply).await;
+                    lock(&driver.ledger).answered(world);
                 });
             }
             "report" => {
@@ -745,6 +793,33 @@ mod tests {
         let full = full_rules_for("https://shop.example/", true);
         assert!(full.iter().any(|r| r["name"] == "cookieyes"));
         assert!(!full.iter().any(|r| r["name"] == "abc"));
+    }
+
+    #[test]
+    fn a_look_waits_for_a_pass_while_its_checks_are_out_and_for_a_banner_being_answered() {
+        let mut ledger = Ledger::default();
+        assert!(!ledger.waits());
+        // The first pass over the top document: its check of the page's
+        // scripts is out, so a look waits; answered and quiet, it does not.
+        ledger.busy.insert(7, (Instant::now(), FIRST_PASS));
+        ledger.heard(7, true);
+        std::thread::sleep(PASS_QUIET);
+        assert!(ledger.waits());
+        ledger.answered(7);
+        assert!(ledger.waits(), "just answered: the pass is still at work");
+        std::thread::sleep(PASS_QUIET);
+        assert!(!ledger.waits());
+        // A banner being answered is waited for however quiet its script is,
+        // until it is done or its document is gone.
+        ledger.busy.insert(7, (Instant::now(), SETTLE_WITHIN));
+        assert!(ledger.waits());
+        ledger.gone(7);
+        assert!(!ledger.waits());
+        // Nothing is waited for past its bound.
+        ledger
+            .busy
+            .insert(8, (Instant::now() - SETTLE_WITHIN, SETTLE_WITHIN));
+        assert!(!ledger.waits());
     }
 
     #[test]

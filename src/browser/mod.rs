@@ -636,11 +636,18 @@ impl SharedBrowser {
             return;
         };
         this.lost.store(true, Ordering::SeqCst);
+        // A graceful close writes a lasting profile's cookies to disk and
+        // ends the net log's file; a temporary profile keeps nothing, and a
+        // kill ends the browser at once where a close takes 0.15–0.5 s.
+        let graceful = this.temp_profile.is_none() || std::env::var_os(NET_LOG_ENV).is_some();
         if let Some(child) = this.process.as_mut() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.close()).await;
-            if tokio::time::timeout(Duration::from_secs(5), child.wait())
-                .await
-                .is_err()
+            if graceful {
+                let _ = tokio::time::timeout(Duration::from_secs(5), this.browser.close()).await;
+            }
+            if !graceful
+                || tokio::time::timeout(Duration::from_secs(5), child.wait())
+                    .await
+                    .is_err()
             {
                 child.start_kill();
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;

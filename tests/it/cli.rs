@@ -261,6 +261,29 @@ pub async fn run_with_model_and_env(
     seamark_with_env(&all, &env).await
 }
 
+/// A browser with a temporary profile is killed at the end, not closed
+/// (nothing of the profile is kept, and a close takes up to half a second):
+/// no Chromium process and no profile may be left by it either way. (With a
+/// net log, as in every other test, the close is graceful, to end the log.)
+#[tokio::test]
+async fn a_browser_with_a_temporary_profile_ends_at_once_and_leaves_nothing() {
+    let server = Server::start(None).await;
+    let (mut cmd, dir) = command(&["mark", &server.url("form.html"), "-o", "m.png"]);
+    cmd.env_remove(seamark::browser::NET_LOG_ENV);
+    let out = cmd.output().await.expect("run seamark");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        profiles_in(&dir.tmp()).is_empty(),
+        "{:?}",
+        profiles_in(&dir.tmp())
+    );
+    // The directory's own check (when it is dropped) finds no browser left.
+}
+
 #[tokio::test]
 async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
     let server = Server::start(None).await;

@@ -6,6 +6,13 @@
 //! a skill's step costs perception plus the command, a model's step that
 //! plus the model.
 //!
+//! Then the same task from the skill is taken in turn with the skill
+//! exported as a Playwright script (`seamark skill export --lang python`,
+//! run with PyPI's `playwright` on the system Chromium), each as a whole
+//! process, [`ROUNDS`] times: the time of the process, and the time in the
+//! browser from the start page's request to the filtered results' request
+//! (from the board's own log of requests).
+//!
 //! `cargo bench --bench skills`.
 
 mod common;
@@ -22,6 +29,13 @@ use seamark::serve::StaticServer;
 
 /// The model's simulated latency.
 const MODEL_DELAY: Duration = Duration::from_secs(1);
+
+/// Rounds of the skill beside its Playwright script.
+const ROUNDS: usize = 7;
+
+/// One round: (the whole process, in the browser) in seconds, of seamark
+/// from the skill and of the Playwright script.
+type Round = [(f64, f64); 2];
 
 fn task(role: &str, place: &str) -> String {
     format!(
@@ -169,4 +183,130 @@ fn main() {
             seamark::figures::median(per_run.collect()),
         );
     }
+    beside_playwright(&board, &model.base, &skills, work.path());
+}
+
+/// The time of a process, and of its browser's way from the start page's
+/// request to the filtered results' request, as the board saw them.
+fn timed(board: &StaticServer, mut process: std::process::Command) -> Option<(f64, f64)> {
+    let started = Instant::now();
+    let status = process.status().ok()?;
+    let whole = started.elapsed().as_secs_f64();
+    if !status.success() {
+        eprintln!("{process:?} failed: {status}");
+        return None;
+    }
+    let served: Vec<(Instant, String)> = board
+        .served()
+        .into_iter()
+        .filter(|(at, _)| *at >= started)
+        .collect();
+    let first = served.iter().find(|(_, p)| p.ends_with("/index.html"))?.0;
+    let last = served.iter().find(|(_, p)| p.contains("salary="))?.0;
+    Some((whole, last.duration_since(first).as_secs_f64()))
+}
+
+/// The skill's task by `seamark run` and by the skill's Playwright script,
+/// in turn, as whole processes; a table of each round and the medians.
+fn beside_playwright(board: &StaticServer, model: &str, skills: &Path, work: &Path) {
+    let has_playwright = std::process::Command::new("python3")
+        .args(["-c", "import playwright"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let Ok(chrome) = seamark::browser::find_chromium(None) else {
+        println!("\nno Chromium: the comparison with Playwright is left out");
+        return;
+    };
+    if !has_playwright {
+        println!(
+            "\nno Playwright for Python (scripts/setup.sh installs it): the comparison is left out"
+        );
+        return;
+    }
+    let seamark = env!("CARGO_BIN_EXE_seamark");
+    let name = std::fs::read_dir(skills)
+        .expect("skills")
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".json")
+                .map(str::to_string)
+        })
+        .next()
+        .expect("a skill was learned");
+    let script = work.join("skill.py");
+    let exported = std::process::Command::new(seamark)
+        .args(["skill", "export", &name, "--lang", "python", "--out"])
+        .arg(&script)
+        .arg("--skills")
+        .arg(skills)
+        .status()
+        .expect("seamark skill export");
+    assert!(exported.success(), "the skill was exported");
+    let task = task("Data Engineer", "Pune");
+    let url = board.url("index.html");
+    let mut rows: Vec<Round> = Vec::new();
+    for round in 0..ROUNDS {
+        let mut by_skill = std::process::Command::new(seamark);
+        by_skill
+            .args([
+                "run",
+                "--task",
+                &task,
+                "--url",
+                &url,
+                "--max-steps",
+                "8",
+                "--out",
+            ])
+            .arg(work.join(format!("process-{round}")))
+            .arg("--skills")
+            .arg(skills)
+            .env("OPENAI_BASE_URL", format!("{model}/v1"))
+            .env("SEAMARK_MODEL", "openai/scripted")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut by_script = std::process::Command::new("python3");
+        by_script
+            .arg(&script)
+            .args([
+                "--url",
+                &url,
+                "--keywords",
+                "Data Engineer",
+                "--location",
+                "Pune",
+            ])
+            .env("CHROME_PATH", &chrome);
+        let (Some(skill), Some(playwright)) = (timed(board, by_skill), timed(board, by_script))
+        else {
+            println!("\na round failed: the comparison is left out");
+            return;
+        };
+        rows.push([skill, playwright]);
+    }
+    println!(
+        "\nthe task from its skill beside the skill's Playwright script, {ROUNDS} rounds in turn\n"
+    );
+    println!("| round | seamark, process | Playwright, process | ratio | seamark, in the browser | Playwright, in the browser | ratio |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    for (i, [(sw, sb), (pw, pb)]) in rows.iter().enumerate() {
+        println!(
+            "| {} | {sw:.2} s | {pw:.2} s | {:.2} | {sb:.2} s | {pb:.2} s | {:.2} |",
+            i + 1,
+            sw / pw,
+            sb / pb
+        );
+    }
+    let median = |f: &dyn Fn(&Round) -> f64| seamark::figures::median(rows.iter().map(f).collect());
+    println!(
+        "| **median** | {:.2} s | {:.2} s | {:.2} | {:.2} s | {:.2} s | {:.2} |",
+        median(&|r| r[0].0),
+        median(&|r| r[1].0),
+        median(&|r| r[0].0 / r[1].0),
+        median(&|r| r[0].1),
+        median(&|r| r[1].1),
+        median(&|r| r[0].1 / r[1].1),
+    );
 }

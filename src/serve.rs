@@ -5,8 +5,11 @@
 //! file with its `index.html` (the app routes on the client), and a POST to
 //! `/api/…` with `200 {}` (where such an app records what a visitor did).
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -15,12 +18,16 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+/// How many of the last requests a server keeps (see [`StaticServer::served`]).
+pub const SERVED_KEPT: usize = 10_000;
+
 /// A folder served on 127.0.0.1 until dropped.
 #[derive(Debug)]
 pub struct StaticServer {
     /// `http://127.0.0.1:PORT`.
     pub base: String,
     task: JoinHandle<()>,
+    served: Arc<Mutex<VecDeque<(Instant, String)>>>,
 }
 
 impl Drop for StaticServer {
@@ -48,15 +55,24 @@ impl StaticServer {
     async fn serve(root: PathBuf, port: u16, app: bool) -> std::io::Result<StaticServer> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let base = format!("http://{}", listener.local_addr()?);
+        let served: Arc<Mutex<VecDeque<(Instant, String)>>> = Arc::default();
+        let log = served.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let root = root.clone();
+                let (root, log) = (root.clone(), log.clone());
                 tokio::spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let root = root.clone();
+                        let asked = req.uri().to_string();
+                        let mut log = log.lock().unwrap_or_else(PoisonError::into_inner);
+                        if log.len() == SERVED_KEPT {
+                            log.pop_front();
+                        }
+                        log.push_back((Instant::now(), asked));
+                        drop(log);
                         async move { Ok::<_, Infallible>(answer(&root, &req, app)) }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
@@ -65,7 +81,19 @@ impl StaticServer {
                 });
             }
         });
-        Ok(StaticServer { base, task })
+        Ok(StaticServer { base, task, served })
+    }
+
+    /// The requests served so far (their path and query; the last
+    /// [`SERVED_KEPT`]), with when each came: what a client did, timed from
+    /// the server's side.
+    pub fn served(&self) -> Vec<(Instant, String)> {
+        self.served
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// The URL of a path under the served folder.

@@ -440,8 +440,10 @@ impl Driver {
                 let (driver, url) = (self.clone(), text("url"));
                 tokio::spawn(async move {
                     let rules = rules_for(driver.auto_action == "optIn", &url, main);
-                    let reply = json!({ "type": "initResp", "config": config, "rules": rules });
-                    driver.reply(world, &reply).await;
+                    // The rules go as made: 66 KB of JSON parsed once, not per document.
+                    let reply =
+                        format!("{{\"type\":\"initResp\",\"config\":{config},\"rules\":{rules}}}");
+                    driver.reply_text(world, &reply).await;
                 });
             }
             "eval" => {
@@ -514,6 +516,11 @@ impl Driver {
 
     /// Hands `message` to the content script of isolated world `world`.
     async fn reply(&self, world: i64, message: &Value) {
+        self.reply_text(world, &message.to_string()).await;
+    }
+
+    /// The same, with the message as JSON text.
+    async fn reply_text(&self, world: i64, message: &str) {
         let expression = format!("autoconsentReceiveMessage({message})");
         if let Err(e) = self.evaluate(world, expression).await {
             tracing::debug!("consent: a reply was not taken: {e}");
@@ -549,18 +556,36 @@ impl Driver {
     }
 }
 
-/// The rules a document at `url` needs: the compact ones that can run there
-/// to reject, or the full ones to accept. A document is sent only the rules
-/// that can run in it (the top document, or a frame), as the package's own
-/// drivers do: the whole set is 257 KB, a frame's share a few.
-fn rules_for(accept: bool, url: &str, main: bool) -> Value {
-    if accept {
-        return json!({ "autoconsent": full_rules_for(url, main) });
+/// The rules a document at `url` needs, as JSON: the compact ones that can
+/// run there to reject, or the full ones to accept. A document is sent only
+/// the rules that can run in it (the top document, or a frame), as the
+/// package's own drivers do: the whole set is 257 KB, a frame's share a few.
+/// Most documents need the same set (the generic rules, no site's own), so
+/// each set is made once.
+fn rules_for(accept: bool, url: &str, main: bool) -> Arc<str> {
+    type Made = Mutex<HashMap<(bool, bool, Vec<usize>), Arc<str>>>;
+    static MADE: OnceLock<Made> = OnceLock::new();
+    let compact = compact_rules();
+    let chosen = match (accept, compact) {
+        (true, _) => full_rules_chosen(url, main),
+        (false, Some(rules)) => rules.chosen(url, main),
+        (false, None) => Vec::new(),
+    };
+    let key = (accept, main, chosen);
+    let made = MADE.get_or_init(Mutex::default);
+    if let Some(rules) = lock(made).get(&key) {
+        return rules.clone();
     }
-    match compact_rules() {
-        Some(rules) => json!({ "compact": rules.filtered(url, main) }),
-        None => json!({ "autoconsent": [] }),
-    }
+    let rules = match (accept, compact) {
+        (true, _) => {
+            json!({ "autoconsent": key.2.iter().filter_map(|i| full_rules().get(*i)).collect::<Vec<_>>() })
+        }
+        (false, Some(compact)) => json!({ "compact": compact.made_of(&key.2, main) }),
+        (false, None) => json!({ "autoconsent": [] }),
+    };
+    let rules: Arc<str> = rules.to_string().into();
+    lock(made).insert(key, rules.clone());
+    rules
 }
 
 /// A rule's own URL pattern (a JavaScript regular expression), compiled
@@ -582,17 +607,23 @@ fn patterns() -> &'static Mutex<HashMap<String, Option<Regex>>> {
     PATTERNS.get_or_init(Mutex::default)
 }
 
-/// The full rules that can run in a document at `url`.
-fn full_rules_for(url: &str, main: bool) -> Vec<Value> {
+/// The full rules.
+fn full_rules() -> &'static [Value] {
     static FULL: OnceLock<Vec<Value>> = OnceLock::new();
-    let all = FULL.get_or_init(|| {
+    FULL.get_or_init(|| {
         serde_json::from_str::<Value>(FULL_RULES)
             .ok()
             .and_then(|v| v.get("autoconsent").and_then(Value::as_array).cloned())
             .unwrap_or_default()
-    });
-    all.iter()
-        .filter(|rule| {
+    })
+}
+
+/// The places of the full rules that can run in a document at `url`.
+fn full_rules_chosen(url: &str, main: bool) -> Vec<usize> {
+    full_rules()
+        .iter()
+        .enumerate()
+        .filter(|(_, rule)| {
             let context = &rule["runContext"];
             let in_main = context["main"].as_bool().unwrap_or(true);
             let in_frame = context["frame"].as_bool().unwrap_or(false);
@@ -603,7 +634,7 @@ fn full_rules_for(url: &str, main: bool) -> Vec<Value> {
                     url,
                 )
         })
-        .cloned()
+        .map(|(i, _)| i)
         .collect()
 }
 
@@ -646,18 +677,11 @@ impl CompactRules {
         })
     }
 
-    fn slice(&self, (from, to): (usize, usize)) -> &[Value] {
-        self.rules
-            .get(from..to.min(self.rules.len()))
-            .unwrap_or_default()
-    }
-
-    /// The rules that can run in a document at `url` (`filterCompactRules`):
-    /// a frame gets the frame rules for it; the top document the generic
-    /// rules and the site rules for it. Strings no kept rule uses are
-    /// blanked, their places kept (rules name strings by place).
-    fn filtered(&self, url: &str, main: bool) -> Value {
-        let runs_here = |rule: &&Value| -> bool {
+    /// The places of the rules that can run in a document at `url`
+    /// (`filterCompactRules`): in a frame, the frame rules for it; in the
+    /// top document, the generic rules and the site rules for it.
+    fn chosen(&self, url: &str, main: bool) -> Vec<usize> {
+        let runs_here = |rule: &Value| -> bool {
             let context = rule[4].as_u64().unwrap_or(0);
             if main && context == 1 {
                 return false;
@@ -667,22 +691,31 @@ impl CompactRules {
             }
             pattern_allows(patterns(), rule[3].as_str().unwrap_or_default(), url)
         };
-        let (rules, strings): (Vec<Value>, usize) = if !main {
-            let rules = self.slice(self.frame).iter().filter(runs_here).cloned();
-            (rules.collect(), self.frame_strings)
-        } else {
-            let specific: Vec<Value> = self
-                .slice(self.specific)
-                .iter()
-                .filter(runs_here)
-                .cloned()
+        let places = |(from, to): (usize, usize)| from..to.min(self.rules.len());
+        if !main {
+            return places(self.frame)
+                .filter(|i| runs_here(&self.rules[*i]))
                 .collect();
-            let generic = self.slice(self.generic).iter().cloned();
-            if specific.is_empty() {
-                let strings = self.strings.get(..self.generic_strings).unwrap_or_default();
-                return json!({ "v": self.version, "s": strings, "r": generic.collect::<Vec<_>>() });
-            }
-            (generic.chain(specific).collect(), self.strings.len())
+        }
+        places(self.generic)
+            .chain(places(self.specific).filter(|i| runs_here(&self.rules[*i])))
+            .collect()
+    }
+
+    /// The rule set of the rules at `chosen`, as the content script takes
+    /// it. Strings no kept rule uses are blanked, their places kept (rules
+    /// name strings by place).
+    fn made_of(&self, chosen: &[usize], main: bool) -> Value {
+        let rules: Vec<&Value> = chosen.iter().filter_map(|i| self.rules.get(*i)).collect();
+        let generic_only = main && chosen.iter().all(|i| places_in(*i, self.generic));
+        if generic_only {
+            let strings = self.strings.get(..self.generic_strings).unwrap_or_default();
+            return json!({ "v": self.version, "s": strings, "r": rules });
+        }
+        let strings = if main {
+            self.strings.len()
+        } else {
+            self.frame_strings
         };
         let mut used = std::collections::HashSet::new();
         for rule in &rules {
@@ -708,6 +741,18 @@ impl CompactRules {
             .collect();
         json!({ "v": self.version, "s": kept, "r": rules })
     }
+
+    /// The rules that can run in a document at `url`, as the content
+    /// script takes them.
+    #[cfg(test)]
+    fn filtered(&self, url: &str, main: bool) -> Value {
+        self.made_of(&self.chosen(url, main), main)
+    }
+}
+
+/// Whether place `i` is in the range `(from, to)`.
+fn places_in(i: usize, (from, to): (usize, usize)) -> bool {
+    (from..to).contains(&i)
 }
 
 /// The places of the strings `steps` use (their compacted keys), nested
@@ -790,9 +835,23 @@ mod tests {
             "{frame:?}"
         );
         // Accepting takes the full rules, filtered the same way.
-        let full = full_rules_for("https://shop.example/", true);
+        let full: Vec<&Value> = full_rules_chosen("https://shop.example/", true)
+            .into_iter()
+            .map(|i| &full_rules()[i])
+            .collect();
         assert!(full.iter().any(|r| r["name"] == "cookieyes"));
         assert!(!full.iter().any(|r| r["name"] == "abc"));
+        // A set is made once, and is what the filter gives.
+        let made = rules_for(false, "https://shop.example/", true);
+        assert!(Arc::ptr_eq(
+            &made,
+            &rules_for(false, "https://other.example/", true)
+        ));
+        let sent: Value = serde_json::from_str(&made).expect("JSON");
+        assert_eq!(
+            sent["compact"],
+            rules.filtered("https://shop.example/", true)
+        );
     }
 
     #[test]

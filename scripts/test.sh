@@ -51,6 +51,15 @@ none_left_behind() {
   done
   return 1
 }
+# The tests' temporary files go in a folder of this run's own, removed at
+# the end: among them the profile of the browser the in-process tests share,
+# which lives as long as the test binary and so is never removed by it. Open
+# to all (as /tmp is): the PostgreSQL servers the tests start run as the
+# postgres user when the tests run as root.
+test_tmp="$(mktemp -d)"
+chmod 1777 "$test_tmp"
+trap 'rm -rf "$test_tmp"' EXIT
+export TMPDIR="$test_tmp"
 # Doc tests first, so that the last summary printed is the integration tests'.
 cargo test --locked --doc
 cargo test --locked --lib --bins --tests "${skip[@]}"

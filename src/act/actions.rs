@@ -240,7 +240,7 @@ async fn at_point(
         }
         Command::TypeAt { text, .. } => {
             input::click(page, p).await.map_err(refused)?;
-            input::type_text(page, text).await.map_err(refused)?;
+            input::put_text(page, text).await.map_err(refused)?;
             Ok(Acted::Unconfirmed(format!(
                 "clicked at {place} and typed {} characters",
                 text.chars().count()
@@ -550,7 +550,8 @@ fn value_format(input_type: &str) -> &'static str {
 }
 
 /// TYPE (and CLEAR, with no text): focus by a real click, select what is there,
-/// delete it with a real Backspace, type the text key by key.
+/// delete it with a real Backspace, type the text (key by key where the
+/// page listens for keys: see `input::put_text`).
 async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
     let info = call_on_element(page, e, FIELD_JS, Vec::new())
         .await
@@ -611,7 +612,7 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         .await
         .map_err(refused)?;
     }
-    input::type_text(page, text).await.map_err(refused)?;
+    input::put_text(page, text).await.map_err(refused)?;
     if text.is_empty() {
         return Ok(Acted::Confirmed(format!("cleared {}", describe(e))));
     }
@@ -779,7 +780,7 @@ async fn select(
         settle::settle(
             page,
             events,
-            options.quiet,
+            settle::Quiet::usual(options.quiet),
             options.settle_timeout,
             opened,
             None,

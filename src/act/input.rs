@@ -3,9 +3,10 @@
 
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchDragEventParams, DispatchDragEventType, DispatchKeyEventParams, DispatchKeyEventType,
-    DispatchMouseEventParams, DispatchMouseEventType, DragData, EventDragIntercepted, MouseButton,
-    SetInterceptDragsParams,
+    DispatchMouseEventParams, DispatchMouseEventType, DragData, EventDragIntercepted,
+    InsertTextParams, MouseButton, SetInterceptDragsParams,
 };
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
 use futures::{FutureExt, StreamExt};
@@ -377,6 +378,12 @@ async fn key_down(
     modifiers: i64,
     command: Option<&str>,
 ) -> Result<(), CdpError> {
+    page.execute(down_event(def, modifiers, command)).await?;
+    Ok(())
+}
+
+/// The event of [`key_down`].
+fn down_event(def: &KeyDef, modifiers: i64, command: Option<&str>) -> DispatchKeyEventParams {
     // A shortcut with Ctrl, Alt or Meta types nothing; Shift alone still types.
     let text = if modifiers & 0b0111 != 0 {
         None
@@ -398,20 +405,24 @@ async fn key_down(
     down.unmodified_text = def.text.clone();
     down.text = text;
     down.commands = command.map(|c| vec![c.to_string()]);
-    page.execute(down).await?;
-    Ok(())
+    down
 }
 
 /// One key coming up, with the modifiers still held.
 async fn key_up(page: &Page, def: &KeyDef, modifiers: i64) -> Result<(), CdpError> {
+    page.execute(up_event(def, modifiers)).await?;
+    Ok(())
+}
+
+/// The event of [`key_up`].
+fn up_event(def: &KeyDef, modifiers: i64) -> DispatchKeyEventParams {
     let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
     up.key = Some(def.key.clone());
     up.code = Some(def.code.clone()).filter(|c| !c.is_empty());
     up.windows_virtual_key_code = Some(def.key_code).filter(|&k| k != 0);
     up.native_virtual_key_code = up.windows_virtual_key_code;
     up.modifiers = Some(modifiers);
-    page.execute(up).await?;
-    Ok(())
+    up
 }
 
 /// The DOM key name of a modifier (`Ctrl` → `Control`).
@@ -469,17 +480,74 @@ pub(super) async fn press(
 }
 
 /// Types text one character at a time with key events; a newline is Enter.
+/// The events are sent together, in order, and answered in that order: the
+/// renderer still takes each key down and up in turn, with the page's
+/// handlers run between them, while the wait of a round trip per event
+/// (some 3 ms each) goes.
 pub(super) async fn type_text(page: &Page, text: &str) -> Result<(), CdpError> {
-    for c in text.chars() {
+    let events = text.chars().flat_map(|c| {
         let def = match c {
             '\n' => key_def("Enter"),
             '\t' => key_def("Tab"),
             c => key_def(&c.to_string()),
         };
-        key_down(page, &def, 0, None).await?;
-        key_up(page, &def, 0).await?;
-    }
+        [down_event(&def, 0, None), up_event(&def, 0)]
+    });
+    futures::future::try_join_all(events.map(|e| page.execute(e))).await?;
     Ok(())
+}
+
+/// Whether the focused element of the top document, an element on its way
+/// up (through shadow roots), the document or its window listens for keys;
+/// yes when the focus is in a frame, whose listeners this does not see.
+/// DevTools' `getEventListeners` sees every listener, inline ones too, and
+/// those of seamark's own world (its count of changes, left out by name);
+/// it is there only for an expression evaluated with the command line API.
+const KEYS_HEARD_JS: &str = r#"(() => {
+  const keyed = t => {
+    const l = getEventListeners(t);
+    return ['keydown', 'keypress', 'keyup']
+      .some(k => (l[k] || []).some(x => x.listener.name !== '__seamarkBump'));
+  };
+  let n = document.activeElement;
+  while (n && n.shadowRoot && n.shadowRoot.activeElement) n = n.shadowRoot.activeElement;
+  if (n && (n.tagName === 'IFRAME' || n.tagName === 'FRAME')) return true;
+  for (; n; n = n.parentNode || n.host) if (keyed(n)) return true;
+  return keyed(window);
+})()"#;
+
+/// Types `text` where the focus is. Where nothing
+/// listens for keys (asked of DevTools, see [`KEYS_HEARD_JS`]), key events
+/// would tell the page nothing that the text's `beforeinput` and `input`
+/// events do not: the text goes in at once, as a paste or an input method
+/// puts it (one event, where key by key took some 2 ms an event in the
+/// renderer). Where anything listens, or the page cannot say, or the text
+/// holds a line break or a tab (keys with effects of their own), it is
+/// typed key by key ([`type_text`]).
+pub(super) async fn put_text(page: &Page, text: &str) -> Result<(), CdpError> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    if text.contains(['\n', '\t']) || keys_heard(page).await {
+        return type_text(page, text).await;
+    }
+    page.execute(InsertTextParams::new(text)).await?;
+    Ok(())
+}
+
+/// Whether the top document hears keys where the focus is; yes when it
+/// cannot say (a page of its own `getEventListeners`, say).
+async fn keys_heard(page: &Page) -> bool {
+    let mut ask = EvaluateParams::new(KEYS_HEARD_JS);
+    ask.include_command_line_api = Some(true);
+    ask.return_by_value = Some(true);
+    ask.silent = Some(true);
+    match page.execute(ask).await {
+        Ok(reply) if reply.result.exception_details.is_none() => {
+            reply.result.result.value != Some(serde_json::Value::Bool(false))
+        }
+        _ => true,
+    }
 }
 
 #[cfg(test)]

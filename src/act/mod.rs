@@ -166,6 +166,8 @@ pub struct Executor {
     data_given: bool,
     /// The plan's phases kept with `CHECKPOINT`, oldest first.
     checkpoints: Vec<checkpoint::Checkpoint>,
+    /// Whether commands settle briskly (see [`Executor::set_brisk`]).
+    brisk: bool,
 }
 
 impl Executor {
@@ -201,7 +203,34 @@ impl Executor {
             reader: None,
             data_given: false,
             checkpoints: Vec::new(),
+            brisk: false,
         }
+    }
+
+    /// Settle briskly after each command from now on: the page must still
+    /// be loaded, off the network and past the timers the command set, but
+    /// the quiet window is a sixteenth as long and does not grow (see
+    /// `settle::Quiet::brisk`). For commands whose next
+    /// targets are known beforehand (a skill's), whose next look checks
+    /// them: when that look does not find them, [`Executor::settle_fully`]
+    /// gives the page the usual wait before anyone concludes the page
+    /// changed.
+    pub fn set_brisk(&mut self, brisk: bool) {
+        self.brisk = brisk;
+    }
+
+    /// Waits for the page to be quiet for the usual window at its longest
+    /// ([`ActOptions::quiet`]), however the last command settled.
+    pub async fn settle_fully(&self, session: &Session) {
+        settle::settle(
+            session.page(),
+            &self.watch.events,
+            settle::Quiet::longest(self.options.quiet),
+            self.options.settle_timeout,
+            SystemTime::now(),
+            None,
+        )
+        .await;
     }
 
     /// The secrets to type and keep out of text from now on (a person's
@@ -420,10 +449,15 @@ impl Executor {
             .options
             .prime
             .then(|| (session.viewport(), &self.options.perceive));
+        let quiet = if self.brisk {
+            settle::Quiet::brisk(self.options.quiet)
+        } else {
+            settle::Quiet::usual(self.options.quiet)
+        };
         settle::settle(
             session.page(),
             &self.watch.events,
-            self.options.quiet,
+            quiet,
             bound,
             since,
             prime,

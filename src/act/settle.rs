@@ -3,7 +3,7 @@
 //! a short wait away (a debounce), and nothing moving for a quiet window.
 //! The window is short (a quarter of [`super::ActOptions::quiet`]) when the
 //! command moved nothing, and grows with how long the page kept moving, up
-//! to `quiet`. What moves on its own (a clock, a ticker: a node that keeps
+//! to `quiet`; a skill's commands settle briskly (see [`Quiet::brisk`]). What moves on its own (a clock, a ticker: a node that keeps
 //! changing, a chain of timers) is not counted. Bounded, so a page that
 //! never rests costs at most the bound.
 
@@ -15,6 +15,41 @@ use chromiumoxide::Page;
 use super::watch::{lock, Events};
 use crate::browser::{evaluate, Viewport};
 use crate::perceive::{self, watch_eval, PerceiveOptions, MOVED_JS};
+
+/// The quiet window a wait ends on: `shortest` when the command moved
+/// nothing, growing with how long the page kept moving up to `longest`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Quiet {
+    pub shortest: Duration,
+    pub longest: Duration,
+}
+
+impl Quiet {
+    /// The usual window: a quarter of `quiet`, up to `quiet`.
+    pub fn usual(quiet: Duration) -> Quiet {
+        Quiet {
+            shortest: quiet / 4,
+            longest: quiet,
+        }
+    }
+
+    /// The usual window at its longest: `quiet` however little moved.
+    pub fn longest(quiet: Duration) -> Quiet {
+        Quiet {
+            shortest: quiet,
+            longest: quiet,
+        }
+    }
+
+    /// A brisk window, for commands whose next look checks what they need
+    /// (a skill's): a sixteenth of `quiet`, however long the page moved.
+    pub fn brisk(quiet: Duration) -> Quiet {
+        Quiet {
+            shortest: quiet / 16,
+            longest: quiet / 16,
+        }
+    }
+}
 
 /// How the wait ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,8 +90,8 @@ async fn pending_timers(page: &Page, since: f64, until: f64) -> i64 {
     }
 }
 
-/// Waits until the page is quiet (see the module's doc), at most `bound`;
-/// `quiet` is the longest quiet window. Timers count when the page set
+/// Waits until the page is quiet (see the module's doc) for a window of
+/// `quiet`, at most `bound`. Timers count when the page set
 /// them from `since` (the command's start) to a moment after the wait
 /// began: later ones are the page's own doing. With `prime`, a document
 /// the page had not shown before is looked at once it is loaded, while the
@@ -64,7 +99,7 @@ async fn pending_timers(page: &Page, since: f64, until: f64) -> i64 {
 pub(super) async fn settle(
     page: &Page,
     events: &Mutex<Events>,
-    quiet: Duration,
+    quiet: Quiet,
     bound: Duration,
     since: SystemTime,
     mut prime: Option<(Viewport, &PerceiveOptions)>,
@@ -75,7 +110,6 @@ pub(super) async fn settle(
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
     let (since_ms, until_ms) = (epoch_ms(since), epoch_ms(SystemTime::now() + TIMERS_AFTER));
-    let shortest = quiet / 4;
     let mut last_count = None;
     // The command itself is the first movement.
     let mut last_move = start;
@@ -113,7 +147,7 @@ pub(super) async fn settle(
             ev.recent_inflight(LONG_REQUEST) == 0
         };
         // The longer the page kept moving, the longer it may go on.
-        let window = (last_move.duration_since(start) * 2).clamp(shortest, quiet);
+        let window = (last_move.duration_since(start) * 2).clamp(quiet.shortest, quiet.longest);
         if ready
             && network_idle
             && last_move.elapsed() >= window

@@ -501,6 +501,9 @@ struct Run {
     repeats: HashMap<(String, String, String), usize>,
     /// Whether the last step's commands changed anything on the page.
     progressed: bool,
+    /// Whether the last batch was a skill's, settled briskly (see
+    /// [`crate::act::Executor::set_brisk`]).
+    settled_briskly: bool,
     divergences: Vec<String>,
     /// The impasse of the last steps, and for how many steps in a row.
     impasse: Option<(safety::Impasse, usize)>,
@@ -558,6 +561,7 @@ impl Run {
             answer: None,
             repeats: HashMap::new(),
             progressed: false,
+            settled_briskly: false,
             divergences: Vec::new(),
             impasse: None,
             blocked_told: 0,

@@ -142,6 +142,12 @@ impl Skills {
         (skills, usage)
     }
 
+    /// Whether a skill is followed and its next step's targets are missing
+    /// from this look (see [`Follow::misses_targets`]).
+    pub(crate) fn misses_targets(&self, obs: &Observation) -> bool {
+        self.follow.as_ref().is_some_and(|f| f.misses_targets(obs))
+    }
+
     /// What the skill does at this look, if a skill is followed.
     pub(crate) fn turn(&mut self, obs: &Observation) -> Option<Turn> {
         let follow = self.follow.as_mut()?;

@@ -97,6 +97,11 @@ enum Decision {
     Ends(Option<Ending>),
 }
 
+/// How long a page after a skill's step may take to show the next step's
+/// targets before the model takes over (see `Agent::look_for_targets`): a
+/// model's call costs seconds too.
+const SKILL_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl Agent {
     /// One step: look, note what the model must know, plan (from a skill
     /// or the model), act, take in the outcome, and end the step.
@@ -115,7 +120,10 @@ impl Agent {
             exec,
             journal,
         };
-        let look = self.look(step, &mut stage).await?;
+        let mut look = self.look(step, &mut stage).await?;
+        if std::mem::take(&mut run.settled_briskly) {
+            look = self.look_for_targets(step, &mut stage, run, look).await?;
+        }
         // A fixed page clock is the clock the model is told too.
         let now = match &self.options.browser.place.clock {
             Some(clock) => clock.now(),
@@ -209,6 +217,33 @@ impl Agent {
         Ok(self.ending(finish, verdict, run, &record))
     }
 
+    /// After a skill's brisk batch, a page that does not show the next
+    /// step's targets yet is given the usual wait and looked at again, for
+    /// up to [`SKILL_PATIENCE`], before the model is asked to take over: as
+    /// a script waits for its next element.
+    async fn look_for_targets(
+        &mut self,
+        step: usize,
+        stage: &mut Stage<'_>,
+        run: &Run,
+        mut look: Look,
+    ) -> Result<Look, Ending> {
+        let until = Instant::now() + SKILL_PATIENCE;
+        while Instant::now() < until
+            && run
+                .skills
+                .as_ref()
+                .is_some_and(|s| s.misses_targets(&look.obs))
+        {
+            let before = look.timings;
+            stage.exec.settle_fully(stage.session).await;
+            look = self.look(step, stage).await?;
+            look.timings.perceive_ms += before.perceive_ms;
+            look.timings.mark_ms += before.mark_ms;
+        }
+        Ok(look)
+    }
+
     /// Checks a COMPLETE against the person's checks, the counts and the
     /// judge: the run's end when it holds (or cannot be checked), none when
     /// it was refused, which the report then says.
@@ -254,11 +289,8 @@ impl Agent {
             // A tab that went to a refused host since the last command
             // (a popup navigated after it opened) is left first.
             let left = stage.exec.leave_refused(stage.session).await;
-            // A cookie banner being answered by rule is not shown to the model.
-            stage.session.consent_settled().await;
-            let obs = match stage.exec.observe(stage.session).await {
-                Ok(obs) => {
-                    let mut obs = obs.clone();
+            let obs = match observe_past_banners(stage.exec, stage.session).await {
+                Ok(mut obs) => {
                     obs.notes.extend(left);
                     obs
                 }
@@ -537,7 +569,10 @@ impl Agent {
             })
             .map_err(|e| Ending::failed(e.to_string()))?;
         let t = Instant::now();
+        stage.exec.set_brisk(planned.from_skill);
         let report = stage.exec.run(stage.session, &planned.steps).await;
+        stage.exec.set_brisk(false);
+        run.settled_briskly = planned.from_skill;
         if let Some(skills) = run.skills.as_mut() {
             skills.after(planned.from_skill, obs, &planned.steps, &report);
         }
@@ -1043,6 +1078,23 @@ fn keep_verdict(
         tracing::warn!("the judge's record was not written: {e}");
     }
     outcome
+}
+
+/// Looks at the page while the cookie banners being answered by rule
+/// settle, so that a banner about to go is not shown to the model. Most
+/// pages show none, and the look costs no wait for them; a banner found or
+/// answered meanwhile makes it look again once the banners are done.
+async fn observe_past_banners(
+    exec: &mut Executor,
+    session: &Session,
+) -> Result<perceive::Observation, crate::act::ActError> {
+    let stirred = session.consent_stirred();
+    let (obs, ()) = tokio::join!(exec.observe(session), session.consent_settled());
+    let obs = obs?.clone();
+    if session.consent_stirred() == stirred {
+        return Ok(obs);
+    }
+    Ok(exec.observe(session).await?.clone())
 }
 
 /// What the judge is shown: the task, the answer (or data), the summary,

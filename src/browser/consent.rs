@@ -162,6 +162,8 @@ struct Ledger {
     /// What each document's script is doing: checks of the page's scripts
     /// it waits for, and when it was last heard from.
     activity: HashMap<i64, (u32, Instant)>,
+    /// How many times a script found a banner or began to answer one.
+    found: u64,
 }
 
 impl Ledger {
@@ -288,6 +290,13 @@ impl ConsentKeeper {
     /// The banners answered so far, in order.
     pub(super) fn handled(&self) -> Vec<ConsentRecord> {
         lock(&self.ledger).handled.clone()
+    }
+
+    /// A count that moves whenever a banner is found, answered or given up
+    /// on: a look taken while it stood still saw no banner's doing.
+    pub(super) fn stirred(&self) -> u64 {
+        let ledger = lock(&self.ledger);
+        ledger.found + ledger.handled.len() as u64
     }
 
     /// Waits, at most [`SETTLE_WITHIN`] from when each began, for the
@@ -457,8 +466,9 @@ impl Driver {
             }
             "report" => {
                 let state = &message["state"];
+                let lifecycle = state["lifecycle"].as_str().unwrap_or_default();
                 let wait = waits_for(
-                    state["lifecycle"].as_str().unwrap_or_default(),
+                    lifecycle,
                     state["findCmpAttempts"].as_u64().unwrap_or(0),
                     message["mainFrame"].as_bool().unwrap_or(main),
                 );
@@ -467,6 +477,12 @@ impl Driver {
                 let here = !text("url").starts_with("about:")
                     && lock(&self.worlds).frame_of.contains_key(&world);
                 let mut ledger = lock(&self.ledger);
+                if matches!(
+                    lifecycle,
+                    "cmpDetected" | "openPopupDetected" | "runningOptOut" | "runningOptIn"
+                ) {
+                    ledger.found += 1;
+                }
                 match wait.filter(|_| here) {
                     // A stage already waited for keeps its start.
                     Some(within) => match ledger.busy.get(&world) {

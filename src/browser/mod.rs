@@ -849,6 +849,13 @@ impl Session {
         self.consent.handled()
     }
 
+    /// A count that moves whenever a cookie banner is found or answered by
+    /// rule: a look taken while it stood still, even one taken while
+    /// [`Session::consent_settled`] waited, saw no banner's doing.
+    pub fn consent_stirred(&self) -> u64 {
+        self.consent.stirred()
+    }
+
     /// Waits (a few seconds at most) for the cookie banners being answered
     /// by rule to be done, so a look does not show one about to go.
     pub async fn consent_settled(&self) {
@@ -1236,6 +1243,20 @@ impl Session {
 /// so a failed first attempt is retried briefly.
 fn remove_profile(profile: tempfile::TempDir) {
     let path = profile.path().to_path_buf();
+    // Chromium keeps its singleton socket in a folder of its own in the
+    // temporary directory, linked from the profile: a browser that is
+    // killed, not closed, leaves that folder behind.
+    let socket_dir = std::fs::read_link(path.join("SingletonSocket"))
+        .ok()
+        .and_then(|socket| socket.parent().map(Path::to_path_buf))
+        .filter(|dir| {
+            dir.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("org.chromium.Chromium."))
+        });
+    if let Some(dir) = socket_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let _ = profile.close();
     // Chromium's helper processes outlive the main one for a moment (longer
     // on a loaded machine) and may still write into the profile, even create

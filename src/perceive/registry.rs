@@ -89,10 +89,12 @@ const PAUSE_JS: &str = "(() => { \
 /// counts as a change. A scroll inside it is not told: enumerate/keep.js then
 /// keeps only a whole table whose boxes did not move. A document without
 /// scripts that a parent of its origin can edit gets no counter (null), and
-/// the enumerator keeps nothing there.
+/// the enumerator keeps nothing there. Its listener is named
+/// `__seamarkBump`, so that typing can tell it from the page's (see
+/// `act::input::put_text`).
 const CHANGES_JS: &str = "((scripted) => { \
-    let n = 0; const bump = () => { n++; }; \
-    const o = new MutationObserver(bump); \
+    let n = 0; const __seamarkBump = () => { n++; }; \
+    const o = new MutationObserver(__seamarkBump); \
     const all = { subtree: true, childList: true, attributes: true, characterData: true }; \
     o.observe(document, all); \
     const roots = new WeakSet(); \
@@ -118,9 +120,9 @@ const CHANGES_JS: &str = "((scripted) => { \
     for (const t of ['pointerover', 'pointerout', 'pointerdown', 'pointerup', 'click', 'keydown', \
       'keyup', 'focusin', 'focusout', 'input', 'change', 'beforetoggle', 'toggle', 'hashchange', 'load', 'scroll', \
       'resize', 'fullscreenchange', 'transitionstart', 'transitionend', 'transitioncancel', 'animationstart', \
-      'animationend', 'animationcancel']) window.addEventListener(t, bump, { capture: true, passive: true }); \
-    for (const t of ['load', 'error']) document.addEventListener(t, bump, { capture: true, passive: true }); \
-    if (document.fonts) document.fonts.addEventListener('loadingdone', bump); \
+      'animationend', 'animationcancel']) window.addEventListener(t, __seamarkBump, { capture: true, passive: true }); \
+    for (const t of ['load', 'error']) document.addEventListener(t, __seamarkBump, { capture: true, passive: true }); \
+    if (document.fonts) document.fonts.addEventListener('loadingdone', __seamarkBump); \
     return { count: () => { if (o.takeRecords().length) n++; return n; }, watch }; \
   })";
 

@@ -4,7 +4,7 @@
 use crate::perceive::Observation;
 use crate::protocol::Step;
 
-use super::{Params, Skill};
+use super::{Params, Skill, SkillStep};
 
 /// A skill being followed in a run.
 #[derive(Debug, Clone)]
@@ -75,6 +75,39 @@ impl Follow {
         self.stop = Some(why);
     }
 
+    /// Whether the next step's targets are missing from this look, while
+    /// the skill would otherwise go on: a page looked at before it was
+    /// through changing may show them on a second look.
+    pub fn misses_targets(&self, obs: &Observation) -> bool {
+        self.stop.is_none()
+            && self
+                .skill
+                .steps
+                .get(self.next)
+                .is_some_and(|step| self.commands(step, obs).is_err())
+    }
+
+    /// A step's commands with this look's ids, or why the page does not fit.
+    fn commands(&self, step: &SkillStep, obs: &Observation) -> Result<Vec<Step>, String> {
+        let mut steps = Vec::with_capacity(step.actions.len());
+        for action in &step.actions {
+            let id = match &action.target {
+                Some(t) => t.find(obs)?,
+                None => 0,
+            };
+            let mut command = action.command(id, &self.params)?;
+            if let (Some(within), Some(e)) = (&action.within, obs.table.get(id)) {
+                let p = within.point_in(e)?;
+                command = command.at_point(crate::act::to_image(p, obs.viewport));
+            }
+            steps.push(Step {
+                command,
+                echo: None,
+            });
+        }
+        Ok(steps)
+    }
+
     /// The next step's commands for this look at the page, or why the model
     /// must take over here. The step is counted as done once planned.
     pub fn plan(&mut self, obs: &Observation) -> Result<Planned, String> {
@@ -88,23 +121,9 @@ impl Follow {
                 self.skill.steps.len()
             ));
         };
-        let at = |why: String| format!("step {n} of the skill: {why}");
-        let mut steps = Vec::with_capacity(step.actions.len());
-        for action in &step.actions {
-            let id = match &action.target {
-                Some(t) => t.find(obs).map_err(at)?,
-                None => 0,
-            };
-            let mut command = action.command(id, &self.params).map_err(at)?;
-            if let (Some(within), Some(e)) = (&action.within, obs.table.get(id)) {
-                let p = within.point_in(e).map_err(at)?;
-                command = command.at_point(crate::act::to_image(p, obs.viewport));
-            }
-            steps.push(Step {
-                command,
-                echo: None,
-            });
-        }
+        let steps = self
+            .commands(step, obs)
+            .map_err(|why| format!("step {n} of the skill: {why}"))?;
         if let Some(verb) = &step.then_model {
             let why =
                 format!("step {n} of the skill goes on with {verb}, which is the model's to do");

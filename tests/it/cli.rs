@@ -281,6 +281,16 @@ async fn a_browser_with_a_temporary_profile_ends_at_once_and_leaves_nothing() {
         "{:?}",
         profiles_in(&dir.tmp())
     );
+    // Nor the folder of Chromium's singleton socket, which a kill leaves.
+    let left: Vec<String> = std::fs::read_dir(dir.tmp())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("org.chromium."))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
     // The directory's own check (when it is dropped) finds no browser left.
 }
 

@@ -198,3 +198,41 @@ async fn a_canvas_that_takes_clicks_is_listed_as_a_canvas_and_a_point_on_it_says
     );
     a.close().await;
 }
+
+/// Long enough that its key events go out more than thirty at a time.
+const LONG_TEXT: &str = "Quick, brown Fox #42 jumps: over the lazy dog!";
+
+#[tokio::test]
+async fn text_goes_into_a_field_nobody_hears_keys_on_at_once() {
+    let mut a = Fixture::open("typing.html").await.actor().await;
+    let quiet = a.id("Quiet field");
+    a.run(&format!("TYPE:{quiet}:{LONG_TEXT}"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('quiet').value").await,
+        LONG_TEXT
+    );
+    // One input event: the text went in at once, not key by key.
+    assert_eq!(a.eval("window.quietInputs").await, 1);
+    a.close().await;
+}
+
+#[tokio::test]
+async fn a_field_that_hears_keys_hears_every_key_in_order() {
+    let mut a = Fixture::open("typing.html").await.actor().await;
+    let keyed = a.id("Keyed field");
+    a.run(&format!("TYPE:{keyed}:{LONG_TEXT}"))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('keyed').value").await,
+        LONG_TEXT
+    );
+    assert_eq!(
+        a.eval("window.keyedDowns.join('')").await,
+        LONG_TEXT,
+        "each key went down, in order"
+    );
+    a.close().await;
+}

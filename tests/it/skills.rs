@@ -46,6 +46,20 @@ impl Board {
         ran
     }
 
+    /// Shows the results page's filters only `ms` after the page loaded, as
+    /// a page that draws its controls late does.
+    fn draw_filters_late(&self, ms: u32) {
+        let path = self.dir.path().join("results.html");
+        let page = std::fs::read_to_string(&path).expect("results.html");
+        let late = format!(
+            "<script>const f = document.getElementById('filters'); f.hidden = true; \
+             addEventListener('load', () => setTimeout(() => {{ f.hidden = false; }}, {ms}));\
+             </script></body>"
+        );
+        assert!(page.contains("</body>"));
+        std::fs::write(&path, page.replace("</body>", &late)).expect("write");
+    }
+
     /// Renames the search form's button, as a site's redesign does.
     fn rename_search_button(&self) {
         let path = self.dir.path().join("index.html");
@@ -373,6 +387,27 @@ fn job_seeker_who_fills(r: &Received) -> Reply {
         })
         .to_string(),
     )
+}
+
+/// A skill's commands settle briskly; a page that draws the next step's
+/// targets later than that is looked at again, after the usual wait, until
+/// they show (a few seconds at most), before the model is asked to take
+/// over.
+#[tokio::test]
+async fn a_skill_page_that_draws_its_targets_late_is_looked_at_again_not_handed_over() {
+    let (board, model, work) = learned_once(job_seeker).await;
+    let calls = model.received().len();
+    board.draw_filters_late(800);
+    let second = board.search(&work, "Data Engineer", "Pune", "r2").await;
+    assert_eq!(
+        model.received().len(),
+        calls,
+        "no model call: {}",
+        second.stderr()
+    );
+    assert_eq!(second.json()["skill"]["steps"], 4, "{}", second.json());
+    let url = final_url(&work.path("r2"));
+    assert!(url.contains("salary=50-75&salary=75-100"), "{url}");
 }
 
 #[tokio::test]

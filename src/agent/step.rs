@@ -237,7 +237,8 @@ impl Agent {
         {
             let before = look.timings;
             stage.exec.settle_fully(stage.session).await;
-            look = self.look(step, stage).await?;
+            // Boxed: the step's future would otherwise hold a second look's.
+            look = Box::pin(self.look(step, stage)).await?;
             look.timings.perceive_ms += before.perceive_ms;
             look.timings.mark_ms += before.mark_ms;
         }
@@ -1089,12 +1090,13 @@ async fn observe_past_banners(
     session: &Session,
 ) -> Result<perceive::Observation, crate::act::ActError> {
     let stirred = session.consent_stirred();
-    let (obs, ()) = tokio::join!(exec.observe(session), session.consent_settled());
+    // Boxed: a look's future is large, and a step's holds this one.
+    let (obs, ()) = tokio::join!(Box::pin(exec.observe(session)), session.consent_settled());
     let obs = obs?.clone();
     if session.consent_stirred() == stirred {
         return Ok(obs);
     }
-    Ok(exec.observe(session).await?.clone())
+    Ok(Box::pin(exec.observe(session)).await?.clone())
 }
 
 /// What the judge is shown: the task, the answer (or data), the summary,

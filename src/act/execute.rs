@@ -48,7 +48,13 @@ impl Executor {
         let acted_at = SystemTime::now();
         let (mut outcome, confirmed) = self.perform(session, step, &prepared).await;
         let settled = self
-            .settle_since(session, self.options.settle_timeout, acted_at)
+            .settle_with(
+                session,
+                self.quiet(),
+                self.options.settle_timeout,
+                acted_at,
+                true,
+            )
             .await;
         // Tabs, crashes and closed pages first: they decide which page to look at.
         if let Some(note) = self.follow_tabs(session, &tabs_before).await {

@@ -222,15 +222,10 @@ impl Executor {
     /// Waits for the page to be quiet for the usual window at its longest
     /// ([`ActOptions::quiet`]), however the last command settled.
     pub async fn settle_fully(&self, session: &Session) {
-        settle::settle(
-            session.page(),
-            &self.watch.events,
-            settle::Quiet::longest(self.options.quiet),
-            self.options.settle_timeout,
-            SystemTime::now(),
-            None,
-        )
-        .await;
+        let quiet = settle::Quiet::longest(self.options.quiet);
+        let bound = self.options.settle_timeout;
+        self.settle_with(session, quiet, bound, SystemTime::now(), false)
+            .await;
     }
 
     /// The secrets to type and keep out of text from now on (a person's
@@ -434,26 +429,32 @@ impl Executor {
 
     /// Waits for the session's page to be quiet, at most `bound`.
     async fn settle(&self, session: &Session, bound: Duration) -> settle::Settled {
-        self.settle_since(session, bound, SystemTime::now()).await
+        self.settle_with(session, self.quiet(), bound, SystemTime::now(), true)
+            .await
     }
 
-    /// Waits for the session's page to be quiet after a command that began
-    /// at `since`, at most `bound`.
-    async fn settle_since(
-        &self,
-        session: &Session,
-        bound: Duration,
-        since: SystemTime,
-    ) -> settle::Settled {
-        let prime = self
-            .options
-            .prime
-            .then(|| (session.viewport(), &self.options.perceive));
-        let quiet = if self.brisk {
+    /// The quiet window a command settles on now: brisk or the usual one.
+    fn quiet(&self) -> settle::Quiet {
+        if self.brisk {
             settle::Quiet::brisk(self.options.quiet)
         } else {
             settle::Quiet::usual(self.options.quiet)
-        };
+        }
+    }
+
+    /// Waits for the session's page to be quiet for `quiet` after a command
+    /// that began at `since`, at most `bound`; with `prime` (and priming on),
+    /// a new document is primed meanwhile.
+    async fn settle_with(
+        &self,
+        session: &Session,
+        quiet: settle::Quiet,
+        bound: Duration,
+        since: SystemTime,
+        prime: bool,
+    ) -> settle::Settled {
+        let prime =
+            (prime && self.options.prime).then(|| (session.viewport(), &self.options.perceive));
         settle::settle(
             session.page(),
             &self.watch.events,

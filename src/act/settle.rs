@@ -3,9 +3,10 @@
 //! a short wait away (a debounce), and nothing moving for a quiet window.
 //! The window is short (a quarter of [`super::ActOptions::quiet`]) when the
 //! command moved nothing, and grows with how long the page kept moving, up
-//! to `quiet`; a skill's commands settle briskly (see [`Quiet::brisk`]). What moves on its own (a clock, a ticker: a node that keeps
-//! changing, a chain of timers) is not counted. Bounded, so a page that
-//! never rests costs at most the bound.
+//! to `quiet`; a skill's commands settle briskly (see [`Quiet::brisk`]).
+//! What moves on its own (a clock, a ticker: a node that keeps changing, a
+//! chain of timers) is not counted. Bounded, so a page that never rests
+//! costs at most the bound.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};

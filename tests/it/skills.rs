@@ -112,6 +112,18 @@ fn final_url(run_dir: &Path) -> String {
         .to_string()
 }
 
+/// The run was the skill's four steps, and the model was not called since
+/// it had been called `calls` times.
+fn assert_done_from_the_skill(model: &ModelServer, calls: usize, ran: &Ran) {
+    assert_eq!(
+        model.received().len(),
+        calls,
+        "no model call: {}",
+        ran.stderr()
+    );
+    assert_eq!(ran.json()["skill"]["steps"], 4, "{}", ran.json());
+}
+
 fn skill_files(work: &Workdir) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(work.path("skills"))
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -153,15 +165,9 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
 
     // Other words: done from the skill to the end, and no model call.
     let second = board.search(&work, "Data Engineer", "Pune", "r2").await;
-    assert_eq!(
-        model.received().len(),
-        calls,
-        "no model call: {}",
-        second.stderr()
-    );
+    assert_done_from_the_skill(&model, calls, &second);
     let v = second.json();
     assert_eq!(v["status"], "done");
-    assert_eq!(v["skill"]["steps"], 4, "{v}");
     assert_eq!(v["tokens"]["input"], 0);
     assert_eq!(v["cost_usd"], 0.0, "no model call costs nothing: {v}");
     // The page shows the new search, filtered.
@@ -399,13 +405,7 @@ async fn a_skill_page_that_draws_its_targets_late_is_looked_at_again_not_handed_
     let calls = model.received().len();
     board.draw_filters_late(800);
     let second = board.search(&work, "Data Engineer", "Pune", "r2").await;
-    assert_eq!(
-        model.received().len(),
-        calls,
-        "no model call: {}",
-        second.stderr()
-    );
-    assert_eq!(second.json()["skill"]["steps"], 4, "{}", second.json());
+    assert_done_from_the_skill(&model, calls, &second);
     let url = final_url(&work.path("r2"));
     assert!(url.contains("salary=50-75&salary=75-100"), "{url}");
 }

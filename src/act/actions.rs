@@ -86,8 +86,14 @@ pub(super) async fn perform(
         Command::Click { .. } => {
             let e = el()?;
             let p = point_for(page, e, view).await?;
-            input::click(page, p).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(format!("clicked {}", describe(e))))
+            input::click_or_tap(page, p, session.touch())
+                .await
+                .map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "{} {}",
+                clicked(session),
+                describe(e)
+            )))
         }
         Command::Hover { .. } => {
             let e = el()?;
@@ -142,10 +148,19 @@ pub(super) async fn perform(
                         Command::Hold { seconds, .. } => seconds.clamp(0.0, 60.0),
                         _ => 0.0,
                     };
-                    input::hold(page, p, Duration::from_secs_f64(seconds))
-                        .await
-                        .map_err(refused)?;
-                    format!("held the button down {seconds} s on {place}")
+                    input::hold_or_press(
+                        page,
+                        p,
+                        Duration::from_secs_f64(seconds),
+                        session.touch(),
+                    )
+                    .await
+                    .map_err(refused)?;
+                    if session.touch() {
+                        format!("pressed {place} for {seconds} s")
+                    } else {
+                        format!("held the button down {seconds} s on {place}")
+                    }
                 }
             };
             Ok(Acted::Unconfirmed(did))
@@ -160,6 +175,7 @@ pub(super) async fn perform(
         }
         Command::Scroll { direction, .. } => match target {
             Some(e) => scroll_container(page, e, *direction).await,
+            None if session.touch() => swipe_page(page, view, *direction).await,
             None => scroll_page(page, *direction).await,
         },
         Command::Press { key, hold } => {
@@ -211,11 +227,16 @@ async fn at_point(
             let (sx, sy) = signs(*direction);
             let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
             let before = scroll_offsets_at(page, p).await;
-            input::wheel(page, p, dx, dy).await.map_err(refused)?;
-            let turned = format!(
-                "turned the wheel {} at {place}",
-                direction_word(*direction).0
-            );
+            let turned = if session.touch() {
+                input::swipe(page, p, dx, dy, view).await.map_err(refused)?;
+                format!("swiped {} at {place}", direction_word(*direction).0)
+            } else {
+                input::wheel(page, p, dx, dy).await.map_err(refused)?;
+                format!(
+                    "turned the wheel {} at {place}",
+                    direction_word(*direction).0
+                )
+            };
             // What the wheel scrolled (sideways too, which the look after
             // may not tell apart from nothing), as the wheel's smooth
             // scroll ends.
@@ -239,16 +260,24 @@ async fn at_point(
             })
         }
         Command::TypeAt { text, .. } => {
-            input::click(page, p).await.map_err(refused)?;
+            input::click_or_tap(page, p, session.touch())
+                .await
+                .map_err(refused)?;
             input::put_text(page, text).await.map_err(refused)?;
             Ok(Acted::Unconfirmed(format!(
-                "clicked at {place} and typed {} characters",
+                "{} at {place} and typed {} characters",
+                clicked(session),
                 text.chars().count()
             )))
         }
         _ => {
-            input::click(page, p).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(format!("clicked at {place}")))
+            input::click_or_tap(page, p, session.touch())
+                .await
+                .map_err(refused)?;
+            Ok(Acted::Unconfirmed(format!(
+                "{} at {place}",
+                clicked(session)
+            )))
         }
     }
 }
@@ -946,6 +975,60 @@ fn scrolled(what: &str, d: ScrollDirection, v: &Value) -> Act {
         "scrolled {what} {word} by {} px (now at {at} of {max})",
         moved.abs()
     )))
+}
+
+/// What a click is called where it happened: a tap on a touch screen.
+fn clicked(session: &Session) -> &'static str {
+    if session.touch() {
+        "tapped"
+    } else {
+        "clicked"
+    }
+}
+
+/// Where the page has scrolled to, and how far it can: `[x, y, max x,
+/// max y]`.
+const PAGE_SCROLL_JS: &str = "(() => { const s = document.scrollingElement || \
+    document.documentElement; return [scrollX, scrollY, Math.max(0, s.scrollWidth - innerWidth), \
+    Math.max(0, s.scrollHeight - innerHeight)]; })()";
+
+async fn page_scroll(page: &Page) -> Result<[f64; 4], String> {
+    let mut params = EvaluateParams::new(PAGE_SCROLL_JS);
+    params.return_by_value = Some(true);
+    let reply = page.execute(params).await.map_err(refused)?;
+    let v = reply.result.result.value.clone().unwrap_or(Value::Null);
+    let n = |i: usize| v.get(i).and_then(Value::as_f64).unwrap_or(0.0);
+    Ok([n(0), n(1), n(2), n(3)])
+}
+
+/// On a touch screen: scrolls the page by most of a screen with a finger's
+/// swipe from the middle of the viewport.
+async fn swipe_page(page: &Page, view: Rect, d: ScrollDirection) -> Act {
+    let (sx, sy) = signs(d);
+    let before = page_scroll(page).await?;
+    let (dx, dy) = (f64::from(sx) * view.w * 0.8, f64::from(sy) * view.h * 0.8);
+    // From a tenth of the screen past the middle, so the finger's travel
+    // stays on the screen.
+    let from = Point {
+        x: view.w / 2.0 + dx / 2.0,
+        y: view.h / 2.0 + dy / 2.0,
+    };
+    input::swipe(page, from, dx, dy, view)
+        .await
+        .map_err(refused)?;
+    let after = page_scroll(page).await?;
+    let v = json!([
+        after[0] - before[0],
+        after[1] - before[1],
+        after[0],
+        after[1],
+        after[2],
+        after[3]
+    ]);
+    scrolled("the page", d, &v).map(|acted| match acted {
+        Acted::Confirmed(done) => Acted::Confirmed(format!("swiped: {done}")),
+        other => other,
+    })
 }
 
 /// Scrolls the page by most of a screen, instantly, so the next look is exact.

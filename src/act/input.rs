@@ -76,8 +76,124 @@ pub(super) async fn click(page: &Page, p: Point) -> Result<(), CdpError> {
     click_with(page, p, MouseButton::Left, 1).await
 }
 
+/// `Input.dispatchTouchEvent` as the protocol wants it: chromiumoxide's
+/// params leave out an empty list of touch points, which a `touchEnd`
+/// requires.
+#[derive(Debug, serde::Serialize)]
+struct TouchEvent {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(rename = "touchPoints")]
+    points: Vec<Point>,
+}
+
+impl chromiumoxide::Method for TouchEvent {
+    fn identifier(&self) -> chromiumoxide::types::MethodId {
+        "Input.dispatchTouchEvent".into()
+    }
+}
+
+impl chromiumoxide::Command for TouchEvent {
+    type Response = serde_json::Value;
+}
+
+/// One finger on a touch screen: down at `p`, held `time`, lifted. The page
+/// gets `touchstart` and `touchend`, and from a short one the browser makes
+/// the `click` a phone makes of a tap.
+async fn touch(page: &Page, p: Point, time: Duration) -> Result<(), CdpError> {
+    page.execute(TouchEvent {
+        kind: "touchStart",
+        points: vec![p],
+    })
+    .await?;
+    tokio::time::sleep(time).await;
+    page.execute(TouchEvent {
+        kind: "touchEnd",
+        points: Vec::new(),
+    })
+    .await?;
+    Ok(())
+}
+
+/// A click at `p`, or on a touch screen a tap.
+pub(super) async fn click_or_tap(
+    page: &Page,
+    p: Point,
+    touch_screen: bool,
+) -> Result<(), CdpError> {
+    if touch_screen {
+        touch(page, p, Duration::ZERO).await
+    } else {
+        click(page, p).await
+    }
+}
+
+/// The button held at `p` for `time`, or on a touch screen a long press.
+pub(super) async fn hold_or_press(
+    page: &Page,
+    p: Point,
+    time: Duration,
+    touch_screen: bool,
+) -> Result<(), CdpError> {
+    if touch_screen {
+        touch(page, p, time).await
+    } else {
+        hold(page, p, time).await
+    }
+}
+
+/// A finger's swipe from `p` that scrolls what is under it by `dx`, `dy`
+/// CSS pixels (positive: right and down, as the wheel's): it goes down at
+/// `p`, moves the other way in steps a frame apart (kept inside `view`, so
+/// a swipe near an edge scrolls less), rests, and lifts. The rest leaves no
+/// fling, so the next look sees where the page stopped. The page gets
+/// every touch event of it.
+pub(super) async fn swipe(
+    page: &Page,
+    p: Point,
+    dx: f64,
+    dy: f64,
+    view: crate::perceive::Rect,
+) -> Result<(), CdpError> {
+    let end = Point {
+        x: (p.x - dx).clamp(view.x + 1.0, view.x + view.w - 1.0),
+        y: (p.y - dy).clamp(view.y + 1.0, view.y + view.h - 1.0),
+    };
+    page.execute(TouchEvent {
+        kind: "touchStart",
+        points: vec![p],
+    })
+    .await?;
+    for step in 1..=DRAG_STEPS {
+        let f = f64::from(step) / f64::from(DRAG_STEPS);
+        let at = Point {
+            x: p.x + (end.x - p.x) * f,
+            y: p.y + (end.y - p.y) * f,
+        };
+        page.execute(TouchEvent {
+            kind: "touchMove",
+            points: vec![at],
+        })
+        .await?;
+        tokio::time::sleep(FRAME).await;
+    }
+    tokio::time::sleep(SWIPE_REST).await;
+    page.execute(TouchEvent {
+        kind: "touchEnd",
+        points: Vec::new(),
+    })
+    .await?;
+    // The last move is drawn and scrolled before anyone reads where to.
+    tokio::time::sleep(FRAME * 2).await;
+    Ok(())
+}
+
+/// How long a swipe's finger rests before it lifts: long enough that the
+/// browser sees no speed left to fling with.
+const SWIPE_REST: Duration = Duration::from_millis(50);
+
 /// The left button pressed at `p`, held for `time`, released there.
-pub(super) async fn hold(page: &Page, p: Point, time: Duration) -> Result<(), CdpError> {
+async fn hold(page: &Page, p: Point, time: Duration) -> Result<(), CdpError> {
     hover(page, p).await?;
     button(
         page,

@@ -34,6 +34,7 @@ impl RunPolicy {
             read_chars: act.read_chars,
             schema: act.answer_schema.as_ref().map(|s| s.schema().clone()),
             viewport: o.browser.viewport,
+            device: o.browser.device.map(|d| d.name.to_string()),
             expect: o.expect.clone(),
             record_site: o.site == crate::site::SiteUse::Record,
         }
@@ -108,6 +109,13 @@ impl RunPolicy {
             None => None,
         };
         o.browser.viewport = self.viewport;
+        o.browser.device = match &self.device {
+            Some(name) => Some(
+                crate::browser::Device::named(name)
+                    .map_err(|e| format!("the run's device: {e}"))?,
+            ),
+            None => None,
+        };
         o.expect = self.expect.clone();
         // A recorded run goes on recording, into the same site.har.
         if self.record_site && o.site == crate::site::SiteUse::Live {
@@ -131,7 +139,8 @@ mod tests {
         o.act.domains.allow = vec!["*.example.com".parse().unwrap()];
         o.act.confirm = ConfirmGuard::new(ConfirmPolicy::Allow, vec!["zap".into()], None);
         o.act.secrets = Secrets::new(vec!["pw=hunter2-long".parse().unwrap()]).unwrap();
-        o.browser.viewport = "800x600".parse().unwrap();
+        o.browser.device = Some(crate::browser::Device::named("Pixel 8").unwrap());
+        o.browser.viewport = o.browser.device.unwrap().viewport();
         let policy = RunPolicy::of(&o);
         let json = serde_json::to_string(&policy).unwrap();
         assert!(
@@ -147,5 +156,6 @@ mod tests {
         fresh.act.secrets = Secrets::new(vec!["pw=other-value".parse().unwrap()]).unwrap();
         back.apply(&mut fresh).unwrap();
         assert_eq!(RunPolicy::of(&fresh), policy);
+        assert_eq!(fresh.browser.device.map(|d| d.name), Some("Pixel 8"));
     }
 }

@@ -4,6 +4,7 @@
 
 mod camera;
 mod consent;
+mod device;
 mod devtools;
 mod dialogs;
 mod find;
@@ -41,6 +42,7 @@ use tokio::task::JoinHandle;
 
 pub use camera::{close_look, screenshot, Region};
 pub use consent::{consent_note, Consent, ConsentOutcome, ConsentRecord};
+pub use device::{Device, DeviceOs, UnknownDevice, DEVICES};
 pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, ACTIVE_PORT_FILE};
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;
@@ -156,6 +158,9 @@ pub struct BrowserOptions {
     /// How cookie banners are answered (`--consent`): by rule, before the
     /// model sees them, or left to it.
     pub consent: Consent,
+    /// The phone or tablet every tab is (`--device`): its user agent and
+    /// touch; its screen is [`BrowserOptions::viewport`].
+    pub device: Option<&'static Device>,
 }
 
 impl Default for BrowserOptions {
@@ -173,6 +178,7 @@ impl Default for BrowserOptions {
             place: Place::default(),
             traffic: None,
             consent: Consent::default(),
+            device: None,
         }
     }
 }
@@ -360,6 +366,9 @@ pub struct Session {
     checked: Vec<(Page, JoinHandle<()>)>,
     /// Answers the cookie banners of the session's tabs.
     consent: consent::ConsentKeeper,
+    /// The device every tab is, with the major version of the Chromium
+    /// that runs (an Android device's user agent names it).
+    device: Option<(&'static Device, String)>,
 }
 
 /// The camera of the page seamark drives, or why there is none.
@@ -806,6 +815,13 @@ impl Session {
         }
         let mut dialogs = dialogs::DialogKeeper::default();
         dialogs.follow(&page).await;
+        let device = match options.device {
+            Some(device) => {
+                let version = host.browser.version().await?;
+                Some((device, device::chrome_major(&version.product)))
+            }
+            None => None,
+        };
         let mut session = Self {
             host,
             context,
@@ -821,6 +837,7 @@ impl Session {
             traffic: options.traffic.clone(),
             checked: Vec::new(),
             consent: consent::ConsentKeeper::new(options.consent),
+            device,
         };
         session.follow_page(&page).await?;
         Ok(session)
@@ -840,8 +857,17 @@ impl Session {
             self.checked.push((page.clone(), task));
         }
         self.place.apply(page).await?;
+        if let Some((device, chrome)) = &self.device {
+            device.emulate(page, chrome).await?;
+        }
         self.consent.follow(page).await?;
         Ok(())
+    }
+
+    /// The page takes touches, not clicks: CLICK is a tap, SCROLL a swipe
+    /// (`--device` of a touch screen).
+    pub fn touch(&self) -> bool {
+        self.device.as_ref().is_some_and(|(d, _)| d.touch)
     }
 
     /// The cookie banners answered by rule so far, in order.
@@ -1272,6 +1298,12 @@ fn remove_profile(profile: tempfile::TempDir) {
         std::thread::sleep(Duration::from_millis(25));
     }
     tracing::warn!("could not remove the browser profile {}", path.display());
+}
+
+/// Whether the browsers seamark launches keep Chromium's sandbox: not as
+/// root, where Chromium refuses it and `--no-sandbox` is passed.
+pub fn sandboxed() -> bool {
+    !is_root()
 }
 
 fn is_root() -> bool {

@@ -442,6 +442,9 @@ pub struct RunPolicy {
     pub schema: Option<serde_json::Value>,
     /// The viewport.
     pub viewport: Viewport,
+    /// The phone or tablet the run was (`--device`), by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// What had to hold before COMPLETE was taken (`--expect-*`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<crate::check::Check>,

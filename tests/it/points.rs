@@ -1,26 +1,13 @@
 //! Beyond the marks: a point of the image the model was sent
 //! (`CLICK:@x,y`) lands where the image shows it, whatever the shrink, and
 //! a point outside the image clicks nothing.
-use seamark::records::Status;
-
 use base64::Engine;
+use seamark::records::Status;
 
 use crate::cli::run_with_model;
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
-
-/// The `x,y` the page told the server with `?key=`.
-fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
-    server
-        .log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|l| l.split_once(&format!("/log?{key}=")))
-        .filter_map(|(_, xy)| xy.split_once(','))
-        .filter_map(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
-        .collect()
-}
+use crate::support::{centre_of, told};
 
 #[tokio::test]
 async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
@@ -221,26 +208,6 @@ async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
         "{said}"
     );
     assert!(told(&server, "click").is_empty());
-}
-
-/// The centre of the pixels of the image the model was sent that are
-/// near `rgb`.
-fn centre_of(r: &Received, rgb: [u8; 3]) -> (u32, u32) {
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(r.images().last().expect("an image was sent"))
-        .expect("base64");
-    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
-    let near = |p: &image::Rgb<u8>| (0..3).all(|i| p[i].abs_diff(rgb[i]) < 30);
-    let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
-    for (x, y, p) in img.enumerate_pixels() {
-        if near(p) {
-            sx += u64::from(x);
-            sy += u64::from(y);
-            n += 1;
-        }
-    }
-    assert!(n > 0, "no {rgb:?} in the image");
-    ((sx / n) as u32, (sy / n) as u32)
 }
 
 #[tokio::test]

@@ -604,3 +604,38 @@ impl ReportExt for BatchReport {
         self
     }
 }
+
+/// The `x,y` the page told the server with `?key=`.
+pub fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
+    server
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l.split_once(&format!("/log?{key}=")))
+        .filter_map(|(_, xy)| xy.split_once(','))
+        .filter_map(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+        .collect()
+}
+
+/// The centre of the pixels of the image the model was sent that are
+/// near `rgb`.
+pub fn centre_of(r: &crate::model_server::Received, rgb: [u8; 3]) -> (u32, u32) {
+    let png = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        r.images().last().expect("an image was sent"),
+    )
+    .expect("base64");
+    let img = image::load_from_memory(&png).expect("a PNG").to_rgb8();
+    let near = |p: &image::Rgb<u8>| (0..3).all(|i| p[i].abs_diff(rgb[i]) < 30);
+    let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
+    for (x, y, p) in img.enumerate_pixels() {
+        if near(p) {
+            sx += u64::from(x);
+            sy += u64::from(y);
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no {rgb:?} in the image");
+    ((sx / n) as u32, (sy / n) as u32)
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what seamark needs on a fresh Debian machine: Chromium (Debian's
-# package) when no Chromium is found, and, for the tests, PostgreSQL
+# package) when no Chromium is found, and, for the tests, zsh, fish and man
+# (the completion scripts and man pages are checked by them), PostgreSQL
 # (Debian's package: the tests start servers of their own from it, for
 # `seamark serve --db postgres://…`) and the official MCP Python SDK (PyPI's
 # `mcp`) that drives `seamark mcp` as people's clients do.
@@ -23,6 +24,11 @@ have_postgres() {
 missing=()
 have_chromium || missing+=(chromium)
 have_postgres || missing+=(postgresql)
+# The toolbox test: the shells check seamark's completion scripts (`zsh -n`,
+# `fish -n`), and `man -l` renders its pages.
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing Debian's ${missing[*]}" >&2
   SUDO=""

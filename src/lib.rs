@@ -19,6 +19,7 @@ pub mod check;
 pub mod clock;
 pub mod coworker;
 pub mod demo;
+pub mod doctor;
 pub mod evidence;
 pub mod figures;
 pub mod files;

@@ -6,8 +6,12 @@ pub(crate) mod terminal;
 mod batch;
 mod bench;
 mod browser;
+mod completions;
 mod demo;
+mod devices;
+mod doctor;
 mod fixture;
+mod man;
 mod mark;
 mod mcp;
 mod read;
@@ -153,6 +157,24 @@ enum Command {
     /// The sessions of a `seamark serve`: list, show, submit, answer, stop,
     /// wait.
     Sessions(sessions::SessionsArgs),
+    /// Check what a run needs, each with what was found and what to do:
+    /// Chromium and its version, the sandbox, that a browser starts, the
+    /// bundled font, the model and its key (one tiny request), `seamark
+    /// browser`'s profile, what `--cdp auto` finds, room on the disk.
+    ///
+    /// Exit status 1 when a run would fail. Nothing is changed unless --fix
+    /// is given, and then only folders are made.
+    Doctor(doctor::DoctorArgs),
+    /// List the phones and tablets `--device` can be: each screen's size
+    /// and scale, phone or tablet, its system, touch.
+    Devices(devices::DevicesArgs),
+    /// Print the shell's completion script: bash, zsh, fish, powershell or
+    /// elvish (see the README for where each shell looks for it).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff): `seamark man | man -l -`; a
+    /// subcommand's with its name (`seamark man run`), every page into a
+    /// folder with --dir.
+    Man(man::ManArgs),
 }
 
 /// A mistake in how seamark was called or configured (exit status 2).
@@ -181,6 +203,11 @@ pub struct BrowserArgs {
     /// Show the browser window.
     #[arg(long)]
     headful: bool,
+    /// Be a phone or a tablet (`seamark devices` lists them, e.g. "iPhone
+    /// 15", pixel-8): its screen's size and scale, its user agent, touch.
+    /// On a touch screen CLICK is a tap and SCROLL a swipe.
+    #[arg(long, value_name = "NAME", value_parser = device, conflicts_with_all = ["viewport", "scale"])]
+    device: Option<&'static seamark::browser::Device>,
     /// A browser profile that lasts between runs (cookies, storage, cache):
     /// created when missing; one another browser is using is refused.
     #[arg(long, value_name = "DIR", conflicts_with = "cdp")]
@@ -268,9 +295,12 @@ impl BrowserArgs {
     /// How a browser seamark launches starts (whatever `--cdp` says); a
     /// viewport and scale whose screenshots could not be decoded are refused.
     fn launch_options(&self) -> Result<BrowserOptions, UsageError> {
-        let viewport = Viewport {
-            scale: self.scale,
-            ..self.viewport
+        let viewport = match self.device {
+            Some(device) => device.viewport(),
+            None => Viewport {
+                scale: self.scale,
+                ..self.viewport
+            },
         }
         .check_device_size()
         .map_err(UsageError)?;
@@ -285,6 +315,7 @@ impl BrowserArgs {
                 clock: None,
             },
             consent: self.consent,
+            device: self.device,
             ..BrowserOptions::default()
         })
     }
@@ -420,6 +451,11 @@ fn writable_folder(flag: &str, dir: &std::path::Path) -> Result<(), UsageError> 
         })
 }
 
+/// A `--device` name: one of the table's.
+fn device(name: &str) -> Result<&'static seamark::browser::Device, String> {
+    seamark::browser::Device::named(name).map_err(|e| e.to_string())
+}
+
 /// A count that must be 1 or more (`--max-steps`, `--max-failures`).
 fn at_least_one(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
@@ -480,6 +516,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::serve(args).await,
         Command::Worker(args) => serve::worker(args).await,
         Command::Sessions(args) => sessions::run(args).await,
+        Command::Doctor(args) => doctor::run(args).await,
+        Command::Devices(args) => devices::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
     }
 }
 

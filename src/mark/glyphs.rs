@@ -71,6 +71,12 @@ impl DigitAtlas {
         }
     }
 
+    /// Every digit left ink: the font was read and draws (a damaged font
+    /// leaves a blank atlas).
+    pub fn inked(&self) -> bool {
+        self.cells.iter().all(|(_, cov)| cov.iter().any(|&v| v > 0))
+    }
+
     /// Width in pixels of a number's digits.
     pub fn text_width(&self, n: u32) -> u32 {
         digit_count(n) * self.advance

@@ -40,3 +40,4 @@ pub mod site;
 pub mod skill;
 pub mod start_url;
 pub mod storage;
+pub mod traces;

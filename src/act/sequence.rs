@@ -5,6 +5,7 @@
 //! brought gathered in its report.
 
 use crate::records::{BatchReport, Finish, Outcome, Status};
+use tracing::Instrument;
 
 use super::{failed_stop, stop_after, watch, Executor};
 use crate::browser::Session;
@@ -84,7 +85,15 @@ impl Executor {
                     break;
                 }
             }
-            let Some(why) = self.dispatch(session, step, ends, &mut report).await else {
+            let span = crate::traces::command_span(&step.command.to_string());
+            let stop = self
+                .dispatch(session, step, ends, &mut report)
+                .instrument(span.clone())
+                .await;
+            if let Some(outcome) = report.outcomes.last() {
+                crate::traces::end_command(&span, outcome, &self.options.secrets);
+            }
+            let Some(why) = stop else {
                 continue;
             };
             let rest = &steps[i + 1..];

@@ -34,6 +34,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
+use tracing::Instrument;
 
 use crate::act::{ActOptions, Executor};
 use crate::brain::{self, Brain, BrainError, HttpPolicy, Image, Prices, Usage};
@@ -685,8 +686,19 @@ impl Agent {
         AgentBuilder::default()
     }
 
-    /// Runs the task to its end (or, resumed, from where it was cut off).
-    pub async fn run(mut self) -> Result<RunResult, AgentError> {
+    /// Runs the task to its end (or, resumed, from where it was cut off):
+    /// a trace's span of its own (see [`crate::traces`]), its steps below.
+    pub async fn run(self) -> Result<RunResult, AgentError> {
+        let secrets = self.options.act.secrets.clone();
+        let span = crate::traces::run_span(&self.task, &self.url, &self.brain.name(), &secrets);
+        let out = self.run_traced().instrument(span.clone()).await;
+        if let Ok(result) = &out {
+            crate::traces::end_run(&span, result, &secrets);
+        }
+        out
+    }
+
+    async fn run_traced(mut self) -> Result<RunResult, AgentError> {
         let started = Instant::now();
         let mut journal = match (&self.resume, &self.options.out) {
             (Some(r), _) => Journal::create(&r.dir)?,
@@ -1016,7 +1028,10 @@ impl Agent {
                     );
                 }
             }
-            let out = self.step(step, session, &mut exec, journal, run).await;
+            let out = self
+                .step(step, session, &mut exec, journal, run)
+                .instrument(crate::traces::step_span(step))
+                .await;
             Self::keep_state(session, journal, run, &self.options.act.secrets).await;
             match out {
                 Ok(Some(ending)) => return (ending, step),

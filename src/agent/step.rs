@@ -4,6 +4,7 @@
 use crate::records::{BatchReport, CheckpointEvent, CheckpointRecord, Finish};
 
 use std::time::Instant;
+use tracing::Instrument;
 
 use super::{ask, prompt, skills, view, Agent, Ending, Run};
 use crate::act::Executor;
@@ -190,6 +191,7 @@ impl Agent {
         }
         let mut report = self
             .act(&mut stage, run, &obs, &planned, &mut record)
+            .instrument(crate::traces::stage_span("act"))
             .await?;
         let finish = report.finish.clone();
         // COMPLETE is checked before the step goes into the history and the
@@ -290,7 +292,10 @@ impl Agent {
             // A tab that went to a refused host since the last command
             // (a popup navigated after it opened) is left first.
             let left = stage.exec.leave_refused(stage.session).await;
-            let obs = match observe_past_banners(stage.exec, stage.session).await {
+            let obs = match observe_past_banners(stage.exec, stage.session)
+                .instrument(crate::traces::stage_span("perceive"))
+                .await
+            {
                 Ok(mut obs) => {
                     obs.notes.extend(left);
                     obs
@@ -309,18 +314,21 @@ impl Agent {
             };
             timings.perceive_ms = ms(t);
             let t = Instant::now();
-            let view = view::model_view(
-                &obs,
-                stage.exec,
-                &self.options.act.secrets,
-                self.options.scrub,
-                self.options.list_cap,
-            )
-            .map_err(fail)?;
-            let screenshot = stage
-                .journal
-                .save_image(step, "png", &view.full_png)
-                .map_err(|e| fail(e.to_string()))?;
+            let (view, screenshot) = crate::traces::stage_span("mark").in_scope(|| {
+                let view = view::model_view(
+                    &obs,
+                    stage.exec,
+                    &self.options.act.secrets,
+                    self.options.scrub,
+                    self.options.list_cap,
+                )
+                .map_err(fail)?;
+                let screenshot = stage
+                    .journal
+                    .save_image(step, "png", &view.full_png)
+                    .map_err(|e| fail(e.to_string()))?;
+                Ok::<_, Ending>((view, screenshot))
+            })?;
             timings.mark_ms = ms(t);
             // A sign-in page is no impasse when the person gave a secret for
             // its host: the model is told which names it may type there.
@@ -805,7 +813,15 @@ impl Agent {
         self.progress
             .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
         let t = Instant::now();
-        let reply = self.brain.answer(&request).await;
+        let chat = crate::traces::chat_span(&self.brain.name());
+        let reply = self.brain.answer(&request).instrument(chat.clone()).await;
+        crate::traces::end_chat(
+            &chat,
+            match &reply {
+                Ok(r) => Ok(r.usage),
+                Err(e) => Err(e.kind()),
+            },
+        );
         record.timings.model_ms = ms(t);
         self.progress.answered(step);
         let reply = match reply {
@@ -985,7 +1001,10 @@ impl Agent {
         // Progress is shown as the journal keeps it: a secret typed into a
         // form sent by GET is in the next page's URL.
         match self.options.act.secrets.redacted(record) {
-            Ok(shown) => self.progress.step(&shown, self.options.max_steps),
+            Ok(shown) => {
+                crate::traces::end_step(&shown);
+                self.progress.step(&shown, self.options.max_steps);
+            }
             Err(e) => tracing::warn!("step {} is not shown: {e}", record.step),
         }
         journal

@@ -40,6 +40,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
+use tracing::Instrument;
 
 use futures::{Stream, StreamExt};
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -351,7 +352,10 @@ impl Batch {
             }
         }
         let ids: Vec<String> = tasks.iter().map(|t| t.id.clone()).collect();
-        self.execute(futures::stream::iter(tasks), Some(ids)).await
+        let span = crate::traces::batch_span(Some(ids.len()));
+        self.execute(futures::stream::iter(tasks), Some(ids))
+            .instrument(span)
+            .await
     }
 
     /// Runs tasks as they come (from a program's own queue) until the
@@ -362,7 +366,9 @@ impl Batch {
         self,
         tasks: impl Stream<Item = TaskSpec> + Send,
     ) -> Result<BatchOutcome, BatchError> {
-        self.execute(tasks, None).await
+        self.execute(tasks, None)
+            .instrument(crate::traces::batch_span(None))
+            .await
     }
 
     /// Runs the tasks; `ids`, when the tasks are known ahead, tells how many
@@ -558,8 +564,10 @@ async fn start_runs(
             shared.progress.started(&unit.spec.id, unit.attempt, &t);
         }
         let (shared, tx) = (shared.clone(), tx.clone());
+        // Each run's span is the batch's child, on whichever thread it runs.
+        let span = tracing::Span::current();
         started.running.spawn(async move {
-            let out = run_one(&shared, &unit).await;
+            let out = run_one(&shared, &unit).instrument(span).await;
             drop(permit);
             lock(&shared.tally).running -= 1;
             match out {

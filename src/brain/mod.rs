@@ -122,6 +122,21 @@ pub enum BrainError {
     Replay(String),
 }
 
+impl BrainError {
+    /// The error's kind in a word (a trace's `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotConfigured(_) => "not_configured",
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::NotFound { .. } => "not_found",
+            Self::Http { .. } => "http",
+            Self::Exhausted { .. } => "exhausted",
+            Self::Malformed { .. } => "malformed",
+            Self::Replay(_) => "replay",
+        }
+    }
+}
+
 /// A model that answers prompts.
 pub trait Brain: Send {
     /// A name for logs and the journal, e.g. `openai/gpt-4o`.

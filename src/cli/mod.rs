@@ -37,6 +37,19 @@ use seamark::browser::{BrowserOptions, DevTools, DeviceScale, Viewport};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Send OpenTelemetry traces (OTLP/HTTP) to this collector, e.g.
+    /// http://localhost:4318: a span for each run, step, stage, model call
+    /// and command. Else where OTEL_EXPORTER_OTLP_ENDPOINT says, when set;
+    /// the other OTEL_* variables hold either way.
+    #[arg(long, global = true, value_name = "URL")]
+    otlp: Option<String>,
+}
+
+impl Cli {
+    /// `--otlp`, when given.
+    pub fn otlp(&self) -> Option<&str> {
+        self.otlp.as_deref()
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 
 mod model_server;
 mod netlog;
+mod otlp_receiver;
 mod postgres;
 mod processes;
 mod server;
@@ -45,6 +46,7 @@ mod signin;
 mod skills;
 mod soak;
 mod toolbox;
+mod traces;
 mod verify;
 mod visual;
 mod webgames;

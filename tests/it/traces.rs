@@ -1,0 +1,186 @@
+//! OpenTelemetry traces: a run sends a trace to the collector that
+//! OTEL_EXPORTER_OTLP_ENDPOINT names, its steps, stages, model calls and
+//! commands as spans below the run's, with the GenAI token attributes, and
+//! no secret in any of it; a batch is one trace with its runs below it.
+
+use crate::cli::{run_with_model_and_env, seamark_with_env};
+use crate::model_server::{reply, say, ModelServer, INPUT_TOKENS, OUTPUT_TOKENS};
+use crate::otlp_receiver::{OtlpReceiver, ReceivedSpan};
+use crate::server::Server;
+
+const PW: &str = "correct-horse-battery-staple";
+
+fn named<'a>(spans: &'a [ReceivedSpan], name: &str) -> Vec<&'a ReceivedSpan> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+#[tokio::test]
+async fn a_run_is_a_trace_of_its_steps_stages_model_calls_and_commands_with_no_secret() {
+    let collector = OtlpReceiver::start().await;
+    let server = Server::start(None).await;
+    let script = vec![
+        reply(|r| {
+            format!(
+                "TYPE:{}:ada\nTYPE:{}:{{{{secret:pw}}}}",
+                r.id_of("Username"),
+                r.id_of("Password")
+            )
+        }),
+        say("COMPLETE:typed the name and the password"),
+    ];
+    let model = ModelServer::start(script, || say("STOP:no more answers")).await;
+    let secret = format!("pw@127.0.0.1={PW}");
+    let url = server.url("account.html");
+    let run = run_with_model_and_env(
+        &model,
+        &[
+            "--task",
+            "Fill in the sign-in form",
+            "--url",
+            &url,
+            "--secret",
+            &secret,
+        ],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base.as_str())],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+
+    // The process sent what it had before it exited.
+    let spans = collector.spans();
+    let roots = named(&spans, "seamark run");
+    assert_eq!(roots.len(), 1, "{spans:#?}");
+    let root = roots[0];
+    assert!(
+        root.parent_span_id.is_empty(),
+        "the run is the trace's root"
+    );
+    assert_eq!(root.attr("seamark.status"), "done");
+    assert_eq!(root.attr("seamark.steps"), "2");
+    assert_eq!(root.attr("gen_ai.request.model"), "openai/scripted");
+    assert_eq!(
+        root.resource.get("service.name").map(String::as_str),
+        Some("seamark")
+    );
+    assert!(
+        spans.iter().all(|s| s.trace_id == root.trace_id),
+        "one trace"
+    );
+
+    let steps = [named(&spans, "step 1"), named(&spans, "step 2")].concat();
+    assert_eq!(steps.len(), 2, "{spans:#?}");
+    assert!(steps.iter().all(|s| s.parent_span_id == root.span_id));
+    let first = steps[0];
+    assert!(
+        first.attr("seamark.commands").contains("TYPE:"),
+        "{first:?}"
+    );
+    assert!(
+        first.attr("seamark.outcomes").contains("{{secret:pw}}"),
+        "the secret's placeholder, not its value: {first:?}"
+    );
+
+    // Each step's stages, and its model call with the GenAI attributes.
+    for stage in ["perceive", "mark", "act"] {
+        let s = named(&spans, stage);
+        assert_eq!(s.len(), 2, "{stage}: {spans:#?}");
+        assert!(s
+            .iter()
+            .all(|s| steps.iter().any(|p| p.span_id == s.parent_span_id)));
+    }
+    let chats = named(&spans, "chat scripted");
+    assert_eq!(chats.len(), 2, "{spans:#?}");
+    for chat in &chats {
+        assert_eq!(chat.attr("gen_ai.system"), "openai");
+        assert_eq!(chat.attr("gen_ai.request.model"), "scripted");
+        assert_eq!(
+            chat.attr("gen_ai.usage.input_tokens"),
+            INPUT_TOKENS.to_string()
+        );
+        assert_eq!(
+            chat.attr("gen_ai.usage.output_tokens"),
+            OUTPUT_TOKENS.to_string()
+        );
+    }
+    // The commands, below the act stage.
+    let typed = named(&spans, "TYPE");
+    assert_eq!(typed.len(), 2, "{spans:#?}");
+    let acts = named(&spans, "act");
+    assert!(typed
+        .iter()
+        .all(|t| acts.iter().any(|a| a.span_id == t.parent_span_id)));
+    assert!(
+        typed.iter().all(|t| t.attr("seamark.status") == "done"),
+        "{typed:#?}"
+    );
+
+    // No byte of the secret went out.
+    for body in collector.bodies() {
+        assert!(
+            !body.windows(PW.len()).any(|w| w == PW.as_bytes()),
+            "a trace carried the secret"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_batch_is_one_trace_with_its_runs_below_it_and_otlp_names_the_collector() {
+    let collector = OtlpReceiver::start().await;
+    let server = Server::start(None).await;
+    let model = ModelServer::start(Vec::new(), || say("COMPLETE:looked")).await;
+    let tasks = format!(
+        "{}\n{}\n",
+        serde_json::json!({"id": "one", "task": "Look at the form", "url": server.url("account.html")}),
+        serde_json::json!({"id": "two", "task": "Look at the form again", "url": server.url("account.html")})
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tasks.jsonl");
+    std::fs::write(&file, tasks).unwrap();
+    let base = format!("{}/v1", model.base);
+    let otlp = collector.base.clone();
+    let run = seamark_with_env(
+        &[
+            "batch",
+            file.to_str().unwrap(),
+            "--otlp",
+            &otlp,
+            "--out",
+            dir.path().join("batch").to_str().unwrap(),
+        ],
+        &[
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("SEAMARK_MODEL", "openai/scripted"),
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let spans = collector.spans();
+    let batches = named(&spans, "seamark batch");
+    assert_eq!(batches.len(), 1, "{spans:#?}");
+    let batch = batches[0];
+    assert_eq!(batch.attr("seamark.tasks"), "2");
+    let runs = named(&spans, "seamark run");
+    assert_eq!(runs.len(), 2, "{spans:#?}");
+    for r in runs {
+        assert_eq!(r.parent_span_id, batch.span_id);
+        assert_eq!(r.trace_id, batch.trace_id);
+    }
+}
+
+#[tokio::test]
+async fn a_collector_that_is_not_there_costs_the_run_nothing_and_a_bad_one_is_told() {
+    let server = Server::start(None).await;
+    let model = ModelServer::start(vec![say("COMPLETE:looked")], || say("STOP:no")).await;
+    let url = server.url("account.html");
+    // Nothing listens on port 9: the run is done all the same.
+    let run = run_with_model_and_env(
+        &model,
+        &["--task", "Look at the form", "--url", &url],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")],
+    )
+    .await;
+    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let bad = seamark_with_env(&["devices", "--otlp", "not a url"], &[]).await;
+    assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
+    assert!(bad.stderr().contains("--otlp"), "{}", bad.stderr());
+}

@@ -88,9 +88,15 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         warmup: args.warmup,
         pause_ms: args.pause as f64,
-        viewport: match browser.viewport.scale.get() {
-            1.0 => browser.viewport.to_string(),
-            s => format!("{} at scale {s}", browser.viewport),
+        viewport: {
+            let size = match browser.viewport.scale.get() {
+                1.0 => browser.viewport.to_string(),
+                s => format!("{} at scale {s}", browser.viewport),
+            };
+            match browser.device {
+                Some(device) => format!("{} ({size})", device.name),
+                None => size,
+            }
         },
         pages: Vec::new(),
     };

@@ -89,6 +89,28 @@ pub async fn persons_chromium(
         > 0
     {
         if let Some(at) = line.find("ws://") {
+            // The line can come before the profile's DevToolsActivePort is
+            // written (on a loaded machine it did, and `--cdp auto` then
+            // found no browser): what finds the browser by its folder needs
+            // the file.
+            let file = profile.join(seamark::browser::ACTIVE_PORT_FILE);
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            // Whole: its port, then its path.
+            let whole = |f: &std::path::Path| {
+                std::fs::read_to_string(f).is_ok_and(|t| {
+                    t.lines()
+                        .nth(1)
+                        .is_some_and(|l| l.starts_with("/devtools/"))
+                })
+            };
+            while !whole(&file) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "Chromium wrote no {} in 20 s",
+                    file.display()
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             return (browser, line[at..].trim().to_string());
         }
         line.clear();

@@ -134,7 +134,7 @@ pub async fn wait_for(served: &Served, id: &str, state: SessionState) -> Session
 }
 
 /// A session of the task, queued over the API.
-async fn submit(served: &Served, task: &str, url: &str, options: Value) -> String {
+pub async fn submit(served: &Served, task: &str, url: &str, options: Value) -> String {
     let mut body = options.as_object().cloned().unwrap_or_default();
     body.insert("task".into(), task.into());
     body.insert("url".into(), url.into());
@@ -329,7 +329,7 @@ async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_
 }
 
 /// Answers every task with its page's title, in one step.
-fn titles(r: &Received) -> Reply {
+pub fn titles(r: &Received) -> Reply {
     Reply::Text(format!(
         "ANSWER:{}\nCOMPLETE:read the title",
         r.task().rsplit(' ').next().unwrap_or_default()

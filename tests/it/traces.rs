@@ -184,3 +184,38 @@ async fn a_collector_that_is_not_there_costs_the_run_nothing_and_a_bad_one_is_to
     assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
     assert!(bad.stderr().contains("--otlp"), "{}", bad.stderr());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_of_a_server_is_a_trace_of_its_own() {
+    use crate::coworker::{submit, titles, wait_for, Served};
+    use seamark::coworker::SessionState;
+
+    let collector = OtlpReceiver::start().await;
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(titles).await;
+    let w = crate::cli::Workdir::new(&model);
+    // --otlp on the server reaches the runs its workers start.
+    let served = Served::serve(&w, &["--workers", "1", "--otlp", &collector.base]).await;
+    let mut dirs = Vec::new();
+    for k in [3, 4] {
+        let url = sites.url(&format!("form.html?k={k}"));
+        let options = serde_json::json!({ "no_skills": true, "max_steps": 3 });
+        let id = submit(&served, &format!("Say the number {k}"), &url, options).await;
+        let done = wait_for(&served, &id, SessionState::Done).await;
+        dirs.push(done.run_dir);
+    }
+    served.terminate().await;
+    let spans = collector.spans();
+    let runs = named(&spans, "seamark run");
+    assert_eq!(runs.len(), 2, "{spans:#?}");
+    assert_ne!(runs[0].trace_id, runs[1].trace_id, "a trace each");
+    for r in &runs {
+        assert!(r.parent_span_id.is_empty(), "each session's run is a root");
+        let dir = r.attr("seamark.run_dir");
+        assert!(
+            dirs.iter()
+                .any(|d| dir.ends_with(d.trim_start_matches("./"))),
+            "{dir} is no session's run directory: {dirs:?}"
+        );
+    }
+}

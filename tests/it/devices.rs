@@ -6,23 +6,7 @@
 use crate::cli::{run_with_model, seamark_with_env};
 use crate::model_server::{reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::centre_of;
-
-/// Each value the page told the server with `?key=`, decoded.
-fn told_text(server: &Server, key: &str) -> Vec<String> {
-    server
-        .log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|l| l.split_once(&format!("/log?{key}=")))
-        .map(|(_, v)| {
-            percent_encoding::percent_decode_str(v.split(' ').next().unwrap_or(v))
-                .decode_utf8_lossy()
-                .into_owned()
-        })
-        .collect()
-}
+use crate::support::{centre_of, told, told_text};
 
 #[tokio::test]
 async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_page() {
@@ -75,10 +59,9 @@ async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_p
 
     // The dot, at a point of the image the model was sent (1179 device
     // pixels wide, shrunk), was touched where it is.
-    let dots = told_text(&server, "dot");
+    let dots = told(&server, "dot");
     assert_eq!(dots.len(), 1, "{:?}", server.log.lock().unwrap());
-    let (x, y) = dots[0].split_once(',').unwrap();
-    let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+    let (x, y) = dots[0];
     let want_x = 0.7 * 393.0 + 12.0;
     assert!(
         (x - want_x).abs() <= 4.0 && (y - 312.0).abs() <= 4.0,

@@ -627,15 +627,27 @@ impl ReportExt for BatchReport {
     }
 }
 
-/// The `x,y` the page told the server with `?key=`.
-pub fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
+/// Each value the page told the server with `?key=`, decoded.
+pub fn told_text(server: &Server, key: &str) -> Vec<String> {
     server
         .log
         .lock()
         .unwrap()
         .iter()
         .filter_map(|l| l.split_once(&format!("/log?{key}=")))
-        .filter_map(|(_, xy)| xy.split_once(','))
+        .map(|(_, v)| {
+            percent_encoding::percent_decode_str(v.split(' ').next().unwrap_or(v))
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+/// The `x,y` the page told the server with `?key=`.
+pub fn told(server: &Server, key: &str) -> Vec<(f64, f64)> {
+    told_text(server, key)
+        .iter()
+        .filter_map(|xy| xy.split_once(','))
         .filter_map(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
         .collect()
 }

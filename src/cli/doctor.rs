@@ -38,10 +38,8 @@ pub struct DoctorArgs {
 pub async fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let examination = Examination {
         chrome: args.chrome,
-        model: args
-            .model
-            .or_else(|| std::env::var("SEAMARK_MODEL").ok())
-            .filter(|m| !m.trim().is_empty()),
+        // As a run finds it; none is no error here, but a check skipped.
+        model: super::run::model_name(args.model.as_ref()).ok(),
         cdp: args.cdp,
         runs: args.out,
         fix: args.fix,

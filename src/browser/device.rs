@@ -234,6 +234,10 @@ impl Device {
     }
 }
 
+/// The Chromium version an Android user agent names when the running one
+/// cannot be read (and in `seamark devices`, where none runs).
+pub const FALLBACK_CHROME: &str = "131";
+
 /// The major version in a product string: `HeadlessChrome/156.0.8078.73`
 /// or `Chrome/156.0.8078.73` gives `156`.
 pub(crate) fn chrome_major(product: &str) -> String {
@@ -242,7 +246,7 @@ pub(crate) fn chrome_major(product: &str) -> String {
         .next()
         .and_then(|v| v.split('.').next())
         .filter(|major| !major.is_empty() && major.chars().all(|c| c.is_ascii_digit()))
-        .unwrap_or("131")
+        .unwrap_or(FALLBACK_CHROME)
         .to_string()
 }
 

@@ -42,7 +42,7 @@ use tokio::task::JoinHandle;
 
 pub use camera::{close_look, screenshot, Region};
 pub use consent::{consent_note, Consent, ConsentOutcome, ConsentRecord};
-pub use device::{Device, DeviceOs, UnknownDevice, DEVICES};
+pub use device::{Device, DeviceOs, UnknownDevice, DEVICES, FALLBACK_CHROME};
 pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, ACTIVE_PORT_FILE};
 pub use dialogs::DialogAnswer;
 pub use find::find_chromium;

@@ -20,7 +20,7 @@ pub fn run(args: DevicesArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|d| {
                 let mut v = serde_json::json!(d);
-                v["user_agent"] = d.user_agent("131").into();
+                v["user_agent"] = d.user_agent(seamark::browser::FALLBACK_CHROME).into();
                 v
             })
             .collect();

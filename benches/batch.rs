@@ -9,6 +9,10 @@
 //! `cargo bench --bench batch`. Criterion times one batch of 8 runs per
 //! iteration; the memory table is printed at the end.
 
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
 mod common;
 
 use common::{model_server, server};

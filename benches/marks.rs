@@ -9,7 +9,14 @@
 //! `cargo bench --bench marks`; `scripts/bench-table.py` prints the ratios.
 // criterion's macros write public functions with no doc comment; the docs
 // lint is for the library.
-#![allow(missing_docs)]
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines
+)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use image::RgbImage;

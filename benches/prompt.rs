@@ -10,7 +10,14 @@
 //!
 //! `cargo bench --bench prompt`.
 
-#![allow(missing_docs)]
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::too_many_lines
+)]
 
 mod common;
 

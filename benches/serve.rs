@@ -10,6 +10,10 @@
 //!
 //! `cargo bench --bench serve`.
 
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
 mod common;
 
 #[path = "../tests/it/postgres.rs"]

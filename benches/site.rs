@@ -8,6 +8,10 @@
 //!
 //! `cargo bench --bench site`.
 
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
 mod common;
 
 use common::model_server::{job_seeker, ModelServer};

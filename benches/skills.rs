@@ -15,6 +15,10 @@
 //!
 //! `cargo bench --bench skills`.
 
+// A benchmark fails by panicking, as a test does, and its scenario is told
+// in order, however long.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
 mod common;
 
 use common::model_server::{job_seeker, ModelServer, Reply};

@@ -1,9 +1,5 @@
 //! The `seamark` command.
 
-// Outside input gets a clear error, never a panic: no unwrap() but in tests
-// (Cargo.toml's [lints] holds the rest of the house rules).
-#![cfg_attr(not(test), warn(clippy::unwrap_used))]
-
 mod cli;
 
 use std::process::ExitCode;

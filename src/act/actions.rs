@@ -21,7 +21,7 @@ use crate::browser::link_of;
 use crate::browser::Session;
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
-use crate::protocol::{Command, ImagePoint, ScrollDirection, Spot};
+use crate::protocol::{Command, ImagePoint, KeyCombo, ScrollDirection, Spot};
 use crate::safety::Danger;
 
 /// What an action did, before the page is looked at again.
@@ -65,6 +65,69 @@ fn refused(e: impl std::fmt::Display) -> String {
     format!("the browser refused the input: {e}")
 }
 
+/// A right click, a double click or a hold (a long press on a phone) at `p`,
+/// which `place` names.
+async fn press_button(session: &Session, command: &Command, p: Point, place: &str) -> Act {
+    let page = session.page();
+    let did = match command {
+        Command::RightClick { .. } => {
+            input::click_with(page, p, MouseButton::Right, 1)
+                .await
+                .map_err(refused)?;
+            format!("right-clicked {place}")
+        }
+        Command::DoubleClick { .. } => {
+            input::click_with(page, p, MouseButton::Left, 2)
+                .await
+                .map_err(refused)?;
+            format!("double-clicked {place}")
+        }
+        _ => {
+            let seconds = match command {
+                Command::Hold { seconds, .. } => seconds.clamp(0.0, 60.0),
+                _ => 0.0,
+            };
+            input::hold_or_press(page, p, Duration::from_secs_f64(seconds), session.touch())
+                .await
+                .map_err(refused)?;
+            if session.touch() {
+                format!("pressed {place} for {seconds} s")
+            } else {
+                format!("held the button down {seconds} s on {place}")
+            }
+        }
+    };
+    Ok(Acted::Unconfirmed(did))
+}
+
+/// Where a command's spot is, in CSS pixels, and how to name it: the middle
+/// of the element it names, or the point it gives.
+async fn spot_point(
+    session: &Session,
+    spot: &Spot,
+    target: Option<&Element>,
+    view: Rect,
+) -> Result<(Point, String), String> {
+    match (spot, target) {
+        (Spot::Id(_), Some(e)) => Ok((point_for(session.page(), e, view).await?, describe(e))),
+        (Spot::Id(_), None) => Err("the command names no element".to_string()),
+        (Spot::At(at), _) => {
+            let p = super::points::to_css(*at, session.viewport())?;
+            Ok((p, format!("at {}", point_place(*at, p, target))))
+        }
+    }
+}
+
+/// A key pressed, or held down `hold` seconds.
+async fn press_key(page: &Page, key: &KeyCombo, hold: Option<f64>) -> Act {
+    let held = hold.map(|s| Duration::from_secs_f64(s.clamp(0.0, 60.0)));
+    input::press(page, key, held).await.map_err(refused)?;
+    Ok(Acted::Unconfirmed(match hold {
+        Some(s) => format!("held {key} down {s} s"),
+        None => format!("pressed {key}"),
+    }))
+}
+
 /// Runs one command (not ANSWER, COMPLETE or STOP: those never touch the page).
 pub(super) async fn perform(
     session: &Session,
@@ -75,12 +138,7 @@ pub(super) async fn perform(
     drop_on: Option<&Element>,
 ) -> Act {
     let page = session.page();
-    let view = Rect {
-        x: 0.0,
-        y: 0.0,
-        w: f64::from(session.viewport().width),
-        h: f64::from(session.viewport().height),
-    };
+    let view = crate::perceive::view_rect(session.viewport());
     let el = || target.ok_or_else(|| "the command names no element".to_string());
     match command {
         Command::Click { .. } => {
@@ -109,10 +167,7 @@ pub(super) async fn perform(
         | Command::ScrollAt { at, .. }
         | Command::TypeAt { at, .. } => at_point(session, command, *at, target, view).await,
         Command::Drag { from, to, pace } => {
-            let start = match from {
-                Spot::Id(_) => point_for(page, el()?, view).await?,
-                Spot::At(at) => super::points::to_css(*at, session.viewport())?,
-            };
+            let (start, _) = spot_point(session, from, target, view).await?;
             let pace = pace.map_or_else(input::Pace::default, |p| input::Pace {
                 moving: Some(Duration::from_secs_f64(p.seconds.clamp(0.0, 60.0))),
                 hold: Duration::from_secs_f64(p.hold.clamp(0.0, 60.0)),
@@ -120,50 +175,8 @@ pub(super) async fn perform(
             drag(session, from, start, to, drop_on, pace).await
         }
         Command::RightClick { on } | Command::DoubleClick { on } | Command::Hold { on, .. } => {
-            let (p, place) = match on {
-                Spot::Id(_) => {
-                    let e = el()?;
-                    (point_for(page, e, view).await?, describe(e))
-                }
-                Spot::At(at) => {
-                    let p = super::points::to_css(*at, session.viewport())?;
-                    (p, format!("at {}", point_place(*at, p, target)))
-                }
-            };
-            let did = match command {
-                Command::RightClick { .. } => {
-                    input::click_with(page, p, MouseButton::Right, 1)
-                        .await
-                        .map_err(refused)?;
-                    format!("right-clicked {place}")
-                }
-                Command::DoubleClick { .. } => {
-                    input::click_with(page, p, MouseButton::Left, 2)
-                        .await
-                        .map_err(refused)?;
-                    format!("double-clicked {place}")
-                }
-                _ => {
-                    let seconds = match command {
-                        Command::Hold { seconds, .. } => seconds.clamp(0.0, 60.0),
-                        _ => 0.0,
-                    };
-                    input::hold_or_press(
-                        page,
-                        p,
-                        Duration::from_secs_f64(seconds),
-                        session.touch(),
-                    )
-                    .await
-                    .map_err(refused)?;
-                    if session.touch() {
-                        format!("pressed {place} for {seconds} s")
-                    } else {
-                        format!("held the button down {seconds} s on {place}")
-                    }
-                }
-            };
-            Ok(Acted::Unconfirmed(did))
+            let (p, place) = spot_point(session, on, target, view).await?;
+            press_button(session, command, p, &place).await
         }
         Command::Type { text, .. } => fill(page, el()?, view, text).await,
         Command::Clear { .. } => fill(page, el()?, view, "").await,
@@ -178,14 +191,7 @@ pub(super) async fn perform(
             None if session.touch() => swipe_page(page, view, *direction).await,
             None => scroll_page(page, *direction).await,
         },
-        Command::Press { key, hold } => {
-            let held = hold.map(|s| Duration::from_secs_f64(s.clamp(0.0, 60.0)));
-            input::press(page, key, held).await.map_err(refused)?;
-            Ok(Acted::Unconfirmed(match hold {
-                Some(s) => format!("held {key} down {s} s"),
-                None => format!("pressed {key}"),
-            }))
-        }
+        Command::Press { key, hold } => press_key(page, key, *hold).await,
         Command::Fetch { url } => fetch(session, options, url).await,
         Command::Back => back(page).await,
         Command::Wait { seconds } => {

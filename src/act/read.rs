@@ -47,19 +47,7 @@ impl Executor {
             }
         }
         if *of == ReadTarget::Print {
-            let printed = set_media(session.page(), "print").await;
-            if let Err(why) = printed {
-                let why = format!("the page could not be shown as printed: {why}");
-                return (Outcome::new(step, Status::Failed, why), None);
-            }
-            let read = Box::pin(self.read_page(session, step, &ReadTarget::Page)).await;
-            let _ = set_media(session.page(), "").await;
-            let (mut outcome, text) = read;
-            outcome.message =
-                outcome
-                    .message
-                    .replacen("read the page", "read the page as printed", 1);
-            return (outcome, text);
+            return self.read_printed(session, step).await;
         }
         let (page, viewport) = (session.page(), session.viewport());
         // Asked first: telling the element's node may teach the table.
@@ -127,6 +115,22 @@ impl Executor {
         (Outcome::new(step, Status::Done, message), Some(text))
     }
 
+    /// A `READ:print`: the page read with the print stylesheet.
+    async fn read_printed(&mut self, session: &Session, step: &Step) -> (Outcome, Option<String>) {
+        let printed = set_media(session.page(), "print").await;
+        if let Err(why) = printed {
+            let why = format!("the page could not be shown as printed: {why}");
+            return (Outcome::new(step, Status::Failed, why), None);
+        }
+        let read = Box::pin(self.read_page(session, step, &ReadTarget::Page)).await;
+        let _ = set_media(session.page(), "").await;
+        let (mut outcome, text) = read;
+        outcome.message = outcome
+            .message
+            .replacen("read the page", "read the page as printed", 1);
+        (outcome, text)
+    }
+
     /// Runs a `READ:download:NAME`: the text of a text file a download of
     /// this session saved, at most `max` characters.
     async fn read_download(
@@ -175,17 +179,7 @@ impl Executor {
         }
         let head = read_start(&file.path, 8).unwrap_or_default();
         if crate::read::pdf::is_pdf(&file.mime, &head) {
-            let path = file.path.clone();
-            let bytes = tokio::fs::read(&path).await;
-            let read = match bytes {
-                Ok(bytes) => tokio::task::spawn_blocking(move || {
-                    crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
-                })
-                .await
-                .unwrap_or_else(|e| Err(e.to_string())),
-                Err(e) => Err(e.to_string()),
-            };
-            let (outcome, text) = pdf_reading(step, &file.describe(), &file.name, read, max);
+            let (outcome, text) = read_pdf_file(step, file, max).await;
             return (outcome, text.map(Read::Text));
         }
         if !file.is_text() {
@@ -201,30 +195,8 @@ impl Executor {
                 None,
             );
         }
-        let bytes = match read_start(&file.path, max * 4) {
-            Ok(b) => b,
-            Err(e) => {
-                let why = format!("{} cannot be read: {e}", file.name);
-                return (Outcome::new(step, Status::Failed, why), None);
-            }
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let shown: String = text.chars().take(max).collect();
-        let whole = (shown.len() as u64) >= file.size;
-        let message = if whole {
-            format!("read {}: all of it", file.describe())
-        } else {
-            format!(
-                "read the first {} characters of {}",
-                shown.chars().count(),
-                file.describe()
-            )
-        };
-        let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
-        (
-            Outcome::new(step, Status::Done, message),
-            Some(Read::Text(reading)),
-        )
+        let (outcome, text) = read_text_file(step, file, max);
+        (outcome, text.map(Read::Text))
     }
 }
 
@@ -358,4 +330,50 @@ fn read_start(path: &std::path::Path, n: usize) -> std::io::Result<Vec<u8>> {
         .take(n as u64)
         .read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The text of a downloaded PDF, at most `max` characters.
+async fn read_pdf_file(
+    step: &Step,
+    file: &crate::files::DownloadedFile,
+    max: usize,
+) -> (Outcome, Option<String>) {
+    let read = match tokio::fs::read(&file.path).await {
+        Ok(bytes) => tokio::task::spawn_blocking(move || {
+            crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string())),
+        Err(e) => Err(e.to_string()),
+    };
+    pdf_reading(step, &file.describe(), &file.name, read, max)
+}
+
+/// The start of a downloaded text file, at most `max` characters.
+fn read_text_file(
+    step: &Step,
+    file: &crate::files::DownloadedFile,
+    max: usize,
+) -> (Outcome, Option<String>) {
+    let bytes = match read_start(&file.path, max * 4) {
+        Ok(b) => b,
+        Err(e) => {
+            let why = format!("{} cannot be read: {e}", file.name);
+            return (Outcome::new(step, Status::Failed, why), None);
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let shown: String = text.chars().take(max).collect();
+    let whole = (shown.len() as u64) >= file.size;
+    let message = if whole {
+        format!("read {}: all of it", file.describe())
+    } else {
+        format!(
+            "read the first {} characters of {}",
+            shown.chars().count(),
+            file.describe()
+        )
+    };
+    let reading = format!("The downloaded file {}:\n\n```\n{shown}\n```", file.name);
+    (Outcome::new(step, Status::Done, message), Some(reading))
 }

@@ -19,12 +19,7 @@ const MIN_SIDE: f64 = 16.0;
 /// moved inside the viewport; `None` when it shows nothing of the viewport.
 fn fitted(r: Rect, viewport: Viewport) -> Option<Rect> {
     let (vw, vh) = (f64::from(viewport.width), f64::from(viewport.height));
-    let view = Rect {
-        x: 0.0,
-        y: 0.0,
-        w: vw,
-        h: vh,
-    };
+    let view = crate::perceive::view_rect(viewport);
     Rect {
         w: r.w.max(1.0),
         h: r.h.max(1.0),

@@ -700,11 +700,7 @@ impl Agent {
 
     async fn run_traced(mut self) -> Result<RunResult, AgentError> {
         let started = Instant::now();
-        let mut journal = match (&self.resume, &self.options.out) {
-            (Some(r), _) => Journal::create(&r.dir)?,
-            (None, Some(dir)) => Journal::create(dir)?,
-            (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
-        };
+        let mut journal = self.open_journal()?;
         keep_downloads_in(&mut self.options.act, journal.dir());
         let model = self.brain.name();
         let mut run = match self.resume.take() {
@@ -782,6 +778,16 @@ impl Agent {
         };
         drop(guard);
         self.end(journal, run, started, model, ending, steps)
+    }
+
+    /// The run's directory: the one resumed, `--out`, or a new one under the
+    /// runs folder.
+    fn open_journal(&self) -> Result<Journal, AgentError> {
+        Ok(match (&self.resume, &self.options.out) {
+            (Some(r), _) => Journal::create(&r.dir)?,
+            (None, Some(dir)) => Journal::create(dir)?,
+            (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
+        })
     }
 
     /// Begins a new run: its start record, and the skill it follows, if one

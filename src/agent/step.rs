@@ -8,7 +8,7 @@ use tracing::Instrument;
 
 use super::{ask, prompt, skills, view, Agent, Ending, Run};
 use crate::act::Executor;
-use crate::brain::{self, Prompt};
+use crate::brain::{self, Image, Prompt};
 use crate::browser::{self, ConsentRecord, Session};
 use crate::journal::Journal;
 use crate::perceive;
@@ -104,6 +104,14 @@ enum Decision {
 const SKILL_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Agent {
+    /// The time now: a fixed page clock is the clock the model is told too.
+    fn now(&self) -> std::time::SystemTime {
+        match &self.options.browser.place.clock {
+            Some(clock) => clock.now(),
+            None => crate::clock::now(),
+        }
+    }
+
     /// One step: look, note what the model must know, plan (from a skill
     /// or the model), act, take in the outcome, and end the step.
     /// `Ok(Some)` ends the run, `Ok(None)` goes on, `Err` ends it on an error.
@@ -125,18 +133,10 @@ impl Agent {
         if std::mem::take(&mut run.settled_briskly) {
             look = self.look_for_targets(step, &mut stage, run, look).await?;
         }
-        // A fixed page clock is the clock the model is told too.
-        let now = match &self.options.browser.place.clock {
-            Some(clock) => clock.now(),
-            None => crate::clock::now(),
-        };
-        run.now = crate::browser::local_time(stage.session.page(), now)
-            .await
-            .unwrap_or_else(|| format!("{} (UTC)", crate::clock::utc_rfc3339(now)));
-        let tabs = match stage.exec.tabs(stage.session).await {
-            Ok(tabs) => crate::act::tabs_note(&tabs),
-            Err(_) => None,
-        };
+        run.now = page_time(stage.session.page(), self.now()).await;
+        let tabs = (stage.exec.tabs(stage.session).await)
+            .ok()
+            .and_then(|tabs| crate::act::tabs_note(&tabs));
         let mut notes = self.notes(run, &look, tabs)?;
         let close_look = match run.zoom.take() {
             Some(zoom) => {
@@ -150,29 +150,13 @@ impl Agent {
         let shown = run
             .shown
             .take()
-            .map(|file| match view::shown_file(&file.path) {
-                Ok(image) => {
-                    notes.notes.push(format!(
-                    "DOWNLOADED IMAGE: the image just before the screenshot is the downloaded file \
-                     {}; points (@x,y) always refer to the screenshot, never to it",
-                    crate::quote::quoted(&file.name)
-                ));
-                    Some(image)
-                }
-                Err(why) => {
-                    notes.notes.push(format!(
-                        "the downloaded image {} could not be shown: {why}",
-                        crate::quote::quoted(&file.name)
-                    ));
-                    None
-                }
-            });
+            .and_then(|file| shown_download(&file, &mut notes.notes));
         let (obs, mut record, reading) = self.record(step, &mut stage, run, look, notes);
         if let Some(look) = close_look {
             record.close_look = look.file;
             run.close_look.extend(look.image);
         }
-        run.close_look.extend(shown.flatten());
+        run.close_look.extend(shown);
         let planned = match self
             .plan(&mut record, run, stage.journal, &obs, reading.as_deref())
             .await?
@@ -1163,6 +1147,35 @@ fn refuse_complete(report: &mut BatchReport, why: &str) {
         o.status = crate::records::Status::NotAccepted;
         o.message = why.to_string();
     }
+}
+
+/// A downloaded image the model asked to see, with a note of what it is (or
+/// why it cannot be shown).
+fn shown_download(file: &crate::records::ShownFile, notes: &mut Vec<String>) -> Option<Image> {
+    match view::shown_file(&file.path) {
+        Ok(image) => {
+            notes.push(format!(
+                "DOWNLOADED IMAGE: the image just before the screenshot is the downloaded file \
+                 {}; points (@x,y) always refer to the screenshot, never to it",
+                crate::quote::quoted(&file.name)
+            ));
+            Some(image)
+        }
+        Err(why) => {
+            notes.push(format!(
+                "the downloaded image {} could not be shown: {why}",
+                crate::quote::quoted(&file.name)
+            ));
+            None
+        }
+    }
+}
+
+/// `now` in the page's time zone, as the model is told the time.
+async fn page_time(page: &chromiumoxide::Page, now: std::time::SystemTime) -> String {
+    crate::browser::local_time(page, now)
+        .await
+        .unwrap_or_else(|| format!("{} (UTC)", crate::clock::utc_rfc3339(now)))
 }
 
 fn ms(t: Instant) -> f64 {

@@ -89,6 +89,42 @@ fn id_of(dir: &Path) -> String {
     }
 }
 
+/// What a fixture of a run with no check is told: how its runs are scored.
+fn unchecked_note(result: Option<&RunResult>) -> String {
+    match result.and_then(|r| r.judge.as_ref()) {
+        Some(judge) => format!(
+            "the run had no check; {} judged it {}: run the fixture with --judge {} to \
+             have each run judged again, and scored by the verdict",
+            judge.model,
+            judge.verdict.map_or("with no verdict", |v| v.word()),
+            judge.model
+        ),
+        None => "the run had no check: the fixture passes when a run ends done; add a \
+                 check to its line to ask more"
+            .into(),
+    }
+}
+
+/// Puts `line` in the fixtures' task file, in place of the line of task `id`
+/// if there is one.
+fn put_line(tasks: &Path, id: &str, line: String) -> std::io::Result<()> {
+    let mut lines: Vec<String> = match std::fs::read_to_string(tasks) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .map_or(true, |v| v["id"].as_str() != Some(id))
+            })
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    lines.push(line);
+    std::fs::write(tasks, lines.join("\n") + "\n")
+}
+
 /// Makes the run in `run_dir` a fixture in the folder `out`, under `id`
 /// (else the run directory's name).
 pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixture, FixtureError> {
@@ -131,18 +167,7 @@ pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixt
     let url = crate::start_url::to_url(&start.url).unwrap_or(start.url);
     let mut notes = Vec::new();
     if expect.is_empty() {
-        notes.push(match result.as_ref().and_then(|r| r.judge.as_ref()) {
-            Some(judge) => format!(
-                "the run had no check; {} judged it {}: run the fixture with --judge {} to \
-                 have each run judged again, and scored by the verdict",
-                judge.model,
-                judge.verdict.map_or("with no verdict", |v| v.word()),
-                judge.model
-            ),
-            None => "the run had no check: the fixture passes when a run ends done; add a \
-                     check to its line to ask more"
-                .into(),
-        });
+        notes.push(unchecked_note(result.as_ref()));
     }
     let line = TaskSpec {
         id: id.clone(),
@@ -167,21 +192,8 @@ pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixt
     let har = own.join(HAR_FILE);
     std::fs::copy(&recorded, &har).map_err(write)?;
     let tasks = out.join(FIXTURES_TASKS);
-    let mut lines: Vec<String> = match std::fs::read_to_string(&tasks) {
-        Ok(text) => text
-            .lines()
-            .filter(|l| {
-                serde_json::from_str::<serde_json::Value>(l)
-                    .map_or(true, |v| v["id"].as_str() != Some(id.as_str()))
-            })
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(write(e)),
-    };
-    lines.push(serde_json::to_string(&line).map_err(|e| write(std::io::Error::other(e)))?);
-    std::fs::write(&tasks, lines.join("\n") + "\n").map_err(write)?;
+    let text = serde_json::to_string(&line).map_err(|e| write(std::io::Error::other(e)))?;
+    put_line(&tasks, &id, text).map_err(write)?;
     Ok(Fixture {
         line,
         tasks,

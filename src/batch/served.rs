@@ -7,7 +7,7 @@
 //! COMPLETE (the page is gone by the time the session has ended).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -101,46 +101,9 @@ pub async fn run(
 ) -> Result<BatchOutcome, BatchError> {
     let started = Instant::now();
     let dir = options.dir.clone();
-    if std::fs::read_to_string(dir.join(results::RESULTS)).is_ok_and(|t| !t.trim().is_empty()) {
-        return Err(BatchError::Dir(format!(
-            "{} holds the results of a batch already: choose another directory",
-            dir.display()
-        )));
-    }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", dir.display())))?;
-    let mut file = results::ResultsFile::open(&dir).map_err(|e| {
-        BatchError::Dir(format!(
-            "cannot write {}: {e}",
-            dir.join(results::RESULTS).display()
-        ))
-    })?;
+    let mut file = open_results(&dir)?;
     let mut tally = Tally::default();
-    let mut pending: HashMap<String, Pending> = HashMap::new();
-    for (position, task) in tasks.into_iter().enumerate() {
-        if options.shard.is_some_and(|s| !s.holds(position)) {
-            continue;
-        }
-        let spec = Arc::new(task);
-        for attempt in 1..=options.repeat {
-            let id = client
-                .submit(session_of(&spec, &options.options))
-                .await
-                .map_err(|e| BatchError::Config(format!("task {}: {e}", spec.id)))?;
-            tally.planned += 1;
-            tally.running += 1;
-            progress.started(&spec.id, attempt, &tally);
-            pending.insert(
-                id,
-                Pending {
-                    spec: spec.clone(),
-                    position,
-                    attempt,
-                    told_waiting: false,
-                },
-            );
-        }
-    }
+    let mut pending = submit(client, tasks, &options, &*progress, &mut tally).await?;
     progress.planned(Some(tally.planned), 0);
     let mut records = Vec::new();
     let mut interrupt = interrupt;
@@ -148,47 +111,10 @@ pub async fn run(
     while !pending.is_empty() {
         let ids: Vec<String> = pending.keys().cloned().collect();
         for id in ids {
-            let session = match client.get(&id).await {
-                Ok(s) => s,
-                Err(e) => {
-                    progress.note(&format!("session {id}: {e}"));
-                    continue;
-                }
-            };
-            let Some(p) = pending.get_mut(&id) else {
+            let Some(record) = look_at(client, &id, &mut pending, &*progress).await else {
                 continue;
             };
-            if session.status == SessionState::Waiting && !p.told_waiting {
-                p.told_waiting = true;
-                progress.note(&format!(
-                    "{}#{} waits for a person: {} (answer it on the page, or `seamark \
-                     sessions answer {id} …`)",
-                    p.spec.id,
-                    p.attempt,
-                    session.question.as_deref().unwrap_or_default()
-                ));
-            }
-            if !session.status.ended() {
-                continue;
-            }
-            let Some(p) = pending.remove(&id) else {
-                continue;
-            };
-            let record = record_of(&p, &session);
-            match serde_json::to_string(&record) {
-                Ok(line) => {
-                    if let Err(e) = file.append(&line) {
-                        progress.note(&format!(
-                            "the result of {} was not written: {e}",
-                            record.name()
-                        ));
-                    }
-                }
-                Err(e) => progress.note(&format!(
-                    "the result of {} was not written: {e}",
-                    record.name()
-                )),
-            }
+            write_record(&mut file, &record, &*progress);
             tally.running -= 1;
             tally.count(&record);
             progress.finished(&record, &tally);
@@ -222,6 +148,106 @@ pub async fn run(
         Some(started.elapsed().as_secs_f64()),
     );
     BatchOutcome::written(dir, records, summary, stopped_by.is_some())
+}
+
+/// The batch directory's results file, new: a directory that holds results
+/// already is refused (a served batch does not resume).
+fn open_results(dir: &Path) -> Result<results::ResultsFile, BatchError> {
+    if std::fs::read_to_string(dir.join(results::RESULTS)).is_ok_and(|t| !t.trim().is_empty()) {
+        return Err(BatchError::Dir(format!(
+            "{} holds the results of a batch already: choose another directory",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| BatchError::Dir(format!("cannot create {}: {e}", dir.display())))?;
+    results::ResultsFile::open(dir).map_err(|e| {
+        BatchError::Dir(format!(
+            "cannot write {}: {e}",
+            dir.join(results::RESULTS).display()
+        ))
+    })
+}
+
+/// Submits each of the shard's tasks `repeat` times, counting them in
+/// `tally`: the sessions, by id.
+async fn submit(
+    client: &Client,
+    tasks: Vec<TaskSpec>,
+    options: &ServedOptions,
+    progress: &dyn BatchProgress,
+    tally: &mut Tally,
+) -> Result<HashMap<String, Pending>, BatchError> {
+    let mut pending = HashMap::new();
+    for (position, task) in tasks.into_iter().enumerate() {
+        if options.shard.is_some_and(|s| !s.holds(position)) {
+            continue;
+        }
+        let spec = Arc::new(task);
+        for attempt in 1..=options.repeat {
+            let id = client
+                .submit(session_of(&spec, &options.options))
+                .await
+                .map_err(|e| BatchError::Config(format!("task {}: {e}", spec.id)))?;
+            tally.planned += 1;
+            tally.running += 1;
+            progress.started(&spec.id, attempt, tally);
+            pending.insert(
+                id,
+                Pending {
+                    spec: spec.clone(),
+                    position,
+                    attempt,
+                    told_waiting: false,
+                },
+            );
+        }
+    }
+    Ok(pending)
+}
+
+/// Looks at session `id` once: tells a question it waits on (once), and
+/// gives its record when it has ended, taking it out of `pending`.
+async fn look_at(
+    client: &Client,
+    id: &str,
+    pending: &mut HashMap<String, Pending>,
+    progress: &dyn BatchProgress,
+) -> Option<RunRecord> {
+    let session = client
+        .get(id)
+        .await
+        .map_err(|e| progress.note(&format!("session {id}: {e}")))
+        .ok()?;
+    let p = pending.get_mut(id)?;
+    if session.status == SessionState::Waiting && !p.told_waiting {
+        p.told_waiting = true;
+        progress.note(&format!(
+            "{}#{} waits for a person: {} (answer it on the page, or `seamark \
+             sessions answer {id} …`)",
+            p.spec.id,
+            p.attempt,
+            session.question.as_deref().unwrap_or_default()
+        ));
+    }
+    if !session.status.ended() {
+        return None;
+    }
+    let p = pending.remove(id)?;
+    Some(record_of(&p, &session))
+}
+
+/// Appends `record` to the results, telling `progress` when it cannot.
+fn write_record(file: &mut results::ResultsFile, record: &RunRecord, progress: &dyn BatchProgress) {
+    let written = serde_json::to_string(record)
+        .map_err(std::io::Error::from)
+        .and_then(|line| file.append(&line));
+    if let Err(e) = written {
+        progress.note(&format!(
+            "the result of {} was not written: {e}",
+            record.name()
+        ));
+    }
 }
 
 /// A session that ended, as a run of the batch.

@@ -146,7 +146,7 @@ pub struct StageFigures {
 }
 
 /// One page's figures, or why it could not be measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageFigures {
     /// The page as given.
     pub target: String,
@@ -170,6 +170,18 @@ pub struct PageFigures {
     /// Each stage.
     #[serde(default)]
     pub stages: Vec<StageFigures>,
+}
+
+impl PageFigures {
+    /// A page's figures before any are taken; `error` says why none will be.
+    pub fn unmeasured(target: &str, url: &str, error: Option<String>) -> PageFigures {
+        PageFigures {
+            target: target.to_string(),
+            url: url.to_string(),
+            error,
+            ..PageFigures::default()
+        }
+    }
 }
 
 /// A whole bench: what `--json` writes and `--compare` reads.
@@ -199,16 +211,7 @@ pub async fn bench_page(
     url: &str,
     options: &BenchOptions,
 ) -> PageFigures {
-    let mut figures = PageFigures {
-        target: target.to_string(),
-        url: url.to_string(),
-        error: None,
-        elements: 0,
-        list_chars: 0,
-        list_tokens: 0,
-        dom_nodes: 0,
-        stages: Vec::new(),
-    };
+    let mut figures = PageFigures::unmeasured(target, url, None);
     match measure(session, url, options).await {
         Ok((samples, obs)) => {
             let list = perceive::element_list(&obs.table, perceive::DEFAULT_LIST_CAP);
@@ -238,8 +241,69 @@ fn push(samples: &mut Samples, stage: Stage, ms: f64) {
     }
 }
 
+/// What failed, and why, as the bench tells it.
+fn bad(what: &str, e: &dyn std::fmt::Display) -> String {
+    format!("{what} failed: {e}")
+}
+
 fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
+}
+
+/// One round of the stages on the page as it is, each after a quiet pause:
+/// each stage's time, and the perception taken.
+async fn one_round(
+    session: &Session,
+    o: &BenchOptions,
+    look: &PerceiveOptions,
+    style: &MarkStyle,
+    long_edge: u32,
+) -> Result<(Vec<(Stage, f64)>, Observation), String> {
+    let page = session.page();
+    let mut timed = Vec::new();
+    // The floor and each stage in turn, each after a quiet pause.
+    tokio::time::sleep(o.pause).await;
+    let t = Instant::now();
+    perceive::screenshot(page)
+        .await
+        .map_err(|e| bad("the screenshot", &e))?;
+    timed.push((Stage::Screenshot, ms_since(t)));
+    tokio::time::sleep(o.pause).await;
+    let t = Instant::now();
+    perceive::element_table(page, session.viewport(), look)
+        .await
+        .map_err(|e| bad("the enumeration", &e))?;
+    timed.push((Stage::Enumerate, ms_since(t)));
+    tokio::time::sleep(o.pause).await;
+    let t = Instant::now();
+    let obs = perceive::perceive(session, look)
+        .await
+        .map_err(|e| bad("the perception", &e))?;
+    timed.push((Stage::Perceive, ms_since(t)));
+    timed.push((Stage::PerceiveScreenshot, obs.timings.screenshot_ms));
+    let t = Instant::now();
+    let image = mark::mark_observation(&obs, style, &[]).map_err(|e| bad("marking", &e))?;
+    timed.push((Stage::Mark, ms_since(t)));
+    let t = Instant::now();
+    mark::for_model(&image, long_edge).map_err(|e| bad("encoding", &e))?;
+    timed.push((Stage::Encode, ms_since(t)));
+    tokio::time::sleep(o.pause).await;
+    let marks = Marks {
+        table: Some(&obs.table),
+        values: Values::All,
+    };
+    let t = Instant::now();
+    read::read(
+        page,
+        session.viewport(),
+        &Scope::Page,
+        &marks,
+        &ReadOptions::default(),
+    )
+    .await
+    .map_err(|e| bad("the READ", &e))?;
+    timed.push((Stage::Read, ms_since(t)));
+    Ok((timed, obs))
 }
 
 async fn measure(
@@ -270,56 +334,13 @@ async fn measure(
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
     let mut samples: Samples = Vec::new();
     let mut last = None;
-    let bad = |what: &str, e: &dyn std::fmt::Display| format!("{what} failed: {e}");
     for i in 0..o.warmup + o.runs {
-        let keep = i >= o.warmup;
-        let mut record = |stage, ms| {
-            if keep {
+        let (timed, obs) = one_round(session, o, &look, &style, long_edge).await?;
+        if i >= o.warmup {
+            for (stage, ms) in timed {
                 push(&mut samples, stage, ms);
             }
-        };
-        // The floor and each stage in turn, each after a quiet pause.
-        tokio::time::sleep(o.pause).await;
-        let t = Instant::now();
-        perceive::screenshot(page)
-            .await
-            .map_err(|e| bad("the screenshot", &e))?;
-        record(Stage::Screenshot, ms_since(t));
-        tokio::time::sleep(o.pause).await;
-        let t = Instant::now();
-        perceive::element_table(page, session.viewport(), &look)
-            .await
-            .map_err(|e| bad("the enumeration", &e))?;
-        record(Stage::Enumerate, ms_since(t));
-        tokio::time::sleep(o.pause).await;
-        let t = Instant::now();
-        let obs = perceive::perceive(session, &look)
-            .await
-            .map_err(|e| bad("the perception", &e))?;
-        record(Stage::Perceive, ms_since(t));
-        record(Stage::PerceiveScreenshot, obs.timings.screenshot_ms);
-        let t = Instant::now();
-        let image = mark::mark_observation(&obs, &style, &[]).map_err(|e| bad("marking", &e))?;
-        record(Stage::Mark, ms_since(t));
-        let t = Instant::now();
-        mark::for_model(&image, long_edge).map_err(|e| bad("encoding", &e))?;
-        record(Stage::Encode, ms_since(t));
-        tokio::time::sleep(o.pause).await;
-        let marks = Marks {
-            table: Some(&obs.table),
-            values: Values::All,
-        };
-        let t = Instant::now();
-        read::read(
-            page,
-            session.viewport(),
-            &Scope::Page,
-            &marks,
-            &ReadOptions::default(),
-        )
-        .await
-        .map_err(|e| bad("the READ", &e))?;
-        record(Stage::Read, ms_since(t));
+        }
         last = Some(obs);
     }
     // A first look: the page loaded anew before each (not counted), the

@@ -430,31 +430,7 @@ impl Driver {
         let kind = text("type");
         lock(&self.ledger).heard(world, kind == "eval");
         match kind.as_str() {
-            "init" => {
-                let config = json!({
-                    "enabled": true,
-                    "autoAction": self.auto_action,
-                    "disabledCmps": [],
-                    "enablePrehide": false,
-                    "enableCosmeticRules": true,
-                    "enableHeuristicDetection": false,
-                    "detectRetries": 20,
-                    "isMainWorld": false,
-                    "visualTest": false,
-                    "logs": {
-                        "lifecycle": false, "rulesteps": false, "detectionsteps": false,
-                        "evals": false, "errors": false, "messages": false, "waits": false
-                    },
-                });
-                let (driver, url) = (self.clone(), text("url"));
-                tokio::spawn(async move {
-                    let rules = rules_for(driver.auto_action == "optIn", &url, main);
-                    // The rules go as made: 66 KB of JSON parsed once, not per document.
-                    let reply =
-                        format!("{{\"type\":\"initResp\",\"config\":{config},\"rules\":{rules}}}");
-                    driver.reply_text(world, &reply).await;
-                });
-            }
+            "init" => self.init(world, text("url"), main),
             "eval" => {
                 let (driver, id, code) = (self.clone(), text("id"), text("code"));
                 tokio::spawn(async move {
@@ -464,38 +440,7 @@ impl Driver {
                     lock(&driver.ledger).answered(world);
                 });
             }
-            "report" => {
-                let state = &message["state"];
-                let lifecycle = state["lifecycle"].as_str().unwrap_or_default();
-                let wait = waits_for(
-                    lifecycle,
-                    state["findCmpAttempts"].as_u64().unwrap_or(0),
-                    message["mainFrame"].as_bool().unwrap_or(main),
-                );
-                // A blank tab's rules, and those of a document already
-                // gone, are not waited for.
-                let here = !text("url").starts_with("about:")
-                    && lock(&self.worlds).frame_of.contains_key(&world);
-                let mut ledger = lock(&self.ledger);
-                if matches!(
-                    lifecycle,
-                    "cmpDetected" | "openPopupDetected" | "runningOptOut" | "runningOptIn"
-                ) {
-                    ledger.found += 1;
-                }
-                match wait.filter(|_| here) {
-                    // A stage already waited for keeps its start.
-                    Some(within) => match ledger.busy.get(&world) {
-                        Some((_, w)) if *w == within => {}
-                        _ => {
-                            ledger.busy.insert(world, (Instant::now(), within));
-                        }
-                    },
-                    None => {
-                        ledger.busy.remove(&world);
-                    }
-                }
-            }
+            "report" => self.reported(world, &message, &text("url"), main),
             "optOutResult" | "optInResult"
                 if message.get("result").and_then(Value::as_bool) != Some(true) =>
             {
@@ -516,6 +461,66 @@ impl Driver {
                 lock(&self.ledger).busy.remove(&world);
             }
             _ => {}
+        }
+    }
+
+    /// Answers a world's `init`: the configuration and the rules for its
+    /// document at `url`.
+    fn init(self: &Arc<Self>, world: i64, url: String, main: bool) {
+        let config = json!({
+            "enabled": true,
+            "autoAction": self.auto_action,
+            "disabledCmps": [],
+            "enablePrehide": false,
+            "enableCosmeticRules": true,
+            "enableHeuristicDetection": false,
+            "detectRetries": 20,
+            "isMainWorld": false,
+            "visualTest": false,
+            "logs": {
+                "lifecycle": false, "rulesteps": false, "detectionsteps": false,
+                "evals": false, "errors": false, "messages": false, "waits": false
+            },
+        });
+        let driver = self.clone();
+        tokio::spawn(async move {
+            let rules = rules_for(driver.auto_action == "optIn", &url, main);
+            // The rules go as made: 66 KB of JSON parsed once, not per document.
+            let reply = format!("{{\"type\":\"initResp\",\"config\":{config},\"rules\":{rules}}}");
+            driver.reply_text(world, &reply).await;
+        });
+    }
+
+    /// Takes in a world's `report`: a pop-up found, and what is waited for.
+    fn reported(&self, world: i64, message: &Value, url: &str, main: bool) {
+        let state = &message["state"];
+        let lifecycle = state["lifecycle"].as_str().unwrap_or_default();
+        let wait = waits_for(
+            lifecycle,
+            state["findCmpAttempts"].as_u64().unwrap_or(0),
+            message["mainFrame"].as_bool().unwrap_or(main),
+        );
+        // A blank tab's rules, and those of a document already
+        // gone, are not waited for.
+        let here = !url.starts_with("about:") && lock(&self.worlds).frame_of.contains_key(&world);
+        let mut ledger = lock(&self.ledger);
+        if matches!(
+            lifecycle,
+            "cmpDetected" | "openPopupDetected" | "runningOptOut" | "runningOptIn"
+        ) {
+            ledger.found += 1;
+        }
+        match wait.filter(|_| here) {
+            // A stage already waited for keeps its start.
+            Some(within) => match ledger.busy.get(&world) {
+                Some((_, w)) if *w == within => {}
+                _ => {
+                    ledger.busy.insert(world, (Instant::now(), within));
+                }
+            },
+            None => {
+                ledger.busy.remove(&world);
+            }
         }
     }
 

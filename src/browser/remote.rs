@@ -280,6 +280,89 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// What the side connection does with the events it is sent.
+struct Events {
+    wire: Arc<Wire>,
+    filter: Filter,
+    tabs: Tabs,
+    sessions: Sessions,
+    watched: Tabs,
+    contexts: Arc<Mutex<HashMap<(String, String), i64>>>,
+}
+
+impl Events {
+    /// Handles one event: a paused request answered, a new tab, frame or
+    /// worker held and checked, a session gone, or a script context noted.
+    async fn heard(&self, message: &Value) {
+        match message["method"].as_str() {
+            Some("Fetch.requestPaused") => {
+                let filter = lock(&self.filter).clone();
+                let (Some(filter), Some(session), Some(request), Some(url)) = (
+                    filter,
+                    message["sessionId"].as_str(),
+                    message["params"]["requestId"].as_str(),
+                    message["params"]["request"]["url"].as_str(),
+                ) else {
+                    return;
+                };
+                // Its answer is not waited for: nothing is to be done with it.
+                let (method, params) = decision(&filter, request, url);
+                if let Err(e) = self.wire.send(Some(session), method, params).await {
+                    tracing::debug!("a paused request was not answered: {e}");
+                }
+            }
+            // A new tab, held before its first request (see
+            // `watch_new_tabs`); not a frame this connection attached to.
+            Some("Target.attachedToTarget")
+                if message.get("sessionId").is_none()
+                    && message["params"]["targetInfo"]["type"] == "page"
+                    && !message["params"]["targetInfo"]["targetId"]
+                        .as_str()
+                        .is_some_and(|t| lock(&self.watched).iter().any(|w| w == t)) =>
+            {
+                let guard = lock(&self.filter).clone();
+                tokio::spawn(new_tab(
+                    self.wire.clone(),
+                    self.tabs.clone(),
+                    guard,
+                    message["params"].clone(),
+                ));
+            }
+            // A frame of another site in one of those tabs (or in
+            // such a frame), held before its first request.
+            Some("Target.attachedToTarget")
+                if message.get("sessionId").is_some()
+                    && message["params"]["targetInfo"]["type"] == "iframe" =>
+            {
+                let guard = lock(&self.filter).clone();
+                tokio::spawn(new_frame(
+                    self.wire.clone(),
+                    self.sessions.clone(),
+                    guard,
+                    message["params"].clone(),
+                ));
+            }
+            // Anything else such a frame started (a worker), held
+            // at its start the same way: checked too, and let run.
+            Some("Target.attachedToTarget") if message.get("sessionId").is_some() => {
+                let guard = lock(&self.filter).clone();
+                tokio::spawn(new_worker(
+                    self.wire.clone(),
+                    guard,
+                    message["params"].clone(),
+                ));
+            }
+            Some("Target.detachedFromTarget") => {
+                if let Some(gone) = message["params"]["sessionId"].as_str() {
+                    lock(&self.sessions).retain(|_, s| s != gone);
+                    lock(&self.contexts).retain(|(s, _), _| s != gone);
+                }
+            }
+            _ => note_event(&self.contexts, message),
+        }
+    }
+}
+
 impl Channel {
     /// Connects. Requests paused in its sessions are answered as `filter`
     /// says; new tabs it is told of are checked when opened from `tabs`.
@@ -300,7 +383,15 @@ impl Channel {
             waiting: Mutex::default(),
         });
         let contexts: Arc<Mutex<HashMap<(String, String), i64>>> = Arc::default();
-        let (w, c) = (wire.clone(), contexts.clone());
+        let w = wire.clone();
+        let events = Events {
+            wire: wire.clone(),
+            filter,
+            tabs,
+            sessions,
+            watched,
+            contexts: contexts.clone(),
+        };
         let reader = tokio::spawn(async move {
             while let Some(Ok(message)) = stream.next().await {
                 let Message::Text(text) = message else {
@@ -313,68 +404,7 @@ impl Channel {
                     w.answered(id, &message);
                     continue;
                 }
-                match message["method"].as_str() {
-                    Some("Fetch.requestPaused") => {
-                        let filter = lock(&filter).clone();
-                        let (Some(filter), Some(session), Some(request), Some(url)) = (
-                            filter,
-                            message["sessionId"].as_str(),
-                            message["params"]["requestId"].as_str(),
-                            message["params"]["request"]["url"].as_str(),
-                        ) else {
-                            continue;
-                        };
-                        // Its answer is not waited for: nothing is to be done with it.
-                        let (method, params) = decision(&filter, request, url);
-                        if let Err(e) = w.send(Some(session), method, params).await {
-                            tracing::debug!("a paused request was not answered: {e}");
-                        }
-                    }
-                    // A new tab, held before its first request (see
-                    // `watch_new_tabs`); not a frame this connection attached to.
-                    Some("Target.attachedToTarget")
-                        if message.get("sessionId").is_none()
-                            && message["params"]["targetInfo"]["type"] == "page"
-                            && !message["params"]["targetInfo"]["targetId"]
-                                .as_str()
-                                .is_some_and(|t| lock(&watched).iter().any(|w| w == t)) =>
-                    {
-                        let guard = lock(&filter).clone();
-                        tokio::spawn(new_tab(
-                            w.clone(),
-                            tabs.clone(),
-                            guard,
-                            message["params"].clone(),
-                        ));
-                    }
-                    // A frame of another site in one of those tabs (or in
-                    // such a frame), held before its first request.
-                    Some("Target.attachedToTarget")
-                        if message.get("sessionId").is_some()
-                            && message["params"]["targetInfo"]["type"] == "iframe" =>
-                    {
-                        let guard = lock(&filter).clone();
-                        tokio::spawn(new_frame(
-                            w.clone(),
-                            sessions.clone(),
-                            guard,
-                            message["params"].clone(),
-                        ));
-                    }
-                    // Anything else such a frame started (a worker), held
-                    // at its start the same way: checked too, and let run.
-                    Some("Target.attachedToTarget") if message.get("sessionId").is_some() => {
-                        let guard = lock(&filter).clone();
-                        tokio::spawn(new_worker(w.clone(), guard, message["params"].clone()));
-                    }
-                    Some("Target.detachedFromTarget") => {
-                        if let Some(gone) = message["params"]["sessionId"].as_str() {
-                            lock(&sessions).retain(|_, s| s != gone);
-                            lock(&c).retain(|(s, _), _| s != gone);
-                        }
-                    }
-                    _ => note_event(&c, &message),
-                }
+                events.heard(&message).await;
             }
             // The connection is gone: every command still waiting fails.
             lock(&w.waiting).clear();
@@ -784,29 +814,7 @@ pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFr
                 .call(Some(&session), "Page.getFrameTree", json!({}))
                 .await
                 .unwrap_or_default();
-            let mut pending = vec![(&tree["frameTree"], target.clone())];
-            while let Some((node, parent)) = pending.pop() {
-                for child in node["childFrames"]
-                    .as_array()
-                    .map(Vec::as_slice)
-                    .unwrap_or_default()
-                {
-                    let Some(id) = child["frame"]["id"].as_str() else {
-                        continue;
-                    };
-                    if out.iter().any(|f| f.id == id) {
-                        continue;
-                    }
-                    ours.push(id.to_string());
-                    out.push(RemoteFrame {
-                        id: id.to_string(),
-                        parent: parent.clone(),
-                        link: link.clone(),
-                        is_root: false,
-                    });
-                    pending.push((child, id.to_string()));
-                }
-            }
+            frames_below(&tree["frameTree"], target, &link, &mut out, &mut ours);
         }
         if out.len() == before {
             break;
@@ -816,6 +824,40 @@ pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFr
     match missed {
         Some(e) => Err(e),
         None => Ok(out),
+    }
+}
+
+/// The frames below `root` in its process, from its frame tree `tree`,
+/// added to `out` (and their ids to `ours`), each reached through `link`.
+fn frames_below(
+    tree: &Value,
+    root: &str,
+    link: &Link,
+    out: &mut Vec<RemoteFrame>,
+    ours: &mut Vec<String>,
+) {
+    let mut pending = vec![(tree, root.to_string())];
+    while let Some((node, parent)) = pending.pop() {
+        for child in node["childFrames"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+        {
+            let Some(id) = child["frame"]["id"].as_str() else {
+                continue;
+            };
+            if out.iter().any(|f| f.id == id) {
+                continue;
+            }
+            ours.push(id.to_string());
+            out.push(RemoteFrame {
+                id: id.to_string(),
+                parent: parent.clone(),
+                link: link.clone(),
+                is_root: false,
+            });
+            pending.push((child, id.to_string()));
+        }
     }
 }
 

@@ -63,13 +63,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Some(path) => Some(BenchReport::read(path).map_err(UsageError)?),
         None => None,
     };
-    let mut pages = Vec::new();
-    for target in &args.targets {
-        match seamark::start_url::to_url(target) {
-            Ok(url) => pages.push((target.clone(), Ok(url))),
-            Err(e) => pages.push((target.clone(), Err(e))),
-        }
-    }
+    let pages: Vec<_> = (args.targets.iter())
+        .map(|target| (target.clone(), seamark::start_url::to_url(target)))
+        .collect();
     let options = BenchOptions {
         runs: args.runs,
         warmup: args.warmup,
@@ -88,32 +84,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         runs: args.runs,
         warmup: args.warmup,
         pause_ms: args.pause as f64,
-        viewport: {
-            let size = match browser.viewport.scale.get() {
-                1.0 => browser.viewport.to_string(),
-                s => format!("{} at scale {s}", browser.viewport),
-            };
-            match browser.device {
-                Some(device) => format!("{} ({size})", device.name),
-                None => size,
-            }
-        },
+        viewport: viewport_text(&browser),
         pages: Vec::new(),
     };
     for (target, url) in pages {
         tell!("seamark: measuring {target}");
         let figures = match url {
             Ok(url) => bench::bench_page(&session, &target, &url, &options).await,
-            Err(e) => bench::PageFigures {
-                target: target.clone(),
-                url: String::new(),
-                error: Some(e),
-                elements: 0,
-                list_chars: 0,
-                list_tokens: 0,
-                dom_nodes: 0,
-                stages: Vec::new(),
-            },
+            Err(e) => bench::PageFigures::unmeasured(&target, "", Some(e)),
         };
         if let Some(e) = &figures.error {
             tell!("seamark: {target} could not be measured: {e}");
@@ -138,6 +116,19 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The window the pages are measured in, as the report names it: its size,
+/// its scale, and the device it stands for.
+fn viewport_text(browser: &seamark::browser::BrowserOptions) -> String {
+    let size = match browser.viewport.scale.get() {
+        1.0 => browser.viewport.to_string(),
+        s => format!("{} at scale {s}", browser.viewport),
+    };
+    match browser.device {
+        Some(device) => format!("{} ({size})", device.name),
+        None => size,
+    }
 }
 
 /// `--tokens`: a page's token figures, each page in turn; exit 1 when one

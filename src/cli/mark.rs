@@ -77,31 +77,18 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
     let image = mark::mark_observation(&obs, &style, &hide)?;
     let mark_ms = ms_since(t);
     // What a run does with it next: the images for the run and the model.
+    let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
     let t = std::time::Instant::now();
-    mark::for_model(
-        &image,
-        style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
-    )?;
+    mark::for_model(&image, edge)?;
     let encode_ms = ms_since(t);
     if args.timings {
-        let t = &obs.timings;
-        tell!(
-            "timings: perception {:.1} ms (enumerate {:.1} ms, screenshot {:.1} ms, {} attempt{}), \
-             mark {mark_ms:.1} ms, encode for the model {encode_ms:.1} ms",
-            t.total_ms,
-            t.enumerate_ms,
-            t.screenshot_ms,
-            t.attempts,
-            if t.attempts == 1 { "" } else { "s" }
-        );
+        tell_timings(&obs.timings, mark_ms, encode_ms);
     }
     write_image(&args.output, &image)?;
+    let downscaled = mark::downscale(&image, edge);
+    let sent = downscaled.as_ref().unwrap_or(&image);
     if let Some(path) = &args.model_image {
-        let edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
-        match mark::downscale(&image, edge) {
-            Some(sent) => write_image(path, &sent)?,
-            None => write_image(path, &image)?,
-        }
+        write_image(path, sent)?;
     }
     if let Some(path) = &args.screenshot {
         std::fs::write(path, &obs.screenshot_png)
@@ -123,13 +110,7 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         tell!("note: {note}");
     }
     // What the page costs a step: the list's tokens, and the image's.
-    let (w, h) = match mark::downscale(
-        &image,
-        style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE),
-    ) {
-        Some(sent) => sent.dimensions(),
-        None => image.dimensions(),
-    };
+    let (w, h) = sent.dimensions();
     tell!(
         "list: {} characters, {} tokens (o200k_base); image: {} tokens for OpenAI, {} for Anthropic",
         list.chars().count(),
@@ -149,6 +130,19 @@ pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
         args.output.display()
     );
     Ok(())
+}
+
+/// `--timings`: what each stage took.
+fn tell_timings(t: &perceive::PerceiveTimings, mark_ms: f64, encode_ms: f64) {
+    tell!(
+        "timings: perception {:.1} ms (enumerate {:.1} ms, screenshot {:.1} ms, {} attempt{}), \
+         mark {mark_ms:.1} ms, encode for the model {encode_ms:.1} ms",
+        t.total_ms,
+        t.enumerate_ms,
+        t.screenshot_ms,
+        t.attempts,
+        if t.attempts == 1 { "" } else { "s" }
+    );
 }
 
 async fn mark_page(

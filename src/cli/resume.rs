@@ -67,23 +67,7 @@ pub struct ResumeArgs {
 pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     let usage = |e: String| UsageError(e);
     let resume = Resume::read(&args.run_dir).map_err(|e| usage(e.to_string()))?;
-    match (&resume.question, &args.answer) {
-        (None, Some(_)) => {
-            return Err(usage(format!(
-                "the run did not end with a question ({}): --answer has nothing to answer",
-                resume.after
-            ))
-            .into())
-        }
-        (Some(q), None) => {
-            return Err(usage(format!(
-                "the run is waiting for the answer to \"{q}\": give it with --answer '…' (a \
-                 leading ! keeps it secret)"
-            ))
-            .into())
-        }
-        _ => {}
-    }
+    answer_fits(&resume, args.answer.as_deref())?;
     let secrets = Secrets::parse_all(&args.secret).map_err(usage)?;
     let confirmer = std::io::stdin()
         .is_terminal()
@@ -125,21 +109,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         })?;
         options.act.confirm = options.act.confirm.clone().answered(hold, allowed);
     }
-    options.max_steps = args.max_steps.unwrap_or(resume.max_steps);
-    if let Some(t) = args.max_time {
-        options.max_time = Some(Duration::from_secs(t));
-    }
-    if args.max_cost.is_some() {
-        options.max_cost = args.max_cost;
-    }
-    if options.max_steps < resume.first_step {
-        return Err(usage(format!(
-            "the run has taken {} steps of its budget of {}: give --max-steps above {0}",
-            resume.first_step - 1,
-            options.max_steps
-        ))
-        .into());
-    }
+    budgets(&args, &resume, &mut options)?;
     let model = args.model.clone().unwrap_or_else(|| resume.model.clone());
     let brain = brain::from_model_name(&model, args.model_calls.http())
         .map_err(|e| usage(e.to_string()))?;
@@ -157,6 +127,45 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         builder = builder.answer(answer.clone());
     }
     run_agent(builder, args.json).await
+}
+
+/// An answer is given when the run asked a question, and only then.
+fn answer_fits(resume: &Resume, answer: Option<&str>) -> Result<(), UsageError> {
+    match (&resume.question, answer) {
+        (None, Some(_)) => Err(UsageError(format!(
+            "the run did not end with a question ({}): --answer has nothing to answer",
+            resume.after
+        ))),
+        (Some(q), None) => Err(UsageError(format!(
+            "the run is waiting for the answer to \"{q}\": give it with --answer '…' (a \
+             leading ! keeps it secret)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The budgets the resumed run goes on with: the flags given, else its own;
+/// steps left to take, or a usage error.
+fn budgets(
+    args: &ResumeArgs,
+    resume: &Resume,
+    options: &mut AgentOptions,
+) -> Result<(), UsageError> {
+    options.max_steps = args.max_steps.unwrap_or(resume.max_steps);
+    if let Some(t) = args.max_time {
+        options.max_time = Some(Duration::from_secs(t));
+    }
+    if args.max_cost.is_some() {
+        options.max_cost = args.max_cost;
+    }
+    if options.max_steps < resume.first_step {
+        return Err(UsageError(format!(
+            "the run has taken {} steps of its budget of {}: give --max-steps above {0}",
+            resume.first_step - 1,
+            options.max_steps
+        )));
+    }
+    Ok(())
 }
 
 /// A person's yes or no to a parked action (`approve` and `refuse` too, as

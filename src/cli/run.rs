@@ -513,30 +513,34 @@ pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Resu
     Ok(result)
 }
 
+/// The result as `--json` prints it: one object.
+fn result_json(r: &RunResult) -> serde_json::Value {
+    serde_json::json!({
+        "success": r.success,
+        "status": r.status,
+        "answer": r.answer,
+        "reason": r.reason,
+        "steps": r.steps,
+        "tokens": { "input": r.tokens.input, "output": r.tokens.output },
+        "cost_usd": r.cost_usd,
+        "run_dir": r.run_dir,
+        "wall_time_s": r.wall_time_s,
+        "model": r.model,
+        "divergences": r.divergences,
+        "data": r.data,
+        "prompt_tokens": r.prompt_tokens,
+        "report": r.report,
+        "skill": r.skill,
+        "downloads": r.downloads,
+        "judge": r.judge,
+        "site": r.site,
+    })
+}
+
 fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
-        let v = serde_json::json!({
-            "success": r.success,
-            "status": r.status,
-            "answer": r.answer,
-            "reason": r.reason,
-            "steps": r.steps,
-            "tokens": { "input": r.tokens.input, "output": r.tokens.output },
-            "cost_usd": r.cost_usd,
-            "run_dir": r.run_dir,
-            "wall_time_s": r.wall_time_s,
-            "model": r.model,
-            "divergences": r.divergences,
-            "data": r.data,
-            "prompt_tokens": r.prompt_tokens,
-            "report": r.report,
-            "skill": r.skill,
-            "downloads": r.downloads,
-            "judge": r.judge,
-            "site": r.site,
-        });
-        writeln!(out, "{v}")?;
+        writeln!(out, "{}", result_json(r))?;
         return Ok(());
     }
     let mark = r.status.word();
@@ -574,21 +578,7 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
         writeln!(out, "downloaded: {} ({})", f.path.display(), f.describe())?;
     }
     if let Some(site) = &r.site {
-        writeln!(
-            out,
-            "site: {} {} requests {} {}",
-            site.mode,
-            site.requests,
-            if site.mode == "recorded" {
-                "into"
-            } else {
-                "from"
-            },
-            site.har.display()
-        )?;
-        if let Some(line) = site.unmatched_line() {
-            writeln!(out, "{line}")?;
-        }
+        write_site(&mut out, site)?;
     }
     writeln!(out, "run directory: {}", r.run_dir.display())?;
     if r.status == RunStatus::NeedsInput {
@@ -615,6 +605,26 @@ fn print_result(r: &RunResult, json: bool) -> anyhow::Result<()> {
     }
     if let Some(report) = &r.report {
         writeln!(out, "report: {}", report.display())?;
+    }
+    Ok(())
+}
+
+/// What a run did with `--site`: lines of the plain result.
+fn write_site(out: &mut impl Write, site: &seamark::site::SiteReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "site: {} {} requests {} {}",
+        site.mode,
+        site.requests,
+        if site.mode == "recorded" {
+            "into"
+        } else {
+            "from"
+        },
+        site.har.display()
+    )?;
+    if let Some(line) = site.unmatched_line() {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }

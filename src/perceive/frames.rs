@@ -540,37 +540,9 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
             registry::give_back(&link, &frame, context, registry);
             continue;
         }
-        let mut params = CallFunctionOnParams::new(IDENTIFY_JS);
-        params.object_id = Some(registry.object.clone());
-        params.arguments = Some(vec![CallArgument {
-            value: Some(serde_json::json!(numbers)),
-            unserializable_value: None,
-            object_id: None,
-        }]);
-        params.silent = Some(true);
-        params.object_group = Some(OBJECT_GROUP.into());
-        params.serialization_options = Some(deep_options());
-        let reply = link.execute(params).await;
-        super::release_handles(&link).await;
-        let reply = match reply {
-            Ok(r) => r,
-            Err(e) => {
-                // The registry's handle may be gone with its document.
-                tracing::debug!("frame {frame}: nodes not told: {e}");
-                continue;
-            }
+        let Some(told) = tell_nodes(&link, &frame, &registry, &numbers).await? else {
+            continue;
         };
-        if let Some(e) = &reply.result.exception_details {
-            return Err(thrown(e));
-        }
-        let told = reply
-            .result
-            .result
-            .deep_serialized_value
-            .as_ref()
-            .and_then(|d| d.value.as_ref())
-            .map(node_refs)
-            .unwrap_or_default();
         for (number, node) in numbers.iter().zip(&told) {
             if node.backend_node_id > 0 {
                 registry.learn(*number as usize, node.backend_node_id);
@@ -595,6 +567,48 @@ pub(crate) async fn identify(page: &Page, elements: &mut [Element]) -> Result<()
         registry::give_back(&link, &frame, context, registry);
     }
     Ok(())
+}
+
+/// What nodes a registry's `numbers` are, asked of it in its document:
+/// `None` when the call failed (its handle may be gone with its document).
+async fn tell_nodes(
+    link: &Link,
+    frame: &str,
+    registry: &Registry,
+    numbers: &[u32],
+) -> Result<Option<Vec<NodeRef>>, PerceiveError> {
+    let mut params = CallFunctionOnParams::new(IDENTIFY_JS);
+    params.object_id = Some(registry.object.clone());
+    params.arguments = Some(vec![CallArgument {
+        value: Some(serde_json::json!(numbers)),
+        unserializable_value: None,
+        object_id: None,
+    }]);
+    params.silent = Some(true);
+    params.object_group = Some(OBJECT_GROUP.into());
+    params.serialization_options = Some(deep_options());
+    let reply = link.execute(params).await;
+    super::release_handles(link).await;
+    let reply = match reply {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::debug!("frame {frame}: nodes not told: {e}");
+            return Ok(None);
+        }
+    };
+    if let Some(e) = &reply.result.exception_details {
+        return Err(thrown(e));
+    }
+    Ok(Some(
+        reply
+            .result
+            .result
+            .deep_serialized_value
+            .as_ref()
+            .and_then(|d| d.value.as_ref())
+            .map(node_refs)
+            .unwrap_or_default(),
+    ))
 }
 
 /// A handle, in `context`, to a node (a closed shadow root, an element to
@@ -644,6 +658,26 @@ fn direction_from(b: &Rect, area: &Rect) -> Direction {
     }
 }
 
+/// An element's state as the enumerator told it.
+fn state_of(raw: &RawElement, registry: &Registry) -> ElementState {
+    match raw.state.as_str() {
+        "interactable" => ElementState::Interactable,
+        "disabled" => ElementState::Disabled,
+        "occluded" => ElementState::Occluded {
+            by: raw
+                .cover
+                .as_ref()
+                .map(|c| c.text.clone())
+                .unwrap_or_else(|| "another element".into()),
+            by_node: raw.cover.as_ref().and_then(|c| registry.node(c.n)),
+        },
+        _ => ElementState::Offscreen {
+            direction: direction_of(raw.dir.as_deref()),
+            in_container: raw.in_container,
+        },
+    }
+}
+
 /// Turns one root's raw elements into table elements placed in top-level coordinates.
 fn place_elements(
     meta: &Meta,
@@ -676,22 +710,7 @@ fn place_elements(
             }),
             _ => None,
         };
-        let mut state = match raw.state.as_str() {
-            "interactable" => ElementState::Interactable,
-            "disabled" => ElementState::Disabled,
-            "occluded" => ElementState::Occluded {
-                by: raw
-                    .cover
-                    .as_ref()
-                    .map(|c| c.text.clone())
-                    .unwrap_or_else(|| "another element".into()),
-                by_node: raw.cover.as_ref().and_then(|c| node(c.n)),
-            },
-            _ => ElementState::Offscreen {
-                direction: direction_of(raw.dir.as_deref()),
-                in_container: raw.in_container,
-            },
-        };
+        let mut state = state_of(raw, registry);
         // A child frame is seen through its owner's box: clip to it.
         if !place.is_main {
             let seen = match (visible, place.clip) {

@@ -174,9 +174,51 @@ fn render(e: &Element, lean: bool) -> String {
     } else {
         format!("[{}] {}", e.id, e.role)
     };
+    write_label(&mut s, e, lean && offscreen);
+    write_value(&mut s, e);
+    match e.checked {
+        Some(true) => s.push_str(" checked"),
+        Some(false) => s.push_str(" unchecked"),
+        None => {}
+    }
+    if e.selected == Some(true) {
+        s.push_str(" selected");
+    }
+    match e.expanded {
+        Some(true) => s.push_str(" expanded"),
+        Some(false) => s.push_str(" collapsed"),
+        None => {}
+    }
+    if e.focused {
+        s.push_str(" focused");
+    }
+    write_options(&mut s, e);
+    match &e.state {
+        ElementState::Interactable => {}
+        ElementState::Disabled => s.push_str(" disabled"),
+        ElementState::Occluded { by, .. } => {
+            let _ = write!(s, " occluded by {by}");
+        }
+        ElementState::Offscreen { .. } if lean => {}
+        ElementState::Offscreen {
+            direction,
+            in_container,
+        } => {
+            let _ = write!(s, " offscreen {}", direction.as_str());
+            if *in_container {
+                s.push_str(" in a scroll area");
+            }
+        }
+    }
+    s
+}
+
+/// What tells the element by: its name (cut short when `short`), else its
+/// drawn size, its link's target or its hint.
+fn write_label(s: &mut String, e: &Element, short: bool) {
     if !e.name.is_empty() {
         let name = once(&e.name);
-        let name = if lean && offscreen {
+        let name = if short {
             shorten(name, OFFSCREEN_NAME_SHOWN)
         } else {
             name.to_string()
@@ -190,6 +232,10 @@ fn render(e: &Element, lean: bool) -> String {
     } else if let Some(hint) = e.hint.as_deref().filter(|h| !h.is_empty()) {
         let _ = write!(s, " hint {}", quoted(hint));
     }
+}
+
+/// What the element holds: its type, value and selection.
+fn write_value(s: &mut String, e: &Element) {
     if let Some(t) = e
         .input_type
         .as_deref()
@@ -211,22 +257,10 @@ fn render(e: &Element, lean: bool) -> String {
             let _ = write!(s, " multiple, selected: {}", chosen.join(", "));
         }
     }
-    match e.checked {
-        Some(true) => s.push_str(" checked"),
-        Some(false) => s.push_str(" unchecked"),
-        None => {}
-    }
-    if e.selected == Some(true) {
-        s.push_str(" selected");
-    }
-    match e.expanded {
-        Some(true) => s.push_str(" expanded"),
-        Some(false) => s.push_str(" collapsed"),
-        None => {}
-    }
-    if e.focused {
-        s.push_str(" focused");
-    }
+}
+
+/// The options of a list box, the first few.
+fn write_options(s: &mut String, e: &Element) {
     if !e.options.is_empty() {
         let shown: Vec<String> = e
             .options
@@ -240,24 +274,6 @@ fn render(e: &Element, lean: bool) -> String {
             let _ = write!(s, " (+{} more)", total - shown.len());
         }
     }
-    match &e.state {
-        ElementState::Interactable => {}
-        ElementState::Disabled => s.push_str(" disabled"),
-        ElementState::Occluded { by, .. } => {
-            let _ = write!(s, " occluded by {by}");
-        }
-        ElementState::Offscreen { .. } if lean => {}
-        ElementState::Offscreen {
-            direction,
-            in_container,
-        } => {
-            let _ = write!(s, " offscreen {}", direction.as_str());
-            if *in_container {
-                s.push_str(" in a scroll area");
-            }
-        }
-    }
-    s
 }
 
 #[cfg(test)]

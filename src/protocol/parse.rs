@@ -1126,7 +1126,7 @@ mod tests {
     }
 
     #[test]
-    fn every_command_parses() {
+    fn every_command_on_an_element_parses() {
         assert_eq!(one("CLICK:3"), Command::Click { id: 3 });
         assert_eq!(
             one("TYPE:5:John Smith"),
@@ -1178,6 +1178,10 @@ mod tests {
                 hold: None,
             }
         );
+    }
+
+    #[test]
+    fn every_command_without_an_element_parses() {
         assert_eq!(
             one("FETCH:https://example.com/pricing"),
             Command::Fetch {

@@ -402,8 +402,7 @@ pub(super) fn fold(blocks: Vec<Block>) -> Vec<Block> {
                 .collect::<Vec<_>>()
                 .join(" · ")
         };
-        if same {
-            let last = out.last_mut().expect("checked above");
+        if let Some(last) = out.last_mut().filter(|_| same) {
             if last.text.chars().count() < FOLDED_CHARS {
                 last.text.push_str(" · ");
                 last.text.push_str(&plain());

@@ -30,22 +30,27 @@ struct Patterns {
     credential_word: Regex,
 }
 
+/// One of the fixed patterns below.
+#[allow(clippy::expect_used)] // Fixed and tested (every test of this module compiles them all).
+fn fixed(pattern: &str) -> Regex {
+    Regex::new(pattern).expect("a fixed pattern compiles")
+}
+
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
-        // These are fixed, tested patterns: they always compile.
-        email: Regex::new(r"(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b").expect("a fixed pattern"),
-        card: Regex::new(r"\b(?:\d[ -]?){12,18}\d\b").expect("a fixed pattern"),
-        phone: Regex::new(r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}\b|\+\d{9,15}\b").expect("a fixed pattern"),
-        token: Regex::new(r"\b[A-Za-z0-9_\-]{24,}\b").expect("a fixed pattern"),
-        credential_prefix: Regex::new(
+        email: fixed(r"(?i)\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"),
+        card: fixed(r"\b(?:\d[ -]?){12,18}\d\b"),
+        phone: fixed(r"(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}\b|\+\d{9,15}\b"),
+        token: fixed(r"\b[A-Za-z0-9_\-]{24,}\b"),
+        credential_prefix: fixed(
             r"^(?:sk|pk|rk)_(?:live|test)_|^(?:sk-|ghp_|gho_|ghu_|ghs_|github_pat_|glpat-|xox[abpr]-|AKIA|ASIA|AIza|ya29\.|eyJ)",
         )
-        .expect("a fixed pattern"),
-        credential_word: Regex::new(
+        ,
+        credential_word: fixed(
             r"(?i)(?:api[ _-]?key|access[ _-]?token|auth[ _-]?token|secret[ _-]?key|client[ _-]?secret|private[ _-]?key|bearer|session[ _-]?id)\W{0,4}$",
         )
-        .expect("a fixed pattern"),
+        ,
     })
 }
 

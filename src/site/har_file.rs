@@ -156,42 +156,10 @@ fn content(body: Option<&[u8]>, mime: &str, secrets: &Secrets) -> Content {
     }
 }
 
-/// An exchange as a sealed HAR entry.
-pub(super) fn entry(exchange: &Exchange, secrets: &Secrets) -> Entries {
-    let asked = &exchange.asked;
-    let url = secrets.redact(&asked.url);
-    let query_string = url::Url::parse(&url)
-        .map(|u| {
-            u.query_pairs()
-                .map(|(name, value)| QueryString {
-                    name: name.into_owned(),
-                    value: value.into_owned(),
-                    comment: None,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let post_data = asked.body.as_ref().map(|body| PostData {
-        mime_type: header(&asked.headers, "content-type")
-            .unwrap_or_default()
-            .to_string(),
-        text: Some(sealed_body(body, secrets)),
-        params: None,
-        comment: None,
-    });
-    let request = Request {
-        method: asked.method.clone(),
-        url,
-        http_version: "HTTP/1.1".into(),
-        cookies: request_cookies(&asked.headers),
-        headers: sealed_headers(&asked.headers, secrets),
-        query_string,
-        body_size: asked.body.as_ref().map_or(0, |b| b.len() as i64),
-        post_data,
-        headers_size: -1,
-        comment: Some(asked.resource.clone()),
-    };
-    let response = match &exchange.got {
+/// What came back, as a sealed HAR response: a failure is a status 0 whose
+/// comment says why.
+fn sealed_response(got: &Got, secrets: &Secrets) -> Response {
+    match got {
         Got::Response {
             status,
             status_text,
@@ -227,7 +195,45 @@ pub(super) fn entry(exchange: &Exchange, secrets: &Secrets) -> Entries {
             comment: Some(format!("{FAILED}{reason}")),
             ..Response::default()
         },
+    }
+}
+
+/// An exchange as a sealed HAR entry.
+pub(super) fn entry(exchange: &Exchange, secrets: &Secrets) -> Entries {
+    let asked = &exchange.asked;
+    let url = secrets.redact(&asked.url);
+    let query_string = url::Url::parse(&url)
+        .map(|u| {
+            u.query_pairs()
+                .map(|(name, value)| QueryString {
+                    name: name.into_owned(),
+                    value: value.into_owned(),
+                    comment: None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let post_data = asked.body.as_ref().map(|body| PostData {
+        mime_type: header(&asked.headers, "content-type")
+            .unwrap_or_default()
+            .to_string(),
+        text: Some(sealed_body(body, secrets)),
+        params: None,
+        comment: None,
+    });
+    let request = Request {
+        method: asked.method.clone(),
+        url,
+        http_version: "HTTP/1.1".into(),
+        cookies: request_cookies(&asked.headers),
+        headers: sealed_headers(&asked.headers, secrets),
+        query_string,
+        body_size: asked.body.as_ref().map_or(0, |b| b.len() as i64),
+        post_data,
+        headers_size: -1,
+        comment: Some(asked.resource.clone()),
     };
+    let response = sealed_response(&exchange.got, secrets);
     Entries {
         started_date_time: started(exchange.at),
         time: 0.0,

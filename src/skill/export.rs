@@ -155,6 +155,11 @@ impl Lang {
             Lang::TypeScript => format!("{expr};"),
         }
     }
+
+    /// A statement line that calls `method` on `on`.
+    fn line(self, on: &str, method: &str, args: &str) -> String {
+        self.stmt(&self.call(on, method, args))
+    }
 }
 
 /// `true`/`false` as Python writes them; anything else as it is.
@@ -263,37 +268,40 @@ fn position(lang: Lang, within: &Within) -> (&'static str, String) {
 /// What the script does for one of the skill's commands: its lines.
 fn action_lines(lang: Lang, action: &Action, params: &[String]) -> Result<Vec<String>, String> {
     let command = action.parse(1)?;
-    let target = match &action.target {
-        Some(t) => Some((locator(lang, t)?, t)),
-        None => None,
-    };
-    let on = |what: &str| -> Result<String, String> {
+    if let Some(lines) = page_lines(lang, &command, params) {
+        return Ok(lines);
+    }
+    let target = action
+        .target
+        .as_ref()
+        .map(|t| locator(lang, t))
+        .transpose()?;
+    let on = |what: &str| {
         target
-            .as_ref()
-            .map(|(l, _)| l.clone())
+            .clone()
             .ok_or_else(|| format!("{what} has no target"))
     };
-    let at = |extra: Vec<(&str, String)>| {
-        let mut pairs = extra;
-        if let Some(w) = &action.within {
-            pairs.push(position(lang, w));
-        }
+    // A call's options, with the point within the target if there is one,
+    // as its arguments (the leading ", " left out).
+    let at = |mut pairs: Vec<(&str, String)>| {
+        pairs.extend(action.within.as_ref().map(|w| position(lang, w)));
         lang.options(&pairs)
+            .get(2..)
+            .unwrap_or_default()
+            .to_string()
     };
-    let line = |on: &str, method: &str, args: &str| lang.stmt(&lang.call(on, method, args));
-    // Options as a call's arguments: the leading ", " left out.
-    let bare = |options: String| options.get(2..).unwrap_or_default().to_string();
+    let line = |on: &str, method: &str, args: &str| lang.line(on, method, args);
     let text = |t: &str| text_expr(t, params);
     Ok(match command {
         Command::Click { .. } => vec![line(&on("CLICK")?, "click", "")],
         Command::ClickAt { .. } => {
-            vec![line(&on("a click at a point")?, "click", &bare(at(vec![])))]
+            vec![line(&on("a click at a point")?, "click", &at(vec![]))]
         }
         Command::Type { text: t, .. } => vec![line(&on("TYPE")?, "fill", &text(&t))],
         Command::TypeAt { text: t, .. } => {
             let l = on("TYPE at a point")?;
             vec![
-                line(&l, "click", &bare(at(vec![]))),
+                line(&l, "click", &at(vec![])),
                 line("page.keyboard", "type", &text(&t)),
             ]
         }
@@ -305,56 +313,28 @@ fn action_lines(lang: Lang, action: &Action, params: &[String]) -> Result<Vec<St
             })]
         }
         Command::Hover { .. } => vec![line(&on("HOVER")?, "hover", "")],
-        Command::HoverAt { .. } => vec![line(&on("HOVER at a point")?, "hover", &bare(at(vec![])))],
+        Command::HoverAt { .. } => vec![line(&on("HOVER at a point")?, "hover", &at(vec![]))],
         Command::RightClick { on: spot } | Command::DoubleClick { on: spot }
             if matches!(spot, Spot::At(_)) && action.within.is_none() =>
         {
             return Err("a point on no element is the model's".into())
         }
         Command::RightClick { .. } => {
-            let opts = bare(at(vec![("button", lit("right"))]));
+            let opts = at(vec![("button", lit("right"))]);
             vec![line(&on("RIGHT_CLICK")?, "click", &opts)]
         }
         Command::DoubleClick { .. } => {
-            vec![line(&on("DOUBLE_CLICK")?, "dblclick", &bare(at(vec![])))]
+            vec![line(&on("DOUBLE_CLICK")?, "dblclick", &at(vec![]))]
         }
         Command::Hold { seconds, .. } => vec![
             line(&on("HOLD")?, "hover", ""),
             line("page.mouse", "down", ""),
-            line(
-                "page",
-                "wait_for_timeout",
-                &format!("{:.0}", seconds * 1000.0),
-            ),
+            pause(lang, seconds),
             line("page.mouse", "up", ""),
         ],
         Command::Scroll { id: Some(_), .. } => {
             vec![line(&on("SCROLL")?, "scroll_into_view_if_needed", "")]
         }
-        Command::Scroll { direction, .. } | Command::ScrollAt { direction, .. } => {
-            let (dx, dy) = match direction {
-                ScrollDirection::Up => (0, -600),
-                ScrollDirection::Down => (0, 600),
-                ScrollDirection::Left => (-600, 0),
-                ScrollDirection::Right => (600, 0),
-            };
-            vec![line("page.mouse", "wheel", &format!("{dx}, {dy}"))]
-        }
-        Command::Press { key, hold: None } => {
-            vec![line("page.keyboard", "press", &lit(&key.to_string()))]
-        }
-        Command::Press { key, hold: Some(s) } => vec![
-            line("page.keyboard", "down", &lit(&key.to_string())),
-            line("page", "wait_for_timeout", &format!("{:.0}", s * 1000.0)),
-            line("page.keyboard", "up", &lit(&key.to_string())),
-        ],
-        Command::Fetch { url } => vec![line("page", "goto", &text(&url))],
-        Command::Back => vec![line("page", "go_back", "")],
-        Command::Wait { seconds } => vec![line(
-            "page",
-            "wait_for_timeout",
-            &format!("{:.0}", seconds * 1000.0),
-        )],
         Command::Upload { names, .. } => {
             let files: Vec<String> = names
                 .iter()
@@ -369,6 +349,51 @@ fn action_lines(lang: Lang, action: &Action, params: &[String]) -> Result<Vec<St
         Command::Complete { .. } => Vec::new(),
         other => return Err(format!("{} is the model's to do", verb(&other))),
     })
+}
+
+/// What the script does for a command on the page as a whole (no target):
+/// its lines, or `None` for a command on an element.
+fn page_lines(lang: Lang, command: &Command, params: &[String]) -> Option<Vec<String>> {
+    let key_lit = match command {
+        Command::Press { key, .. } => lit(&key.to_string()),
+        _ => String::new(),
+    };
+    Some(match command {
+        Command::Scroll {
+            id: None,
+            direction,
+        }
+        | Command::ScrollAt { direction, .. } => {
+            let (dx, dy) = match direction {
+                ScrollDirection::Up => (0, -600),
+                ScrollDirection::Down => (0, 600),
+                ScrollDirection::Left => (-600, 0),
+                ScrollDirection::Right => (600, 0),
+            };
+            vec![lang.line("page.mouse", "wheel", &format!("{dx}, {dy}"))]
+        }
+        Command::Press { hold: None, .. } => {
+            vec![lang.line("page.keyboard", "press", &key_lit)]
+        }
+        Command::Press { hold: Some(s), .. } => vec![
+            lang.line("page.keyboard", "down", &key_lit),
+            pause(lang, *s),
+            lang.line("page.keyboard", "up", &key_lit),
+        ],
+        Command::Fetch { url } => vec![lang.line("page", "goto", &text_expr(url, params))],
+        Command::Back => vec![lang.line("page", "go_back", "")],
+        Command::Wait { seconds } => vec![pause(lang, *seconds)],
+        _ => return None,
+    })
+}
+
+/// A line that waits `seconds`.
+fn pause(lang: Lang, seconds: f64) -> String {
+    lang.line(
+        "page",
+        "wait_for_timeout",
+        &format!("{:.0}", seconds * 1000.0),
+    )
 }
 
 /// A command's verb, for a TODO.

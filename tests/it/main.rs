@@ -1,6 +1,10 @@
 //! seamark's integration tests: one binary, a module per feature. Every test
 //! drives a real headless Chromium against pages served on 127.0.0.1.
 
+// A test fails by panicking: unwrap() and expect() say where. A scenario is
+// told in order, start to end, however long: it is not cut to fit a count.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_lines)]
+
 mod model_server;
 mod netlog;
 mod otlp_receiver;

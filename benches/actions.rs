@@ -40,8 +40,7 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion};
 use seamark::act::{ActOptions, Executor, AMBIENT_GAP};
 use seamark::browser::{BrowserOptions, Session};
-use seamark::perceive;
-use seamark::protocol::parse;
+use seamark::commands::parse;
 
 /// (page, element name, command template with `{id}` or `{at}`, benchmark name).
 const CASES: &[(&str, &str, &str, &str)] = &[
@@ -94,7 +93,7 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_function("screenshot", |b| {
             b.iter(|| {
-                rt.block_on(perceive::screenshot(session.page()))
+                rt.block_on(seamark::browser::screenshot(session.page()))
                     .expect("screenshot")
             })
         });

@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
             .measurement_time(Duration::from_secs(3));
         group.bench_function("screenshot", |b| {
             b.iter(|| {
-                rt.block_on(perceive::screenshot(session.page()))
+                rt.block_on(seamark::browser::screenshot(session.page()))
                     .expect("screenshot")
             })
         });
@@ -115,7 +115,7 @@ fn bench(c: &mut Criterion) {
         // neither inherits different after-effects, and a machine whose speed
         // drifts from second to second slows both alike.
         let shot = || async {
-            perceive::screenshot(session.page())
+            seamark::browser::screenshot(session.page())
                 .await
                 .expect("screenshot")
         };

@@ -139,7 +139,7 @@ fn bench(c: &mut Criterion) {
             })
         });
         let shot = || async {
-            perceive::screenshot(session.page())
+            seamark::browser::screenshot(session.page())
                 .await
                 .expect("screenshot")
         };

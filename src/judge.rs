@@ -151,7 +151,7 @@ fn read(answer: &str) -> Result<Judgement, String> {
         serde_json::from_value(value).map_err(|e| format!("the verdict is not one: {e}"))?;
     // A reason of megabytes is kept, told and reported as far as any text
     // from a model is.
-    judgement.reason = crate::protocol::kept_text(&judgement.reason, "judge's reason");
+    judgement.reason = crate::commands::kept_text(&judgement.reason, "judge's reason");
     Ok(judgement)
 }
 
@@ -199,7 +199,7 @@ impl Judge {
                     );
                     last = Some((
                         why,
-                        crate::protocol::kept_text(&reply.text, "judge's answer"),
+                        crate::commands::kept_text(&reply.text, "judge's answer"),
                     ));
                 }
             }

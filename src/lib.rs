@@ -5,35 +5,74 @@
 //! signature) → [`mark`] (numbered boxes drawn on the screenshot) → the model →
 //! the executor. See `docs/design.md` for the whole design.
 
-pub mod act;
-pub mod agent;
-pub mod batch;
-pub mod bench;
-pub mod brain;
+// The loop, in its order: see, mark, ask, understand, act, and the run around it.
+/// A real Chromium over the DevTools protocol: launch or attach, sessions, tabs.
 pub mod browser;
-pub mod check;
-pub mod clock;
-pub mod coworker;
-pub mod demo;
-pub mod doctor;
-pub mod evidence;
-pub mod figures;
-pub mod files;
-pub mod journal;
-pub mod judge;
-pub mod mark;
-pub mod mcp;
+/// The page's interactive elements, their state, and the screenshot.
 pub mod perceive;
-pub mod protocol;
-pub mod quote;
+/// Numbered boxes drawn on the screenshot, and the image the model is sent.
+pub mod mark;
+/// The multimodal models, over their providers' HTTP APIs.
+pub mod brain;
+/// The command language the model answers in (`CLICK:3`, `TYPE:5:…`).
+pub mod commands;
+/// The executor: each command as real input, until the page changes.
+pub mod act;
+/// The loop itself: a task from its start page to its end.
+pub mod agent;
+
+// What a run reads, keeps and checks.
+/// READ: the page as text for the model, and PDFs.
 pub mod read;
-pub mod records;
-pub mod report;
+/// Safety in code: domain limits, confirmations, secrets, page text as data.
 pub mod safety;
+/// The person's files, uploads and downloads.
+pub mod files;
+/// Checks of what a run did: the URL, the page's text, the answer.
+pub mod check;
+/// Evidence for counted work ("tick all 13 boxes").
+pub mod evidence;
+/// A second model that judges a run said done.
+pub mod judge;
+/// Answers that follow a JSON Schema.
 pub mod schema;
-pub mod serve;
+/// The records of a run's journal.
+pub mod records;
+/// The run directory and its journal.
+pub mod journal;
+/// Reports a person reads: report.html and run.gif.
+pub mod report;
+/// A site as a run saw it: recorded, and replayed offline.
 pub mod site;
-pub mod skill;
-pub mod start_url;
+/// A browser's cookies and storage, saved and loaded.
 pub mod storage;
+/// Skills: a task done once, done again without the model.
+pub mod skill;
+/// OpenTelemetry traces of runs, steps and stages.
 pub mod traces;
+
+// Runs many, and runs elsewhere.
+/// `seamark batch`: a suite of tasks, scored.
+pub mod batch;
+/// `seamark serve`: sessions that outlast a process, on a queue.
+pub mod coworker;
+/// `seamark mcp`: the loop's parts as tools for model clients.
+pub mod mcp;
+/// `seamark bench`: what perception costs per page.
+pub mod measure;
+/// `seamark doctor`: what a run needs, checked.
+pub mod doctor;
+/// The bundled demo: a job board and a recorded run.
+pub mod demo;
+
+// Small parts everything uses.
+/// The wall clock as the journal writes it.
+pub mod clock;
+/// Numbers as people read them.
+pub mod figures;
+/// Outside text quoted for the model.
+pub mod quote;
+/// A static file server on 127.0.0.1.
+pub mod serve;
+/// What the user points seamark at: a URL or a local file.
+pub mod start_url;

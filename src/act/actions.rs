@@ -19,9 +19,9 @@ use super::watch::Events;
 use super::{input, settle, ActOptions};
 use crate::browser::link_of;
 use crate::browser::Session;
+use crate::commands::{Command, ImagePoint, KeyCombo, ScrollDirection, Spot};
 use crate::files::UploadFolder;
 use crate::perceive::{Element, Point, Rect};
-use crate::protocol::{Command, ImagePoint, KeyCombo, ScrollDirection, Spot};
 use crate::safety::Danger;
 
 /// What an action did, before the page is looked at again.
@@ -638,7 +638,7 @@ async fn fill(page: &Page, e: &Element, view: Rect, text: &str) -> Act {
         call_on_element(page, e, SELECT_CONTENT_JS, Vec::new()).await;
         input::press(
             page,
-            &crate::protocol::KeyCombo {
+            &crate::commands::KeyCombo {
                 modifiers: Vec::new(),
                 key: "Backspace".into(),
             },

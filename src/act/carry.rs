@@ -6,8 +6,8 @@
 //! still cuts the batch, as before.
 
 use super::Executor;
+use crate::commands::{Command, ReadTarget, Spot, Step};
 use crate::perceive::Element;
-use crate::protocol::{Command, ReadTarget, Spot, Step};
 
 /// How far an element may have shifted and still be where it was seen, in
 /// CSS pixels (a border that thickens on selection, a rounding).

@@ -14,8 +14,8 @@ use crate::records::{CheckpointEvent, CheckpointRecord, Outcome, Status};
 use std::collections::HashSet;
 
 use crate::browser::Session;
+use crate::commands::{Command, Step};
 use crate::perceive::Observation;
-use crate::protocol::{Command, Step};
 use crate::storage::PageState;
 
 use super::{actions, host_of, Executor};

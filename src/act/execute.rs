@@ -10,8 +10,8 @@ use std::time::{Duration, Instant, SystemTime};
 use super::sequence::Heard;
 use super::{actions, effects, gone, tab_ids, Executor};
 use crate::browser::Session;
+use crate::commands::{Command, Spot, Step};
 use crate::perceive::{self, Element};
-use crate::protocol::{Command, Spot, Step};
 
 /// Longest a command's look waits for lines of a ticking page to tick again
 /// (each look is taken at the page's next change, not on a clock: a loaded

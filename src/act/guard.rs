@@ -11,8 +11,8 @@ use std::time::SystemTime;
 
 use super::{actions, fetch_target, host_of, Executor};
 use crate::browser::Session;
+use crate::commands::{Command, Step};
 use crate::perceive::Element;
-use crate::protocol::{Command, Step};
 use crate::records::{BatchReport, Status};
 use crate::safety::{is_reversible, Blocked, Decision, Hold, HoldReason, Secrets};
 

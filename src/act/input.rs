@@ -13,8 +13,8 @@ use futures::{FutureExt, StreamExt};
 
 use std::time::Duration;
 
+use crate::commands::KeyCombo;
 use crate::perceive::Point;
-use crate::protocol::KeyCombo;
 
 fn mouse(kind: DispatchMouseEventType, p: Point) -> DispatchMouseEventParams {
     DispatchMouseEventParams::new(kind, p.x, p.y)

@@ -17,7 +17,7 @@ mod guard;
 mod input;
 mod locate;
 mod points;
-mod read;
+mod read_command;
 mod sequence;
 mod settle;
 mod stuck;
@@ -31,8 +31,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::browser::Session;
+use crate::commands::Step;
 use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions};
-use crate::protocol::Step;
 use crate::records::{Download, Outcome};
 use crate::safety::{Blocked, ConfirmGuard, DomainPolicy, Secrets};
 

@@ -3,9 +3,9 @@
 //! image had, refused outside the image.
 
 use crate::browser::Viewport;
+use crate::commands::ImagePoint;
 use crate::mark;
 use crate::perceive::{Element, ElementState, Point};
-use crate::protocol::ImagePoint;
 
 /// The CSS point of the viewport that pixel `at` of the sent image shows
 /// (its centre), or why there is none. The image is the screenshot in

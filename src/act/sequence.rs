@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::{failed_stop, stop_after, watch, Executor};
 use crate::browser::Session;
-use crate::protocol::{Command, Step};
+use crate::commands::{Command, Step};
 
 /// Most commands one reply (or one MCP `act`) runs: enough for any form,
 /// and a bound on what a runaway or hostile reply can make the browser do

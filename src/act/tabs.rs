@@ -12,7 +12,7 @@ use chromiumoxide::Page;
 
 use super::{actions, Executor};
 use crate::browser::Session;
-use crate::protocol::{Step, TabTarget};
+use crate::commands::{Step, TabTarget};
 
 /// Most tabs listed for the model.
 const MAX_LISTED: usize = 20;

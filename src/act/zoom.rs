@@ -6,9 +6,9 @@ use crate::records::{Outcome, Status};
 
 use super::Executor;
 use crate::browser::Viewport;
+use crate::commands::{Step, ZoomRegion};
 use crate::mark;
 use crate::perceive::Rect;
-use crate::protocol::{Step, ZoomRegion};
 use crate::records::ZoomRequest;
 
 /// The smallest side of a region, in CSS pixels: a close look at less

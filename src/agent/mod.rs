@@ -24,7 +24,7 @@ mod history;
 pub mod policy;
 pub(crate) mod prompt;
 pub mod resume;
-mod skills;
+mod skill_use;
 mod step;
 pub(crate) mod view;
 
@@ -55,7 +55,7 @@ use ask::Answer;
 pub use ask::Asker;
 pub use prompt::{instruction_like, SYSTEM};
 pub use resume::{Resume, ResumeError};
-pub use skills::LearnedSkill;
+pub use skill_use::LearnedSkill;
 
 /// Errors that keep a run from starting. Once it runs, every ending is a
 /// [`RunResult`].
@@ -534,7 +534,7 @@ struct Run {
     /// Each origin's localStorage, as the looks after each step found it.
     local_storage: BTreeMap<String, Vec<crate::storage::Item>>,
     /// The skills folder's part in the run, when it has one.
-    skills: Option<skills::Skills>,
+    skills: Option<skill_use::Skills>,
     /// COMPLETEs the run's checks refused so far.
     refusals: usize,
     /// The checkpoints kept, as the prompt shows them: name, URL, step.
@@ -806,7 +806,7 @@ impl Agent {
         })?;
         let mut run = Run::new(self.system_prompt());
         if let Some(dir) = self.options.skills.clone() {
-            let (skills, usage) = skills::Skills::choose(
+            let (skills, usage) = skill_use::Skills::choose(
                 crate::skill::SkillStore::new(dir),
                 self.learn_into.clone(),
                 &self.task,

@@ -6,13 +6,13 @@ use crate::records::{BatchReport, CheckpointEvent, CheckpointRecord, Finish};
 use std::time::Instant;
 use tracing::Instrument;
 
-use super::{ask, prompt, skills, view, Agent, Ending, Run};
+use super::{ask, prompt, skill_use, view, Agent, Ending, Run};
 use crate::act::Executor;
 use crate::brain::{self, Image, Prompt};
 use crate::browser::{self, ConsentRecord, Session};
+use crate::commands;
 use crate::journal::Journal;
 use crate::perceive;
-use crate::protocol;
 use crate::records::{ActRecord, Asked, RunStatus, Shown, StepRecord, StepTimings};
 use crate::safety;
 use ask::Answer;
@@ -86,7 +86,7 @@ struct CloseLook {
 
 /// A step's commands, and whether they came from a skill.
 struct Planned {
-    steps: Vec<protocol::Step>,
+    steps: Vec<commands::Step>,
     from_skill: bool,
 }
 
@@ -485,7 +485,7 @@ impl Agent {
         reading: Option<&str>,
     ) -> Result<Decision, Ending> {
         match run.skills.as_mut().and_then(|s| s.turn(obs)) {
-            Some(skills::Turn::Commands(planned, mark)) => {
+            Some(skill_use::Turn::Commands(planned, mark)) => {
                 let url = self.options.act.secrets.redact(&obs.url);
                 self.progress
                     .following(record.step, self.options.max_steps, &url, &mark.name);
@@ -499,7 +499,7 @@ impl Agent {
                 }))
             }
             turn => {
-                if let Some(skills::Turn::TakeOver(mark)) = turn {
+                if let Some(skill_use::Turn::TakeOver(mark)) = turn {
                     let done = run.skills.as_ref().map_or(0, |s| s.report.steps);
                     let told = format!(
                         "seamark did {done} steps of this task from a skill it learned before \
@@ -525,7 +525,7 @@ impl Agent {
     /// comes.
     fn answered_again(
         &self,
-        steps: &[protocol::Step],
+        steps: &[commands::Step],
         run: &Run,
         journal: &mut Journal,
         record: &StepRecord,
@@ -659,7 +659,7 @@ impl Agent {
         // A command at a point of the image says where it acted, not what it
         // changed (ZOOM's box only shows).
         let at_a_point = |command: &str| {
-            crate::protocol::parse(command)
+            crate::commands::parse(command)
                 .ok()
                 .and_then(|steps| steps.into_iter().next())
                 .is_some_and(|s| s.command.acts_at_a_point())
@@ -829,7 +829,7 @@ impl Agent {
             run.plan = plan;
         }
         record.plan = run.plan.clone();
-        let steps = match protocol::parse(&commands_text) {
+        let steps = match commands::parse(&commands_text) {
             Ok(steps) => steps,
             Err(e) => return self.unreadable(&e.to_string(), record, run, journal, &obs.url),
         };
@@ -999,7 +999,7 @@ impl Agent {
 
 /// The answer of an answer-only step (only ANSWER commands) that repeats
 /// the recorded one, ignoring case and spacing.
-fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<String> {
+fn repeated_answer(steps: &[commands::Step], recorded: Option<&str>) -> Option<String> {
     let norm = |s: &str| {
         s.split_whitespace()
             .collect::<Vec<_>>()
@@ -1010,7 +1010,7 @@ fn repeated_answer(steps: &[protocol::Step], recorded: Option<&str>) -> Option<S
     let answers: Vec<&str> = steps
         .iter()
         .map(|s| match &s.command {
-            protocol::Command::Answer { text } => Some(text.as_str()),
+            commands::Command::Answer { text } => Some(text.as_str()),
             _ => None,
         })
         .collect::<Option<_>>()?;
@@ -1226,8 +1226,8 @@ fn with_close_look<'a>(
 mod tests {
     use super::*;
 
-    fn steps(text: &str) -> Vec<protocol::Step> {
-        protocol::parse(text).unwrap()
+    fn steps(text: &str) -> Vec<commands::Step> {
+        commands::parse(text).unwrap()
     }
 
     #[test]

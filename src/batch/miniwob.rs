@@ -62,7 +62,7 @@ pub fn task_names(root: &Path) -> Vec<String> {
 
 /// A MiniWoB++ suite being served.
 #[derive(Debug)]
-pub struct Suite {
+pub struct ServedMiniwob {
     /// The served folder.
     pub root: PathBuf,
     server: StaticServer,
@@ -74,14 +74,14 @@ struct Episode {
     limit_ms: u64,
 }
 
-impl Suite {
+impl ServedMiniwob {
     /// Serves the checkout at `dir` (see [`find_root`]).
-    pub async fn serve(dir: &Path) -> Result<Suite, String> {
+    pub async fn serve(dir: &Path) -> Result<ServedMiniwob, String> {
         let root = find_root(dir)?;
         let server = StaticServer::start(root.clone())
             .await
             .map_err(|e| format!("cannot serve {}: {e}", root.display()))?;
-        Ok(Suite { root, server })
+        Ok(ServedMiniwob { root, server })
     }
 
     /// The tasks: `names` (all when empty; an unknown name is an error that

@@ -55,8 +55,8 @@ use crate::schema::AnswerSchema;
 
 pub use export::Export;
 pub use results::{RunRecord, RESULTS};
-pub use score::Verdict;
-pub use suites::{read_suite, Suite};
+pub use score::Score;
+pub use suites::{read_suite, SuiteFormat};
 pub use summary::{Summary, SUMMARY_JSON, SUMMARY_MD};
 pub use task::{parse_tasks, read_tasks, Check, LineError, LocalFiles, TaskSpec, TasksError};
 
@@ -980,7 +980,7 @@ fn record(
             reason: withheld.clone(),
             answer: None,
             data: None,
-            verdict: Verdict {
+            verdict: Score {
                 detail: withheld,
                 ..record.verdict
             },

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::score::Verdict;
+use super::score::Score;
 use crate::agent::RunStatus;
 use crate::brain::Usage;
 
@@ -32,7 +32,7 @@ pub struct RunRecord {
     /// Whether the run passed its check (or, without one, ended done).
     pub passed: bool,
     /// How it was scored.
-    pub verdict: Verdict,
+    pub verdict: Score,
     /// How the run ended.
     pub status: RunStatus,
     /// Why it ended.
@@ -179,7 +179,7 @@ mod tests {
             position: 0,
             task: "t".into(),
             passed: true,
-            verdict: Verdict {
+            verdict: Score {
                 check: "ending".into(),
                 passed: true,
                 detail: "the run ended done".into(),

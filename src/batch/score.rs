@@ -9,7 +9,7 @@ pub use crate::check::{look, PageLook};
 
 /// How a run was scored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct Score {
     /// The check's kind (`url_contains`, …), or `ending` for a task without one.
     pub check: String,
     /// Whether the run passed.
@@ -22,19 +22,19 @@ pub struct Verdict {
 /// Scores a run: by its check (the final page's look, or the answer), or
 /// without one by its ending. A check judges the final state, whatever the
 /// ending: the record keeps both.
-pub fn verdict(check: Option<&Check>, result: &RunResult, page: Option<PageLook>) -> Verdict {
+pub fn verdict(check: Option<&Check>, result: &RunResult, page: Option<PageLook>) -> Score {
     let Some(check) = check else {
         // Without a check, the judge's verdict scores the run when it was asked.
         if let Some(judge) = &result.judge {
             let said = judge.verdict.map_or("nothing", crate::judge::Verdict::word);
-            return Verdict {
+            return Score {
                 check: "judge".into(),
                 passed: result.status == RunStatus::Done
                     && judge.verdict == Some(crate::judge::Verdict::Pass),
                 detail: format!("the judge ({}) said {said}: {}", judge.model, judge.reason),
             };
         }
-        return Verdict {
+        return Score {
             check: "ending".into(),
             passed: result.status == RunStatus::Done,
             detail: format!("the run ended {}", result.status.word()),
@@ -42,7 +42,7 @@ pub fn verdict(check: Option<&Check>, result: &RunResult, page: Option<PageLook>
     };
     let no_page = format!("there was no page to check ({})", result.reason);
     let (passed, detail) = check::judge(check, result.answer.as_deref(), page, &no_page);
-    Verdict {
+    Score {
         check: check.kind().into(),
         passed,
         detail,

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use super::results::{self, RunRecord};
-use super::score::{self, Verdict};
+use super::score::{self, Score};
 use super::summary::Summary;
 use super::task::TaskSpec;
 use super::{BatchError, BatchOutcome, BatchProgress, Shard, Tally};
@@ -273,7 +273,7 @@ fn record_of(p: &Pending, session: &Session) -> RunRecord {
     };
     let verdict = match &p.spec.check {
         // The run checked its page when it said COMPLETE: done means it held.
-        Some(check @ (Check::UrlContains(_) | Check::TextContains(_) | Check::Js(_))) => Verdict {
+        Some(check @ (Check::UrlContains(_) | Check::TextContains(_) | Check::Js(_))) => Score {
             check: check.kind().into(),
             passed: status == RunStatus::Done,
             detail: if status == RunStatus::Done {

@@ -17,20 +17,20 @@ use super::task::{parse_tasks, read_text, LineError, LocalFiles, TaskSpec, Tasks
 
 /// A public suite whose task file seamark reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Suite {
+pub enum SuiteFormat {
     /// WebVoyager's JSON lines.
     WebVoyager,
     /// Online-Mind2Web's JSON array.
     OnlineMind2Web,
 }
 
-impl std::str::FromStr for Suite {
+impl std::str::FromStr for SuiteFormat {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "webvoyager" => Ok(Suite::WebVoyager),
-            "online-mind2web" => Ok(Suite::OnlineMind2Web),
+            "webvoyager" => Ok(SuiteFormat::WebVoyager),
+            "online-mind2web" => Ok(SuiteFormat::OnlineMind2Web),
             other => Err(format!(
                 "{other:?} is no suite seamark reads: webvoyager or online-mind2web"
             )),
@@ -57,7 +57,7 @@ struct OnlineMind2WebTask {
 /// Reads a suite's task file into checked tasks (every bad task told at
 /// once, by its line or its place in the array).
 pub fn read_suite(
-    suite: Suite,
+    suite: SuiteFormat,
     path: &Path,
     local: LocalFiles,
 ) -> Result<Vec<TaskSpec>, TasksError> {
@@ -65,7 +65,7 @@ pub fn read_suite(
     let text = read_text(path)?;
     // Each task as a line of seamark's own tasks file, checked as those are.
     let lines: Vec<String> = match suite {
-        Suite::WebVoyager => {
+        SuiteFormat::WebVoyager => {
             // Line for line (blank ones too), so that a message's line
             // number is the suite file's.
             let mut lines = Vec::new();
@@ -99,7 +99,7 @@ pub fn read_suite(
             }
             lines
         }
-        Suite::OnlineMind2Web => {
+        SuiteFormat::OnlineMind2Web => {
             let tasks: Vec<OnlineMind2WebTask> =
                 serde_json::from_str(&text).map_err(|e| TasksError::Lines {
                     file: file.clone(),
@@ -139,8 +139,8 @@ mod tests {
 
     #[test]
     fn suite_names_are_read_and_others_refused() {
-        assert_eq!("webvoyager".parse(), Ok(Suite::WebVoyager));
-        assert_eq!("online-mind2web".parse(), Ok(Suite::OnlineMind2Web));
-        assert!("mind2web".parse::<Suite>().is_err());
+        assert_eq!("webvoyager".parse(), Ok(SuiteFormat::WebVoyager));
+        assert_eq!("online-mind2web".parse(), Ok(SuiteFormat::OnlineMind2Web));
+        assert!("mind2web".parse::<SuiteFormat>().is_err());
     }
 }

@@ -393,7 +393,7 @@ fn cell(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::score::Verdict;
+    use crate::batch::score::Score;
 
     fn rec(id: &str, attempt: usize, passed: bool, status: RunStatus, reason: &str) -> RunRecord {
         RunRecord {
@@ -403,7 +403,7 @@ mod tests {
             position: id.as_bytes()[0] as usize,
             task: format!("task {id}"),
             passed,
-            verdict: Verdict {
+            verdict: Score {
                 check: "url_contains".into(),
                 passed,
                 detail: String::new(),

@@ -25,7 +25,7 @@ struct Challenge {
 /// A WebGames folder being served: `site/` (the built app) and
 /// `tasks.jsonl`.
 #[derive(Debug)]
-pub struct Suite {
+pub struct ServedWebGames {
     /// The folder given.
     pub root: PathBuf,
     server: StaticServer,
@@ -35,9 +35,9 @@ pub struct Suite {
 pub const ASK_FOR_PASSWORD: &str =
     "When the challenge is solved, the page shows a password: give it with ANSWER.";
 
-impl Suite {
+impl ServedWebGames {
     /// Serves the app of the WebGames folder `dir` (its `site/`).
-    pub async fn serve(dir: &Path) -> Result<Suite, String> {
+    pub async fn serve(dir: &Path) -> Result<ServedWebGames, String> {
         let site = dir.join("site");
         if !site.join("index.html").is_file() || !dir.join("tasks.jsonl").is_file() {
             return Err(format!(
@@ -49,7 +49,7 @@ impl Suite {
         let server = StaticServer::start_app(site.clone())
             .await
             .map_err(|e| format!("cannot serve {}: {e}", site.display()))?;
-        Ok(Suite {
+        Ok(ServedWebGames {
             root: dir.to_path_buf(),
             server,
         })

@@ -53,7 +53,7 @@ pub use personal::PersonalBrowser;
 pub use place::{local_time, PageClock, Place};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
-pub use remote::{Link, RemoteSession, Reply};
+pub use remote::{CdpReply, Link, RemoteSession};
 pub use traffic::{Answer, Asked, Exchange, Got, Responder, Tap, Traffic, MAX_BODY};
 pub use viewport::{DeviceScale, Viewport};
 

@@ -43,7 +43,7 @@ const COMMAND_BOUND: Duration = Duration::from_secs(15);
 
 /// What a command answered: its result, as chromiumoxide's responses hold it.
 #[derive(Debug)]
-pub struct Reply<T> {
+pub struct CdpReply<T> {
     /// The command's result.
     pub result: T,
 }
@@ -67,9 +67,9 @@ pub struct RemoteSession {
 
 impl Link {
     /// Sends `cmd` where this link's frames answer.
-    pub async fn execute<T: Command>(&self, cmd: T) -> Result<Reply<T::Response>, CdpError> {
+    pub async fn execute<T: Command>(&self, cmd: T) -> Result<CdpReply<T::Response>, CdpError> {
         match self {
-            Link::Page(page) => Ok(Reply {
+            Link::Page(page) => Ok(CdpReply {
                 result: page.execute(cmd).await?.result,
             }),
             Link::Remote(r) => {
@@ -80,7 +80,7 @@ impl Link {
                     .call(Some(&r.session), &method, params)
                     .await
                     .map_err(CdpError::msg)?;
-                Ok(Reply {
+                Ok(CdpReply {
                     result: T::response_from_value(value)?,
                 })
             }

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use seamark::batch::miniwob::Suite;
+use seamark::batch::miniwob::ServedMiniwob;
 use seamark::batch::summary::{plural, thousands};
 use seamark::batch::webgames;
 use seamark::batch::{
@@ -316,7 +316,7 @@ async fn tasks_of(
     Ok(match (listed, &args.miniwob, &args.webgames) {
         (Some(tasks), _, _) => (tasks, None),
         (None, Some(checkout), _) => {
-            let suite = Suite::serve(checkout).await.map_err(UsageError)?;
+            let suite = ServedMiniwob::serve(checkout).await.map_err(UsageError)?;
             tell!(
                 "seamark: reading the MiniWoB++ episodes of {}",
                 suite.root.display()
@@ -336,7 +336,9 @@ async fn tasks_of(
             (tasks, Some(Box::new(suite) as Served))
         }
         (None, None, Some(dir)) => {
-            let suite = webgames::Suite::serve(dir).await.map_err(UsageError)?;
+            let suite = webgames::ServedWebGames::serve(dir)
+                .await
+                .map_err(UsageError)?;
             let tasks = suite.tasks(&args.miniwob_tasks).map_err(UsageError)?;
             (tasks, Some(Box::new(suite) as Served))
         }
@@ -405,7 +407,7 @@ fn listed_tasks(args: &BatchArgs) -> Result<Option<Vec<TaskSpec>>, UsageError> {
             Some(batch::read_tasks(file, local).map_err(|e| UsageError(e.to_string()))?)
         }
         (None, [suite, file]) => {
-            let suite: batch::Suite = suite
+            let suite: batch::SuiteFormat = suite
                 .parse()
                 .map_err(|e: String| UsageError(format!("--suite: {e}")))?;
             let file = PathBuf::from(file);

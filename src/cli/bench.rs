@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use seamark::bench::{self, BenchOptions, BenchReport, PageTokens, FORMAT};
 use seamark::browser::Session;
+use seamark::measure::{self, BenchOptions, BenchReport, PageTokens, FORMAT};
 
 use super::{BrowserArgs, UsageError};
 
@@ -90,8 +90,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     for (target, url) in pages {
         tell!("seamark: measuring {target}");
         let figures = match url {
-            Ok(url) => bench::bench_page(&session, &target, &url, &options).await,
-            Err(e) => bench::PageFigures::unmeasured(&target, "", Some(e)),
+            Ok(url) => measure::bench_page(&session, &target, &url, &options).await,
+            Err(e) => measure::PageFigures::unmeasured(&target, "", Some(e)),
         };
         if let Some(e) = &figures.error {
             tell!("seamark: {target} could not be measured: {e}");
@@ -143,7 +143,7 @@ async fn tokens(
         tell!("seamark: counting {target}");
         let page = match url {
             Ok(url) => {
-                bench::page_tokens(
+                measure::page_tokens(
                     &session,
                     &target,
                     &url,
@@ -164,7 +164,10 @@ async fn tokens(
         figures.push(page);
     }
     session.close().await;
-    print!("{}", super::terminal::inert(&bench::tokens_table(&figures)));
+    print!(
+        "{}",
+        super::terminal::inert(&measure::tokens_table(&figures))
+    );
     Ok(if figures.iter().any(|p| p.rows.is_err()) {
         ExitCode::from(1)
     } else {

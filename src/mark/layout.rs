@@ -613,7 +613,7 @@ struct Scope {
 
 /// The marks a set of labels is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub enum SplitPart {
     /// Every mark.
     All,
     /// The marks of the top half of a split layout.
@@ -698,7 +698,7 @@ impl Layout {
     /// layout that is not split has no marks; [`Part::All`] is every mark as
     /// one part, even where the layout is split (whose labels are then
     /// asked for by halves, as [`Layout::all_labels`] does).
-    pub fn colored(&self, part: Part) -> Colored<'_> {
+    pub fn colored(&self, part: SplitPart) -> Colored<'_> {
         let whole = IRect {
             x: 0,
             y: 0,
@@ -706,14 +706,14 @@ impl Layout {
             h: self.height as i32,
         };
         let scope = match (part, self.split()) {
-            (Part::All, _) => self.scope((0..self.marks.len()).collect(), whole, None),
+            (SplitPart::All, _) => self.scope((0..self.marks.len()).collect(), whole, None),
             (_, None) => self.scope(Vec::new(), whole, None),
-            (Part::Top, Some(line)) => self.scope(
+            (SplitPart::Top, Some(line)) => self.scope(
                 self.in_rows(|y| y < line),
                 IRect { h: line, ..whole },
                 Some(line),
             ),
-            (Part::Bottom, Some(line)) => self.scope(
+            (SplitPart::Bottom, Some(line)) => self.scope(
                 self.in_rows(|y| y >= line),
                 IRect {
                     y: line,
@@ -1008,12 +1008,12 @@ impl Layout {
     pub fn all_labels(&self, parallel: bool) -> Vec<Label> {
         let labels = |part| self.colored(part).labels();
         let mut all = match self.split() {
-            None => labels(Part::All),
+            None => labels(SplitPart::All),
             Some(_) => {
                 let (mut top, bottom) = if parallel {
-                    rayon::join(|| labels(Part::Top), || labels(Part::Bottom))
+                    rayon::join(|| labels(SplitPart::Top), || labels(SplitPart::Bottom))
                 } else {
-                    (labels(Part::Top), labels(Part::Bottom))
+                    (labels(SplitPart::Top), labels(SplitPart::Bottom))
                 };
                 top.extend(bottom);
                 top

@@ -5,12 +5,12 @@
 //! placed and drawn on their own, and whether one thread or two does it, the
 //! pixels depend only on the marks.
 
+mod close_look;
 mod encode;
 mod glyphs;
 mod layout;
 mod palette;
 mod sample;
-mod zoom;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -20,17 +20,17 @@ use imageproc::drawing::draw_line_segment_mut;
 
 use crate::perceive::{Element, ElementState};
 
+pub use close_look::{close_look_scale, mark_close_look, MAX_MAGNIFICATION};
 pub use encode::{
     data_url, downscale, encode, for_model, sent_size, shrink, EncodeError, Encoding,
     DEFAULT_LONG_EDGE,
 };
 pub use glyphs::{DigitAtlas, FONT_BYTES};
 pub use layout::{
-    is_small_target, Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, Part, SPLIT_MIN,
+    is_small_target, Colored, Cost, IRect, Label, Layout, MarkBox, MarkKind, SplitPart, SPLIT_MIN,
 };
 pub use palette::{contrast, text_color, PALETTE};
 pub use sample::crowded_marks;
-pub use zoom::{close_look_scale, mark_close_look, MAX_MAGNIFICATION};
 
 /// Errors of rendering.
 #[derive(Debug, thiserror::Error)]
@@ -289,8 +289,8 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
     match plan.layout.split() {
         Some(line) => {
             let (top, bottom) = buf.split_at_mut(line as usize * width as usize * 3);
-            let top = PartDrawing::new(Part::Top, top, 0, width);
-            let bottom = PartDrawing::new(Part::Bottom, bottom, line, width);
+            let top = PartDrawing::new(SplitPart::Top, top, 0, width);
+            let bottom = PartDrawing::new(SplitPart::Bottom, bottom, line, width);
             if style.parallel {
                 // The calling thread takes the bottom half at once, and a
                 // scoped thread the top: it starts sooner than rayon jobs
@@ -313,7 +313,7 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
                 bottom.draw(&plan, Some(&top));
             }
         }
-        None => PartDrawing::new(Part::All, buf, 0, width).draw(&plan, None),
+        None => PartDrawing::new(SplitPart::All, buf, 0, width).draw(&plan, None),
     }
     screenshot
 }
@@ -324,7 +324,7 @@ type Strip<'a> = (i32, &'a mut [u8]);
 
 /// A part of the image (see [`Part`]) and its strips still to draw.
 struct PartDrawing<'a, 'p> {
-    part: Part,
+    part: SplitPart,
     width: u32,
     /// The strips not drawn yet: the part's own thread takes them from the
     /// front, the other part's thread from the back.
@@ -335,7 +335,7 @@ struct PartDrawing<'a, 'p> {
 
 impl<'a, 'p> PartDrawing<'a, 'p> {
     /// The part of the image in `rows`, whose first row is image row `y0`.
-    fn new(part: Part, rows: &'a mut [u8], y0: i32, width: u32) -> Self {
+    fn new(part: SplitPart, rows: &'a mut [u8], y0: i32, width: u32) -> Self {
         let strips = rows
             .chunks_mut(STRIP_ROWS * width as usize * 3)
             .enumerate()
@@ -598,11 +598,11 @@ mod tests {
         let mut img = plain(w, h);
         let buf: &mut [u8] = &mut img;
         let (top, bottom) = buf.split_at_mut(line as usize * w as usize * 3);
-        let top = PartDrawing::new(Part::Top, top, 0, w);
-        let bottom = PartDrawing::new(Part::Bottom, bottom, line, w);
+        let top = PartDrawing::new(SplitPart::Top, top, 0, w);
+        let bottom = PartDrawing::new(SplitPart::Bottom, bottom, line, w);
         // The top's labels are placed, but its thread draws nothing: the
         // bottom's thread takes every top strip, last first.
-        let colored = plan.layout.colored(Part::Top);
+        let colored = plan.layout.colored(SplitPart::Top);
         let labels = colored.labels();
         assert!(top.labels.set((colored, labels)).is_ok());
         bottom.draw(&plan, Some(&top));

@@ -16,9 +16,9 @@ use crate::brain::Image;
 use crate::browser::{BrowserOptions, Pool, Session};
 use crate::check::Check;
 use crate::clock::utc_rfc3339;
+use crate::commands::{self, Command, ReadTarget, Step};
 use crate::journal::{Journal, JournalError};
 use crate::perceive::{self, Observation};
-use crate::protocol::{self, Command, ReadTarget, Step};
 use crate::records::Shown;
 use crate::safety::{ConfirmPolicy, DomainGuard};
 use crate::site::{ClockStart, SiteHold, SiteUse};
@@ -356,7 +356,7 @@ impl Desk {
     /// `observe` with a region to see closer (an id, or two corners of the
     /// last image), as `ZOOM` asks for it.
     pub async fn observe_closer(&mut self, region: &str) -> ToolOutput {
-        let steps = match protocol::parse(&format!("ZOOM:{region}")) {
+        let steps = match commands::parse(&format!("ZOOM:{region}")) {
             Ok(steps) => steps,
             Err(e) => {
                 return ToolOutput::error(format!(
@@ -449,7 +449,7 @@ impl Desk {
 
     /// `act`: a batch of commands, run by the executor with its rules.
     pub async fn act(&mut self, commands: &str, expect: &[Check], image: bool) -> ToolOutput {
-        let steps = match protocol::parse(commands) {
+        let steps = match commands::parse(commands) {
             Ok(s) if s.is_empty() => return ToolOutput::error("no command given"),
             // Through MCP the client's model talks to the person itself.
             Ok(s) if s.iter().any(|s| matches!(s.command, Command::Ask { .. })) => {

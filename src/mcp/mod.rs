@@ -36,7 +36,7 @@ pub use consent::{Consent, ElicitConfirmer, PeerSlot};
 pub use desk::{Desk, McpOptions, ToolOutput};
 pub use sessions::Desks;
 
-use crate::protocol::ReadTarget;
+use crate::commands::ReadTarget;
 
 /// Arguments of `open`.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]

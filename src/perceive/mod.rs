@@ -319,13 +319,6 @@ pub(crate) async fn mutation_count(page: &Page) -> Option<i64> {
     watch_eval(page, WATCH_JS).await?.as_i64()
 }
 
-/// Takes the viewport screenshot as PNG, fast compression, over the page's own
-/// connection: the bare `Page.captureScreenshot` (perception takes it over the
-/// session's camera, see [`Session::screenshot`]).
-pub async fn screenshot(page: &Page) -> Result<Vec<u8>, PerceiveError> {
-    Ok(crate::browser::screenshot(page).await?)
-}
-
 async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
     let start = Instant::now();
     let out = f.await;

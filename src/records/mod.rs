@@ -241,10 +241,10 @@ pub struct StartRecord {
 }
 
 /// A model's answer as a step's record keeps it (and so the report shows):
-/// whole up to [`crate::protocol::MAX_TEXT_CHARS`], else cut there, with
+/// whole up to [`crate::commands::MAX_TEXT_CHARS`], else cut there, with
 /// the cut said.
 pub fn kept_answer(text: &str) -> String {
-    crate::protocol::kept_text(text, "model's answer")
+    crate::commands::kept_text(text, "model's answer")
 }
 
 /// The journal record of one step.

@@ -6,9 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::CheckpointRecord;
+use crate::commands::Step;
 use crate::files::DownloadedFile;
 use crate::perceive::Rect;
-use crate::protocol::Step;
 use crate::safety::{Blocked, Decision};
 
 /// How a command ended.
@@ -252,7 +252,7 @@ pub struct ZoomRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Command;
+    use crate::commands::Command;
 
     #[test]
     fn outcome_lines_read_as_sentences() {

@@ -358,14 +358,14 @@ fn step_failed(s: &StepRecord) -> bool {
 /// the model was sent: a ring per point, an arrow per drag, a dashed box
 /// per zoom, each numbered as its command.
 fn pins(commands: &[String], screenshot: &std::path::Path) -> Option<String> {
-    use crate::protocol::{Command, Spot, ZoomRegion};
+    use crate::commands::{Command, Spot, ZoomRegion};
     use std::fmt::Write;
     let (w, h) = image::image_dimensions(screenshot).ok()?;
     let (w, h) = crate::mark::sent_size(w, h, crate::mark::DEFAULT_LONG_EDGE);
     let r = f64::from(w.max(h)) / 120.0;
     let mut svg = String::new();
     for (n, text) in (1..).zip(commands) {
-        let Some(step) = crate::protocol::parse(text)
+        let Some(step) = crate::commands::parse(text)
             .ok()
             .and_then(|s| s.into_iter().next())
         else {

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use super::{template, Action, Skill, Target, Within};
 use crate::check::Check;
-use crate::protocol::{Command, ScrollDirection, Spot};
+use crate::commands::{Command, ScrollDirection, Spot};
 
 /// The language of an exported script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Following a skill: each step's commands for the page as it is now, while
 //! every target is found and unambiguous.
 
+use crate::commands::Step;
 use crate::perceive::Observation;
-use crate::protocol::Step;
 
 use super::{Params, Skill, SkillStep};
 

@@ -6,8 +6,8 @@ use crate::records::BatchReport;
 use std::time::SystemTime;
 
 use crate::act::same_checkpoint_name;
+use crate::commands::{Command, ImagePoint, Step};
 use crate::perceive::Observation;
-use crate::protocol::{Command, ImagePoint, Step};
 use crate::safety::Secrets;
 
 use super::template::{self, Params};

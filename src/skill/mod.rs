@@ -23,8 +23,8 @@ pub mod template;
 
 use serde::{Deserialize, Serialize};
 
+use crate::commands::{self, Command};
 use crate::perceive::{Element, Point};
-use crate::protocol::{self, Command};
 
 pub use export::{export, Lang, Learned};
 pub use fill::fill_with_model;
@@ -181,7 +181,7 @@ impl Action {
             }
             (None, _) => self.command.clone(),
         };
-        let steps = protocol::parse(&text).map_err(|e| format!("{:?}: {e}", self.command))?;
+        let steps = commands::parse(&text).map_err(|e| format!("{:?}: {e}", self.command))?;
         match steps.as_slice() {
             [one] => Ok(one.command.clone()),
             _ => Err(format!("{:?} is not one command", self.command)),

@@ -90,7 +90,7 @@ async fn every_stage_of_every_page_is_measured_beside_its_floor_and_compared() {
     }
     assert!(table.contains(&format!("{form}: ")), "{table}");
     // The JSON reads back as the library's report, and writes out the same.
-    let report = seamark::bench::BenchReport::read(&ran.path("b.json")).expect("read back");
+    let report = seamark::measure::BenchReport::read(&ran.path("b.json")).expect("read back");
     assert_eq!(serde_json::to_value(&report).unwrap(), json);
 
     // A baseline where perception was far cheaper: this run is worse there.

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use seamark::act::{ActOptions, Executor};
 use seamark::browser::{BrowserOptions, Pool, Session, Viewport};
+use seamark::commands::parse;
 use seamark::perceive::{self, Direction, Element, ElementState, Observation, PerceiveOptions};
-use seamark::protocol::parse;
 use seamark::safety::ConfirmPolicy;
 use serde_json::Value;
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use super::Executor;
 use crate::browser::Session;
-use crate::protocol::{ReadTarget, Step};
+use crate::commands::{ReadTarget, Step};
 use crate::read;
 use crate::records::{Outcome, ShownFile, Status};
 

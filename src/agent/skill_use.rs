@@ -4,9 +4,9 @@
 use crate::records::{SkillEvent, SkillRecord, StepMark};
 
 use crate::brain::{Brain, Usage};
+use crate::commands::Step;
 use crate::journal::Journal;
 use crate::perceive::Observation;
-use crate::protocol::Step;
 use crate::records::BatchReport;
 use crate::safety::Secrets;
 use crate::skill::{self, Follow, Found, Planned, SkillStore, Trail};

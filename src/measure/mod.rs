@@ -264,7 +264,7 @@ async fn one_round(
     // The floor and each stage in turn, each after a quiet pause.
     tokio::time::sleep(o.pause).await;
     let t = Instant::now();
-    perceive::screenshot(page)
+    crate::browser::screenshot(page)
         .await
         .map_err(|e| bad("the screenshot", &e))?;
     timed.push((Stage::Screenshot, ms_since(t)));
@@ -355,7 +355,7 @@ async fn measure(
             open(stage == Stage::FirstPrimed).await?;
             let t = Instant::now();
             if stage == Stage::FirstScreenshot {
-                perceive::screenshot(page)
+                crate::browser::screenshot(page)
                     .await
                     .map_err(|e| bad("the screenshot", &e))?;
             } else {

@@ -21,16 +21,23 @@ pub const JOURNAL: &str = "journal.jsonl";
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// The directory or a file in it could not be written.
-    #[error("cannot write the run directory {path}: {source}")]
+    #[error("cannot write the run directory {path}: {cause}")]
     Write {
         /// What was written.
         path: PathBuf,
         /// Why it failed.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A record could not be serialized (never expected; kept for honesty).
     #[error("cannot serialize a journal record: {0}")]
-    Serialize(#[from] serde_json::Error),
+    Serialize(serde_json::Error),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<serde_json::Error> for JournalError {
+    fn from(e: serde_json::Error) -> Self {
+        JournalError::Serialize(e)
+    }
 }
 
 /// An open run directory.
@@ -47,7 +54,7 @@ impl Journal {
     pub fn create(dir: &Path) -> Result<Journal, JournalError> {
         let fail = |source| JournalError::Write {
             path: dir.to_path_buf(),
-            source,
+            cause: source,
         };
         std::fs::create_dir_all(dir).map_err(fail)?;
         let path = dir.join(JOURNAL);
@@ -55,7 +62,7 @@ impl Journal {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|source| JournalError::Write { path, source })?;
+            .map_err(|cause| JournalError::Write { path, cause })?;
         Ok(Journal {
             dir: dir.to_path_buf(),
             file,
@@ -94,7 +101,7 @@ impl Journal {
             .write_all(&line)
             .and_then(|()| self.file.flush())
             .and_then(|()| self.file.sync_data())
-            .map_err(|source| JournalError::Write { path, source })
+            .map_err(|cause| JournalError::Write { path, cause })
     }
 
     /// Saves a step's image and returns its file name.
@@ -109,7 +116,7 @@ impl Journal {
 
     fn save_file(&self, name: String, bytes: &[u8]) -> Result<String, JournalError> {
         let path = self.dir.join(&name);
-        std::fs::write(&path, bytes).map_err(|source| JournalError::Write { path, source })?;
+        std::fs::write(&path, bytes).map_err(|cause| JournalError::Write { path, cause })?;
         Ok(name)
     }
 }

@@ -65,7 +65,14 @@ pub enum JudgeError {
     },
     /// The judge model could not be asked.
     #[error("the judge could not be asked: {0}")]
-    Brain(#[from] BrainError),
+    Brain(BrainError),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<BrainError> for JudgeError {
+    fn from(e: BrainError) -> Self {
+        JudgeError::Brain(e)
+    }
 }
 
 /// What the judge is shown of a run.

@@ -62,16 +62,7 @@ fn main() -> ExitCode {
 /// Prints the whole chain once, outermost first, on one line; exit status
 /// 2 for a usage error, else 1.
 fn fail(err: anyhow::Error) -> ExitCode {
-    let chain: Vec<String> = err.chain().map(|e| e.to_string()).collect();
-    let mut line = String::new();
-    for part in chain {
-        if !line.contains(&part) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&part);
-        }
-    }
+    let line = seamark::errors::chain(err.as_ref());
     eprintln!("seamark: {}", cli::terminal::inert(&line));
     if err.downcast_ref::<cli::UsageError>().is_some() {
         ExitCode::from(2)

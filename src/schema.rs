@@ -14,20 +14,20 @@ const MAX_MESSAGES: usize = 8;
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
     /// The file could not be read.
-    #[error("cannot read the schema {path}: {source}")]
+    #[error("cannot read the schema {path}: {cause}")]
     Read {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not JSON.
-    #[error("the schema {path} is not JSON: {source}")]
+    #[error("the schema {path} is not JSON: {cause}")]
     Json {
         /// The file.
         path: String,
         /// Why.
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// The JSON is not a valid JSON Schema.
     #[error("not a valid JSON Schema: {0}")]
@@ -73,10 +73,10 @@ impl AnswerSchema {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| SchemaError::Read {
             path: name.clone(),
-            source,
+            cause: source,
         })?;
-        let schema = serde_json::from_str(&text)
-            .map_err(|source| SchemaError::Json { path: name, source })?;
+        let schema =
+            serde_json::from_str(&text).map_err(|cause| SchemaError::Json { path: name, cause })?;
         Self::new(schema)
     }
 

@@ -33,12 +33,12 @@ pub const RUN_STATE: &str = "storage-state.json";
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a storage state.
     #[error("{path} is not a storage state (Playwright's storageState JSON: {{\"cookies\": […], \"origins\": […]}}): {why}")]
@@ -127,7 +127,7 @@ impl StorageState {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| StorageError::Io {
             path: shown.clone(),
-            source,
+            cause: source,
         })?;
         let format = |why: String| StorageError::Format {
             path: shown.clone(),
@@ -170,7 +170,7 @@ impl StorageState {
     pub fn write(&self, path: &Path, secrets: &Secrets) -> Result<(), StorageError> {
         let io = |source| StorageError::Io {
             path: path.display().to_string(),
-            source,
+            cause: source,
         };
         let text = serde_json::to_string_pretty(self).map_err(|e| StorageError::Format {
             path: path.display().to_string(),
@@ -190,7 +190,7 @@ impl StorageState {
     pub fn check_writable(path: &Path) -> Result<(), StorageError> {
         let io = |source| StorageError::Io {
             path: path.display().to_string(),
-            source,
+            cause: source,
         };
         if path.is_dir() {
             return Err(io(std::io::Error::other("it is a directory")));

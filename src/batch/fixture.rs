@@ -36,12 +36,12 @@ pub enum FixtureError {
     #[error("--id: {0}")]
     Id(String),
     /// Writing the fixture failed.
-    #[error("cannot write the fixture into {dir}: {source}")]
+    #[error("cannot write the fixture into {dir}: {cause}")]
     Write {
         /// The folder.
         dir: PathBuf,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -185,7 +185,7 @@ pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixt
     };
     let write = |source| FixtureError::Write {
         dir: out.to_path_buf(),
-        source,
+        cause: source,
     };
     let own = out.join(&id);
     std::fs::create_dir_all(&own).map_err(write)?;

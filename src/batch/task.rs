@@ -75,12 +75,12 @@ impl std::fmt::Display for LineError {
 #[derive(Debug, thiserror::Error)]
 pub enum TasksError {
     /// The file could not be read.
-    #[error("cannot read the tasks file {path}: {source}")]
+    #[error("cannot read the tasks file {path}: {cause}")]
     Read {
         /// The file.
         path: String,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// Lines that cannot be run.
     #[error("{file}: {} bad line{}, nothing was run:\n  {}", .errors.len(),
@@ -116,7 +116,7 @@ pub enum LocalFiles {
 pub(crate) fn read_text(path: &Path) -> Result<String, TasksError> {
     let text = std::fs::read_to_string(path).map_err(|source| TasksError::Read {
         path: path.display().to_string(),
-        source,
+        cause: source,
     })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),

@@ -163,7 +163,7 @@ async fn answering_socket(url: &str) -> Result<String, DevToolsError> {
             let _ = socket.close(None).await;
             Ok(url.to_string())
         }
-        Ok(Err(e)) => Err(no_answer(error_chain(&e))),
+        Ok(Err(e)) => Err(no_answer(crate::errors::chain(&e))),
         Err(_) => Err(no_answer(format!(
             "no websocket handshake in {} s",
             (ANSWER * 2).as_secs()
@@ -185,7 +185,7 @@ async fn from_version(http: &reqwest::Client, base: &str) -> Result<String, DevT
         .timeout(ANSWER * 2)
         .send()
         .await
-        .map_err(|e| no_answer(error_chain(&e)))?;
+        .map_err(|e| no_answer(crate::errors::chain(&e)))?;
     let status = reply.status();
     let no_version = |reason: String| DevToolsError::NoVersion {
         address: base.to_string(),
@@ -199,7 +199,7 @@ async fn from_version(http: &reqwest::Client, base: &str) -> Result<String, DevT
     while let Some(chunk) = reply
         .chunk()
         .await
-        .map_err(|e| no_answer(error_chain(&e)))?
+        .map_err(|e| no_answer(crate::errors::chain(&e)))?
     {
         bytes.extend_from_slice(&chunk);
         if bytes.len() > VERSION_BOUND {
@@ -215,21 +215,6 @@ async fn from_version(http: &reqwest::Client, base: &str) -> Result<String, DevT
         .and_then(|u| u.as_str())
         .map(str::to_string)
         .ok_or_else(|| no_version("no webSocketDebuggerUrl in it".into()))
-}
-
-/// An error with its causes ("error sending request: connection refused").
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !out.contains(&part) {
-            out.push_str(": ");
-            out.push_str(&part);
-        }
-        source = s.source();
-    }
-    out
 }
 
 /// The websocket a profile folder's `DevToolsActivePort` names, when its

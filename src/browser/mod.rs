@@ -74,7 +74,7 @@ pub enum BrowserError {
     NotAt(PathBuf, &'static str),
     /// The temporary profile directory could not be made.
     #[error("cannot create a temporary browser profile: {0}")]
-    Profile(#[source] std::io::Error),
+    Profile(std::io::Error),
     /// A `--profile` that cannot be used.
     #[error("cannot use the profile {dir}: {reason}")]
     ProfileDir {
@@ -117,10 +117,17 @@ pub enum BrowserError {
     },
     /// A protocol command failed.
     #[error("browser command failed: {0}")]
-    Cdp(#[from] chromiumoxide::error::CdpError),
+    Cdp(chromiumoxide::error::CdpError),
     /// The screenshot could not be taken or decoded.
     #[error("screenshot failed: {0}")]
     Screenshot(String),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<chromiumoxide::error::CdpError> for BrowserError {
+    fn from(e: chromiumoxide::error::CdpError) -> Self {
+        BrowserError::Cdp(e)
+    }
 }
 
 /// How to get a browser.

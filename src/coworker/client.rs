@@ -12,12 +12,12 @@ use super::Session;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The server could not be reached.
-    #[error("{url}: {source}")]
+    #[error("{url}: {cause}")]
     Unreachable {
         /// The address called.
         url: String,
         /// Why.
-        source: reqwest::Error,
+        cause: reqwest::Error,
     },
     /// The server refused, with its reason.
     #[error("{status}: {reason}")]
@@ -78,7 +78,7 @@ impl Client {
             .await
             .map_err(|source| ClientError::Unreachable {
                 url: url.clone(),
-                source,
+                cause: source,
             })?;
         let status = reply.status();
         let body = reply
@@ -86,7 +86,7 @@ impl Client {
             .await
             .map_err(|source| ClientError::Unreachable {
                 url: url.clone(),
-                source,
+                cause: source,
             })?;
         let value: Option<Value> = serde_json::from_str(&body).ok();
         if !status.is_success() {

@@ -151,7 +151,7 @@ pub struct SessionEvent {
 pub enum CoworkerError {
     /// The database.
     #[error("the session database: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
     /// No session has this id.
     #[error("no session {0}")]
     NotFound(String),
@@ -164,4 +164,11 @@ pub enum CoworkerError {
     /// A stored row that cannot be read (the raw value kept).
     #[error("a stored session cannot be read: {0}")]
     Corrupt(String),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<sqlx::Error> for CoworkerError {
+    fn from(e: sqlx::Error) -> Self {
+        CoworkerError::Db(e)
+    }
 }

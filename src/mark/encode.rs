@@ -19,7 +19,7 @@ pub const DEFAULT_LONG_EDGE: u32 = 1568;
 pub enum EncodeError {
     /// The encoder failed.
     #[error("cannot encode the image as {0}: {1}")]
-    Encode(&'static str, #[source] image::ImageError),
+    Encode(&'static str, image::ImageError),
 }
 
 /// An image format for the model.

@@ -37,10 +37,17 @@ pub use sample::crowded_marks;
 pub enum MarkError {
     /// The screenshot could not be decoded.
     #[error("cannot decode the screenshot: {0}")]
-    Decode(#[from] image::ImageError),
+    Decode(image::ImageError),
     /// The image has no pixels.
     #[error("the screenshot is empty ({0}x{1})")]
     Empty(u32, u32),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<image::ImageError> for MarkError {
+    fn from(e: image::ImageError) -> Self {
+        MarkError::Decode(e)
+    }
 }
 
 /// How marks are drawn.

@@ -38,13 +38,20 @@ pub use table::{Direction, Element, ElementState, ElementTable, NodeNumbers, Poi
 pub enum PerceiveError {
     /// A protocol command failed (the page crashed or closed, the browser went away).
     #[error("browser command failed during perception: {0}")]
-    Cdp(#[from] chromiumoxide::error::CdpError),
+    Cdp(chromiumoxide::error::CdpError),
     /// The enumerator could not run or answered something unreadable.
     #[error("element enumeration failed: {0}")]
     Enumerate(String),
     /// The screenshot could not be taken or decoded.
     #[error(transparent)]
     Browser(#[from] crate::browser::BrowserError),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<chromiumoxide::error::CdpError> for PerceiveError {
+    fn from(e: chromiumoxide::error::CdpError) -> Self {
+        PerceiveError::Cdp(e)
+    }
 }
 
 /// Documents a look waits for when the one it looked at went away under it.

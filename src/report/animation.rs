@@ -41,7 +41,14 @@ pub enum AnimationError {
     NoFrames,
     /// The GIF encoder failed.
     #[error("cannot encode the animation: {0}")]
-    Encode(#[from] gif::EncodingError),
+    Encode(gif::EncodingError),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<gif::EncodingError> for AnimationError {
+    fn from(e: gif::EncodingError) -> Self {
+        AnimationError::Encode(e)
+    }
 }
 
 /// How a caption line is colored.

@@ -51,16 +51,23 @@ pub enum ReportError {
         why: String,
     },
     /// The report or the animation could not be written.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Write {
         /// What was written.
         path: PathBuf,
         /// Why it failed.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The template failed to render (never expected; kept for honesty).
     #[error("cannot render the report: {0}")]
-    Render(#[from] askama::Error),
+    Render(askama::Error),
+}
+
+// Written out, not `#[from]`: the message says the cause, so it is not the source too.
+impl From<askama::Error> for ReportError {
+    fn from(e: askama::Error) -> Self {
+        ReportError::Render(e)
+    }
 }
 
 /// A run directory as read back: what a report shows.
@@ -278,7 +285,7 @@ pub fn write_with(dir: &Path, options: &ReportOptions) -> Result<Written, Report
             let path = dir.join(ANIMATION);
             std::fs::write(&path, bytes).map_err(|source| ReportError::Write {
                 path: path.clone(),
-                source,
+                cause: source,
             })?;
             Some(path)
         }
@@ -294,7 +301,7 @@ pub fn write_with(dir: &Path, options: &ReportOptions) -> Result<Written, Report
     let page = html::render(&log, &images)?;
     std::fs::write(&out, page).map_err(|source| ReportError::Write {
         path: out.clone(),
-        source,
+        cause: source,
     })?;
     Ok(Written {
         html: out,

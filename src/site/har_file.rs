@@ -270,7 +270,7 @@ pub(super) fn write_har(path: &Path, entries: Vec<Entries>) -> Result<(), SiteEr
     };
     let text = har::to_json(&har).map_err(|e| SiteError::Write {
         path: path.to_path_buf(),
-        source: std::io::Error::other(e.to_string()),
+        cause: std::io::Error::other(e.to_string()),
     })?;
     // Whole or not at all: a reader never finds half a file.
     let partial = path.with_extension("har.partial");
@@ -278,7 +278,7 @@ pub(super) fn write_har(path: &Path, entries: Vec<Entries>) -> Result<(), SiteEr
         .and_then(|_| std::fs::rename(&partial, path))
         .map_err(|source| SiteError::Write {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })
 }
 
@@ -290,7 +290,7 @@ pub const MAX_HAR: u64 = 1 << 30;
 pub fn read_har(path: &Path) -> Result<Vec<Entries>, SiteError> {
     let read = |source| SiteError::Read {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     let not_har = |reason: String| SiteError::NotHar {
         path: path.to_path_buf(),

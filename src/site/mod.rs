@@ -136,12 +136,12 @@ impl SiteHold {
 #[derive(Debug, thiserror::Error)]
 pub enum SiteError {
     /// The recording could not be read.
-    #[error("cannot read the recording {path}: {source}")]
+    #[error("cannot read the recording {path}: {cause}")]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file is not a HAR seamark can replay.
     #[error("{path} is not a HAR 1.2 recording: {reason}")]
@@ -152,12 +152,12 @@ pub enum SiteError {
         reason: String,
     },
     /// The recording could not be written.
-    #[error("cannot write the recording {path}: {source}")]
+    #[error("cannot write the recording {path}: {cause}")]
     Write {
         /// The file.
         path: PathBuf,
         /// Why.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 

@@ -58,7 +58,7 @@ impl SiteRecorder {
             .open(dir.join(ENTRIES_FILE))
             .map_err(|source| SiteError::Write {
                 path: dir.join(ENTRIES_FILE),
-                source,
+                cause: source,
             })?;
         Ok(Arc::new(SiteRecorder {
             secrets,

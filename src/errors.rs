@@ -8,6 +8,29 @@
 
 use std::error::Error;
 
+/// A word that is none of those a setting takes (`--consent maybe`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?}: {setting} takes {expected}")]
+pub struct UnknownWord {
+    /// What was given.
+    pub given: String,
+    /// The setting, as a person names it (`--consent`).
+    pub setting: &'static str,
+    /// The words it takes, as a person reads them (`reject, accept or ask`).
+    pub expected: &'static str,
+}
+
+impl UnknownWord {
+    /// `given` is not a word `setting` takes.
+    pub fn new(given: &str, setting: &'static str, expected: &'static str) -> UnknownWord {
+        UnknownWord {
+            given: given.to_string(),
+            setting,
+            expected,
+        }
+    }
+}
+
 /// `e` and its causes, joined by ": ".
 pub fn chain(e: &(dyn Error + 'static)) -> String {
     let mut out = e.to_string();

@@ -22,13 +22,15 @@ pub enum Export {
 }
 
 impl std::str::FromStr for Export {
-    type Err = String;
+    type Err = crate::errors::UnknownWord;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "online-mind2web" => Ok(Export::OnlineMind2Web),
-            other => Err(format!(
-                "{other:?} is no layout seamark writes: online-mind2web"
+            other => Err(crate::errors::UnknownWord::new(
+                other,
+                "--export",
+                "online-mind2web",
             )),
         }
     }

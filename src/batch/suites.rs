@@ -25,14 +25,16 @@ pub enum SuiteFormat {
 }
 
 impl std::str::FromStr for SuiteFormat {
-    type Err = String;
+    type Err = crate::errors::UnknownWord;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "webvoyager" => Ok(SuiteFormat::WebVoyager),
             "online-mind2web" => Ok(SuiteFormat::OnlineMind2Web),
-            other => Err(format!(
-                "{other:?} is no suite seamark reads: webvoyager or online-mind2web"
+            other => Err(crate::errors::UnknownWord::new(
+                other,
+                "--suite",
+                "webvoyager or online-mind2web",
             )),
         }
     }

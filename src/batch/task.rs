@@ -296,8 +296,11 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<Str
         } else {
             spec.url.clone()
         };
-        match crate::start_url::to_url(&target).and_then(|u| local_file_allowed(u, base, local)) {
-            Ok(u) => spec.url = u,
+        match crate::start_url::to_url(&target) {
+            Ok(u) => match local_file_allowed(u, base, local) {
+                Ok(u) => spec.url = u,
+                Err(e) => out.push(format!("bad url: {e}")),
+            },
             Err(e) => out.push(format!("bad url: {e}")),
         }
     }

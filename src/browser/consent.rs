@@ -79,13 +79,17 @@ pub enum Consent {
 }
 
 impl std::str::FromStr for Consent {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Consent, String> {
+    type Err = crate::errors::UnknownWord;
+    fn from_str(s: &str) -> Result<Consent, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "reject" => Ok(Consent::Reject),
             "accept" => Ok(Consent::Accept),
             "ask" => Ok(Consent::Ask),
-            other => Err(format!("{other:?} is not reject, accept or ask")),
+            other => Err(crate::errors::UnknownWord::new(
+                other,
+                "--consent",
+                "reject, accept or ask",
+            )),
         }
     }
 }

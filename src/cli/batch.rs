@@ -356,7 +356,7 @@ fn export_of(args: &BatchArgs) -> Result<Option<(batch::Export, PathBuf)>, Usage
         [layout, dir] => Some((
             layout
                 .parse::<batch::Export>()
-                .map_err(|e| UsageError(format!("--export: {e}")))?,
+                .map_err(UsageError::of)?,
             PathBuf::from(dir),
         )),
         _ => None,
@@ -409,7 +409,7 @@ fn listed_tasks(args: &BatchArgs) -> Result<Option<Vec<TaskSpec>>, UsageError> {
         (None, [suite, file]) => {
             let suite: batch::SuiteFormat = suite
                 .parse()
-                .map_err(|e: String| UsageError(format!("--suite: {e}")))?;
+                .map_err(UsageError::of)?;
             let file = PathBuf::from(file);
             Some(batch::read_suite(suite, &file, local).map_err(|e| UsageError(e.to_string()))?)
         }

@@ -64,7 +64,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let pages: Vec<_> = (args.targets.iter())
-        .map(|target| (target.clone(), seamark::start_url::to_url(target)))
+        .map(|target| (target.clone(), seamark::start_url::to_url(target).map_err(|e| e.to_string())))
         .collect();
     let options = BenchOptions {
         runs: args.runs,

@@ -51,7 +51,7 @@ pub struct MarkArgs {
 }
 
 pub async fn run(args: MarkArgs) -> anyhow::Result<()> {
-    let url = seamark::start_url::to_url(&args.target).map_err(super::UsageError)?;
+    let url = seamark::start_url::to_url(&args.target).map_err(super::UsageError::of)?;
     // Check the output names before the browser starts.
     encoding_for(&args.output)?;
     if let Some(path) = &args.model_image {

@@ -195,6 +195,13 @@ enum Command {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+impl UsageError {
+    /// A library error that says how seamark was called wrong.
+    pub fn of(e: impl std::fmt::Display) -> UsageError {
+        UsageError(e.to_string())
+    }
+}
+
 /// How to get a browser; shared by every subcommand that drives one.
 #[derive(Debug, Args)]
 pub struct BrowserArgs {

@@ -37,7 +37,7 @@ pub struct ReadArgs {
 }
 
 pub async fn run(args: ReadArgs) -> anyhow::Result<()> {
-    let url = seamark::start_url::to_url(&args.target).map_err(super::UsageError)?;
+    let url = seamark::start_url::to_url(&args.target).map_err(super::UsageError::of)?;
     if args.section.as_deref().is_some_and(|s| s.trim().is_empty()) {
         return Err(UsageError("--section needs some text to look for".into()).into());
     }

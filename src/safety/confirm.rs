@@ -46,15 +46,17 @@ pub enum ConfirmPolicy {
 }
 
 impl std::str::FromStr for ConfirmPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = crate::errors::UnknownWord;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "ask" => Ok(Self::Ask),
             "deny" => Ok(Self::Deny),
             "allow" => Ok(Self::Allow),
             "park" => Ok(Self::Park),
-            other => Err(format!(
-                "{other:?}: --confirm takes ask, deny, allow or park"
+            other => Err(crate::errors::UnknownWord::new(
+                other,
+                "--confirm",
+                "ask, deny, allow or park",
             )),
         }
     }

@@ -30,12 +30,16 @@ pub enum Lang {
 }
 
 impl std::str::FromStr for Lang {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Lang, String> {
+    type Err = crate::errors::UnknownWord;
+    fn from_str(s: &str) -> Result<Lang, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "python" | "py" => Ok(Lang::Python),
             "typescript" | "ts" => Ok(Lang::TypeScript),
-            other => Err(format!("{other:?} is not python or typescript")),
+            other => Err(crate::errors::UnknownWord::new(
+                other,
+                "--lang",
+                "python or typescript",
+            )),
         }
     }
 }

@@ -148,7 +148,10 @@ mod tests {
         std::fs::write(&file, "<p>hi</p>").unwrap();
         let url = to_url(file.to_str().unwrap()).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        let tail = format!("/seamark%20start%20{}/a%20%231%20page.html", std::process::id());
+        let tail = format!(
+            "/seamark%20start%20{}/a%20%231%20page.html",
+            std::process::id()
+        );
         assert!(url.ends_with(&tail), "{url}");
         assert_eq!(url::Url::parse(&url).unwrap().to_file_path().unwrap(), file);
     }

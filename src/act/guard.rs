@@ -124,7 +124,7 @@ impl Executor {
                     .options
                     .secrets
                     .fill(text, &host)
-                    .map_err(|why| (Status::Failed, why))?;
+                    .map_err(|why| (Status::Failed, why.to_string()))?;
                 if let Some(e) = target {
                     self.book.secret_nodes.insert(e.backend_node_id);
                     self.book.secret_fields.insert(

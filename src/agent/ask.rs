@@ -31,7 +31,10 @@ pub(crate) enum Answer {
 impl Answer {
     /// Reads an answer: a leading `!` makes it a secret, added to `secrets`
     /// under the next free name `answer1`, `answer2`, ….
-    pub(crate) fn take(text: &str, secrets: &mut Secrets) -> Result<Answer, String> {
+    pub(crate) fn take(
+        text: &str,
+        secrets: &mut Secrets,
+    ) -> Result<Answer, crate::safety::SecretError> {
         let Some(value) = text.strip_prefix('!') else {
             return Ok(Answer::Plain(text.trim().to_string()));
         };
@@ -89,8 +92,8 @@ mod tests {
     fn a_leading_bang_makes_the_answer_a_secret_with_a_fresh_name() {
         let mut secrets = Secrets::default();
         assert_eq!(
-            Answer::take(" the work account ", &mut secrets),
-            Ok(Answer::Plain("the work account".into()))
+            Answer::take(" the work account ", &mut secrets).unwrap(),
+            Answer::Plain("the work account".into())
         );
         let a = Answer::take("!482913", &mut secrets).unwrap();
         assert_eq!(a, Answer::Secret("answer1".into()));
@@ -103,6 +106,7 @@ mod tests {
         assert!(!a.feedback("The SMS code?").contains("482913"));
         assert!(Answer::take("!12", &mut secrets)
             .unwrap_err()
+            .to_string()
             .contains("too short"));
     }
 }

@@ -9,8 +9,33 @@ use std::time::Duration;
 use super::AgentOptions;
 use crate::act::DialogPolicy;
 use crate::records::RunPolicy;
-use crate::safety::{ConfirmGuard, DomainPattern, DomainPolicy};
+use crate::safety::{ConfirmGuard, DomainPattern, DomainPatternError, DomainPolicy};
 use crate::schema::AnswerSchema;
+
+/// What of a run's recorded rules cannot be put back.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// Secrets it used that were not given again.
+    #[error(
+        "the run used the secret{} {}: give {} again (their values are never recorded)",
+        if .0.len() == 1 { "" } else { "s" },
+        .0.join(", "),
+        .0.iter().map(|n| format!("--secret {n}=…")).collect::<Vec<_>>().join(" ")
+    )]
+    MissingSecrets(Vec<String>),
+    /// A domain limit that is none.
+    #[error("the run's domain limits: {0}")]
+    Domain(DomainPatternError),
+    /// Its uploads folder.
+    #[error("the run's uploads folder: {0}")]
+    Uploads(crate::files::UploadError),
+    /// Its answer's schema.
+    #[error("the run's schema: {0}")]
+    Schema(crate::schema::SchemaError),
+    /// Its device.
+    #[error("the run's device: {0}")]
+    Device(crate::browser::UnknownDevice),
+}
 
 impl RunPolicy {
     /// The rules of these options.
@@ -43,29 +68,21 @@ impl RunPolicy {
     /// Puts these rules into `o`, whose secrets (given again: their values
     /// are never recorded), confirmer and step budget are kept. Errors name
     /// what cannot be restored.
-    pub fn apply(&self, o: &mut AgentOptions) -> Result<(), String> {
-        let missing: Vec<&str> = self
+    pub fn apply(&self, o: &mut AgentOptions) -> Result<(), PolicyError> {
+        let missing: Vec<String> = self
             .secrets
             .iter()
             .filter(|n| !o.act.secrets.names().contains(&n.as_str()))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "the run used the secret{} {}: give {} again (their values are never recorded)",
-                if missing.len() == 1 { "" } else { "s" },
-                missing.join(", "),
-                missing
-                    .iter()
-                    .map(|n| format!("--secret {n}=…"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
+            return Err(PolicyError::MissingSecrets(missing));
         }
         let patterns = |list: &[String]| {
             list.iter()
                 .map(|p| p.parse::<DomainPattern>())
                 .collect::<Result<Vec<_>, _>>()
+                .map_err(PolicyError::Domain)
         };
         o.max_failures = self.max_failures;
         o.max_cost = self.max_cost;
@@ -94,26 +111,22 @@ impl RunPolicy {
         // A folder given again (`resume --files`) wins over the recorded one.
         if o.act.files.is_none() {
             o.act.files = match &self.files {
-                Some(dir) => Some(
-                    crate::files::UploadFolder::new(dir)
-                        .map_err(|e| format!("the run's uploads folder: {e}"))?,
-                ),
+                Some(dir) => {
+                    Some(crate::files::UploadFolder::new(dir).map_err(PolicyError::Uploads)?)
+                }
                 None => None,
             };
         }
         o.act.read_chars = self.read_chars;
         o.act.answer_schema = match &self.schema {
             Some(s) => Some(Arc::new(
-                AnswerSchema::new(s.clone()).map_err(|e| format!("the run's schema: {e}"))?,
+                AnswerSchema::new(s.clone()).map_err(PolicyError::Schema)?,
             )),
             None => None,
         };
         o.browser.viewport = self.viewport;
         o.browser.device = match &self.device {
-            Some(name) => Some(
-                crate::browser::Device::named(name)
-                    .map_err(|e| format!("the run's device: {e}"))?,
-            ),
+            Some(name) => Some(crate::browser::Device::named(name).map_err(PolicyError::Device)?),
             None => None,
         };
         o.expect = self.expect.clone();
@@ -151,7 +164,7 @@ mod tests {
         assert_eq!(back, policy);
 
         let mut fresh = AgentOptions::default();
-        let err = back.apply(&mut fresh).unwrap_err();
+        let err = back.apply(&mut fresh).unwrap_err().to_string();
         assert!(err.contains("give --secret pw=… again"), "{err}");
         fresh.act.secrets = Secrets::new(vec!["pw=other-value".parse().unwrap()]).unwrap();
         back.apply(&mut fresh).unwrap();

@@ -904,8 +904,9 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
             .iter()
             .map(|s| s.parse::<Secret>())
             .collect::<Result<Vec<_>, _>>()
+            .and_then(|own| options.act.secrets.and(own))
             .map_err(|e| format!("secrets: {e}"))?;
-        options.act.secrets = options.act.secrets.and(own)?;
+        options.act.secrets = own;
     }
     if let Some(d) = &options.act.download_dir {
         options.act.download_dir = Some(d.join(&spec.id).join(unit.attempt.to_string()));

@@ -97,7 +97,7 @@ impl Endpoint {
             .and_then(|k| Secret::plain("API_KEY", k))
             .map(|k| Secrets::new(vec![k]))
             .transpose()
-            .map_err(BrainError::NotConfigured)?
+            .map_err(|e| BrainError::NotConfigured(e.to_string()))?
             .unwrap_or_default();
         let mut headers = HeaderMap::new();
         for (name, value) in dialect.headers {

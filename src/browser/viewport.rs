@@ -57,16 +57,49 @@ impl PartialEq for DeviceScale {
 
 impl Eq for DeviceScale {}
 
+/// Why a viewport or a device scale cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ViewportError {
+    /// Not `WIDTHxHEIGHT`.
+    #[error("malformed viewport {0:?}: expected WIDTHxHEIGHT, e.g. 1280x800")]
+    Malformed(String),
+    /// A side out of range.
+    #[error("viewport {0}x{1} out of range: each side must be 100 to {MAX_SIDE} pixels")]
+    OutOfRange(u32, u32),
+    /// A scale that is not a number.
+    #[error("malformed device scale {0:?}: expected a number, e.g. 2")]
+    MalformedScale(String),
+    /// A scale out of range.
+    #[error(
+        "device scale {0} out of range: it must be from 0.5 to 4 (2 for a high-density screen)"
+    )]
+    ScaleOutOfRange(f64),
+    /// Screenshots too large to decode.
+    #[error(
+        "viewport {viewport} at scale {scale} makes screenshots of {width}x{height} device pixels: \
+         at most {MAX_SIDE} a side can be decoded (width or height × scale); make the viewport \
+         or the scale smaller"
+    )]
+    TooLarge {
+        /// The viewport, as given.
+        viewport: String,
+        /// Its scale.
+        scale: f64,
+        /// Screenshots' width in device pixels.
+        width: u32,
+        /// Their height.
+        height: u32,
+    },
+}
+
 impl TryFrom<f64> for DeviceScale {
-    type Error = String;
+    type Error = ViewportError;
 
     fn try_from(n: f64) -> Result<Self, Self::Error> {
         if (0.5..=4.0).contains(&n) {
             Ok(Self(n))
         } else {
-            Err(format!(
-                "device scale {n} out of range: it must be from 0.5 to 4 (2 for a high-density screen)"
-            ))
+            Err(ViewportError::ScaleOutOfRange(n))
         }
     }
 }
@@ -78,14 +111,14 @@ impl From<DeviceScale> for f64 {
 }
 
 impl FromStr for DeviceScale {
-    type Err = String;
+    type Err = ViewportError;
 
     /// Parses `2`, `1.5`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let n: f64 = s
             .trim()
             .parse()
-            .map_err(|_| format!("malformed device scale {s:?}: expected a number, e.g. 2"))?;
+            .map_err(|_| ViewportError::MalformedScale(s.to_string()))?;
         Self::try_from(n)
     }
 }
@@ -100,18 +133,16 @@ impl fmt::Display for DeviceScale {
 const MAX_SIDE: u32 = 8192;
 
 impl FromStr for Viewport {
-    type Err = String;
+    type Err = ViewportError;
 
     /// Parses `1280x800` (also `1280X800` and `1280×800`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("malformed viewport {s:?}: expected WIDTHxHEIGHT, e.g. 1280x800");
+        let bad = || ViewportError::Malformed(s.to_string());
         let (w, h) = s.trim().split_once(['x', 'X', '×']).ok_or_else(bad)?;
         let width: u32 = w.trim().parse().map_err(|_| bad())?;
         let height: u32 = h.trim().parse().map_err(|_| bad())?;
         if !(100..=MAX_SIDE).contains(&width) || !(100..=MAX_SIDE).contains(&height) {
-            return Err(format!(
-                "viewport {width}x{height} out of range: each side must be 100 to {MAX_SIDE} pixels"
-            ));
+            return Err(ViewportError::OutOfRange(width, height));
         }
         Ok(Self {
             width,
@@ -131,15 +162,15 @@ impl Viewport {
     /// Refuses a size and scale whose screenshots could not be decoded: a
     /// side of more than [`MAX_SIDE`] device pixels (4000x4000 at scale 4
     /// is 16000 a side, a gigabyte a screenshot, past the decoder's limit).
-    pub fn check_device_size(self) -> Result<Self, String> {
-        let (w, h) = self.device_size();
-        if w > MAX_SIDE || h > MAX_SIDE {
-            return Err(format!(
-                "viewport {self} at scale {} makes screenshots of {w}x{h} device pixels: at most \
-                 {MAX_SIDE} a side can be decoded (width or height × scale); make the viewport \
-                 or the scale smaller",
-                self.scale
-            ));
+    pub fn check_device_size(self) -> Result<Self, ViewportError> {
+        let (width, height) = self.device_size();
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(ViewportError::TooLarge {
+                viewport: self.to_string(),
+                scale: self.scale.get(),
+                width,
+                height,
+            });
         }
         Ok(self)
     }
@@ -194,10 +225,10 @@ mod tests {
     #[test]
     fn malformed_viewport_is_a_clear_error() {
         for bad in ["", "1280", "x800", "1280x", "axb", "-5x10", "1280x800x2"] {
-            let err = bad.parse::<Viewport>().unwrap_err();
+            let err = bad.parse::<Viewport>().unwrap_err().to_string();
             assert!(err.contains("expected WIDTHxHEIGHT"), "{bad}: {err}");
         }
-        let err = "10x10".parse::<Viewport>().unwrap_err();
+        let err = "10x10".parse::<Viewport>().unwrap_err().to_string();
         assert!(err.contains("out of range"), "{err}");
     }
 

@@ -316,7 +316,9 @@ async fn tasks_of(
     Ok(match (listed, &args.miniwob, &args.webgames) {
         (Some(tasks), _, _) => (tasks, None),
         (None, Some(checkout), _) => {
-            let suite = ServedMiniwob::serve(checkout).await.map_err(UsageError)?;
+            let suite = ServedMiniwob::serve(checkout)
+                .await
+                .map_err(UsageError::of)?;
             tell!(
                 "seamark: reading the MiniWoB++ episodes of {}",
                 suite.root.display()
@@ -332,14 +334,14 @@ async fn tasks_of(
                     args.concurrency,
                 )
                 .await
-                .map_err(UsageError)?;
+                .map_err(UsageError::of)?;
             (tasks, Some(Box::new(suite) as Served))
         }
         (None, None, Some(dir)) => {
             let suite = webgames::ServedWebGames::serve(dir)
                 .await
-                .map_err(UsageError)?;
-            let tasks = suite.tasks(&args.miniwob_tasks).map_err(UsageError)?;
+                .map_err(UsageError::of)?;
+            let tasks = suite.tasks(&args.miniwob_tasks).map_err(UsageError::of)?;
             (tasks, Some(Box::new(suite) as Served))
         }
         (None, None, None) => {
@@ -354,9 +356,7 @@ async fn tasks_of(
 fn export_of(args: &BatchArgs) -> Result<Option<(batch::Export, PathBuf)>, UsageError> {
     Ok(match args.export.as_slice() {
         [layout, dir] => Some((
-            layout
-                .parse::<batch::Export>()
-                .map_err(UsageError::of)?,
+            layout.parse::<batch::Export>().map_err(UsageError::of)?,
             PathBuf::from(dir),
         )),
         _ => None,
@@ -407,9 +407,7 @@ fn listed_tasks(args: &BatchArgs) -> Result<Option<Vec<TaskSpec>>, UsageError> {
             Some(batch::read_tasks(file, local).map_err(|e| UsageError(e.to_string()))?)
         }
         (None, [suite, file]) => {
-            let suite: batch::SuiteFormat = suite
-                .parse()
-                .map_err(UsageError::of)?;
+            let suite: batch::SuiteFormat = suite.parse().map_err(UsageError::of)?;
             let file = PathBuf::from(file);
             Some(batch::read_suite(suite, &file, local).map_err(|e| UsageError(e.to_string()))?)
         }

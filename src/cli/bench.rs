@@ -60,11 +60,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     }
     // A baseline that cannot be compared is told before anything is measured.
     let baseline = match &args.compare {
-        Some(path) => Some(BenchReport::read(path).map_err(UsageError)?),
+        Some(path) => Some(BenchReport::read(path).map_err(UsageError::of)?),
         None => None,
     };
     let pages: Vec<_> = (args.targets.iter())
-        .map(|target| (target.clone(), seamark::start_url::to_url(target).map_err(|e| e.to_string())))
+        .map(|target| {
+            (
+                target.clone(),
+                seamark::start_url::to_url(target).map_err(|e| e.to_string()),
+            )
+        })
         .collect();
     let options = BenchOptions {
         runs: args.runs,

@@ -62,7 +62,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let site = DemoSite::serve(args.port).await.map_err(UsageError)?;
+    let site = DemoSite::serve(args.port).await.map_err(UsageError::of)?;
     let url = site.server.url("index.html");
     let (task, model) = (recording.task.clone(), recording.model.clone());
     let brain: Box<dyn Brain> = match (&args.model, &args.record) {

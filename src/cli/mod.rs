@@ -323,7 +323,7 @@ impl BrowserArgs {
             },
         }
         .check_device_size()
-        .map_err(UsageError)?;
+        .map_err(UsageError::of)?;
         Ok(BrowserOptions {
             chrome: self.chrome.clone(),
             headful: self.headful,

@@ -65,10 +65,9 @@ pub struct ResumeArgs {
 }
 
 pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
-    let usage = |e: String| UsageError(e);
-    let resume = Resume::read(&args.run_dir).map_err(|e| usage(e.to_string()))?;
+    let resume = Resume::read(&args.run_dir).map_err(UsageError::of)?;
     answer_fits(&resume, args.answer.as_deref())?;
-    let secrets = Secrets::parse_all(&args.secret).map_err(usage)?;
+    let secrets = Secrets::parse_all(&args.secret).map_err(UsageError::of)?;
     let confirmer = std::io::stdin()
         .is_terminal()
         .then(|| Arc::new(TerminalConfirmer) as Arc<dyn Confirmer>);
@@ -83,7 +82,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
                 .as_deref()
                 .map(UploadFolder::new)
                 .transpose()
-                .map_err(usage)?,
+                .map_err(UsageError::of)?,
             ..ActOptions::default()
         },
         prices: args.model_calls.prices()?,
@@ -91,7 +90,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         ..AgentOptions::default()
     };
     match &resume.policy {
-        Some(policy) => policy.apply(&mut options).map_err(usage)?,
+        Some(policy) => policy.apply(&mut options).map_err(UsageError::of)?,
         None => tell!(
             "seamark: note: this run's journal does not hold its rules (an older seamark \
              wrote it): the defaults apply"
@@ -102,7 +101,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(hold), Some(answer)) = (&resume.parked, &args.answer) {
         let allowed = yes_or_no(answer).ok_or_else(|| {
-            usage(format!(
+            UsageError(format!(
                 "the run waits for a yes or a no to \"{}\": --answer {answer:?} is neither",
                 hold.question()
             ))
@@ -111,8 +110,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     }
     budgets(&args, &resume, &mut options)?;
     let model = args.model.clone().unwrap_or_else(|| resume.model.clone());
-    let brain = brain::from_model_name(&model, args.model_calls.http())
-        .map_err(|e| usage(e.to_string()))?;
+    let brain = brain::from_model_name(&model, args.model_calls.http()).map_err(UsageError::of)?;
     tell!(
         "seamark: going on with {} from step {} ({})",
         resume.dir.display(),

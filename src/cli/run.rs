@@ -260,7 +260,7 @@ impl PolicyArgs {
         confirmer: Option<Arc<dyn Confirmer>>,
     ) -> anyhow::Result<ActOptions> {
         // Parsed here rather than by clap, whose errors would echo the value.
-        let secrets = Secrets::parse_all(&self.secret).map_err(UsageError)?;
+        let secrets = Secrets::parse_all(&self.secret).map_err(UsageError::of)?;
         if self.read_chars < 500 {
             return Err(UsageError("--read-chars must be 500 or more".into()).into());
         }
@@ -282,7 +282,7 @@ impl PolicyArgs {
                 .as_deref()
                 .map(UploadFolder::new)
                 .transpose()
-                .map_err(UsageError)?,
+                .map_err(UsageError::of)?,
             domains: DomainPolicy {
                 allow: self.allow_domain.clone(),
                 block: self.block_domain.clone(),
@@ -329,7 +329,7 @@ impl ModelCallArgs {
             .clone()
             .or_else(|| std::env::var_os("SEAMARK_PRICES").map(PathBuf::from))
         {
-            Some(f) => Prices::with_file(&f).map_err(UsageError),
+            Some(f) => Prices::with_file(&f).map_err(UsageError::of),
             None => Ok(Prices::built_in()),
         }
     }

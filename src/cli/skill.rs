@@ -58,7 +58,7 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         SkillCommand::List => list(&store),
         SkillCommand::Show { name, json } => {
-            let skill = store.get(&name).map_err(UsageError)?;
+            let skill = store.get(&name).map_err(UsageError::of)?;
             if json {
                 show!("{}", serde_json::to_string_pretty(&skill)?);
             } else {
@@ -67,7 +67,7 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         SkillCommand::Export { name, lang, out } => {
-            let skill = store.get(&name).map_err(UsageError)?;
+            let skill = store.get(&name).map_err(UsageError::of)?;
             let learned = seamark::skill::Learned::of(&skill);
             let script = seamark::skill::export(&skill, lang, &learned);
             match out {
@@ -81,7 +81,7 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         SkillCommand::Rm { name } => {
-            let path = store.remove(&name).map_err(UsageError)?;
+            let path = store.remove(&name).map_err(UsageError::of)?;
             show!("removed {}", path.display());
             Ok(ExitCode::SUCCESS)
         }

@@ -10,7 +10,7 @@ pub mod downloads;
 pub mod uploads;
 
 pub use downloads::DownloadedFile;
-pub use uploads::{ChosenFile, UploadFolder};
+pub use uploads::{ChosenFile, UploadError, UploadFolder};
 
 /// A size as people read it: `36 B`, `12.3 KB`, `4.0 MB`.
 pub fn size_text(bytes: u64) -> String {

@@ -58,13 +58,85 @@ impl ChosenFile {
     }
 }
 
+/// Why the uploads folder cannot be used, or UPLOAD may not attach a file.
+/// Each message is told to the model as it is, or to the person.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// `--files` names no folder seamark can open.
+    #[error("--files {}: {cause}", .dir.display())]
+    Folder {
+        /// The folder given.
+        dir: PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// `--files` names a file.
+    #[error("--files {}: not a folder", .0.display())]
+    NotFolder(PathBuf),
+    /// UPLOAD named nothing.
+    #[error("UPLOAD needs a file's name")]
+    NoName,
+    /// A name that leads out of the folder.
+    #[error(
+        "{name} is outside the folder the person gave for uploads (--files {}): UPLOAD takes \
+         only a file's name in it",
+        .folder.display()
+    )]
+    Outside {
+        /// The name given.
+        name: String,
+        /// The folder.
+        folder: PathBuf,
+    },
+    /// No such file in it.
+    #[error("there is no file {name} in the folder given for uploads (--files {})", .folder.display())]
+    Missing {
+        /// The name given.
+        name: String,
+        /// The folder.
+        folder: PathBuf,
+    },
+    /// A link that leads out of it.
+    #[error(
+        "{name} is a link that leads outside the folder the person gave for uploads (--files {})",
+        .folder.display()
+    )]
+    LinkOutside {
+        /// The name given.
+        name: String,
+        /// The folder.
+        folder: PathBuf,
+    },
+    /// Not a regular file.
+    #[error("{0} is not a regular file (a folder, a device or a pipe): UPLOAD attaches files")]
+    NotFile(String),
+    /// Larger than an upload may be.
+    #[error("{name} is {}: larger than the {} an upload may be", size_text(*.size), size_text(MAX_UPLOAD_BYTES))]
+    TooLarge {
+        /// The name given.
+        name: String,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// It cannot be read.
+    #[error("{name} cannot be read: {cause}")]
+    Unreadable {
+        /// The name given.
+        name: String,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
+
 impl UploadFolder {
     /// The folder `dir`, which must exist and be a folder.
-    pub fn new(dir: &Path) -> Result<UploadFolder, String> {
-        let root =
-            std::fs::canonicalize(dir).map_err(|e| format!("--files {}: {e}", dir.display()))?;
+    pub fn new(dir: &Path) -> Result<UploadFolder, UploadError> {
+        let root = std::fs::canonicalize(dir).map_err(|cause| UploadError::Folder {
+            dir: dir.to_path_buf(),
+            cause,
+        })?;
         if !root.is_dir() {
-            return Err(format!("--files {}: not a folder", dir.display()));
+            return Err(UploadError::NotFolder(dir.to_path_buf()));
         }
         Ok(UploadFolder {
             given: dir.to_path_buf(),
@@ -83,7 +155,7 @@ impl UploadFolder {
     }
 
     /// The file the model named, if UPLOAD may attach it; else why not.
-    pub fn choose(&self, name: &str) -> Result<ChosenFile, String> {
+    pub fn choose(&self, name: &str) -> Result<ChosenFile, UploadError> {
         let name = name.trim();
         // A name as the listing quotes it (`"cv.pdf"`, `"a\nb.txt"`) is
         // taken as the name it quotes.
@@ -92,15 +164,12 @@ impl UploadFolder {
             .flatten();
         let name = unquoted.as_deref().unwrap_or(name);
         if name.is_empty() {
-            return Err("UPLOAD needs a file's name".into());
+            return Err(UploadError::NoName);
         }
         let asked = Path::new(name);
-        let outside = || {
-            format!(
-                "{name} is outside the folder the person gave for uploads (--files {}): \
-                 UPLOAD takes only a file's name in it",
-                self.given.display()
-            )
+        let outside = || UploadError::Outside {
+            name: name.to_string(),
+            folder: self.given.clone(),
         };
         for part in asked.components() {
             match part {
@@ -110,33 +179,32 @@ impl UploadFolder {
                 }
             }
         }
-        let real = std::fs::canonicalize(self.root.join(asked)).map_err(|_| {
-            format!(
-                "there is no file {name} in the folder given for uploads (--files {})",
-                self.given.display()
-            )
-        })?;
+        let real =
+            std::fs::canonicalize(self.root.join(asked)).map_err(|_| UploadError::Missing {
+                name: name.to_string(),
+                folder: self.given.clone(),
+            })?;
         if !real.starts_with(&self.root) {
-            return Err(format!(
-                "{name} is a link that leads outside the folder the person gave for uploads \
-                 (--files {})",
-                self.given.display()
-            ));
+            return Err(UploadError::LinkOutside {
+                name: name.to_string(),
+                folder: self.given.clone(),
+            });
         }
-        let meta = std::fs::metadata(&real).map_err(|e| format!("{name}: {e}"))?;
+        let unreadable = |cause| UploadError::Unreadable {
+            name: name.to_string(),
+            cause,
+        };
+        let meta = std::fs::metadata(&real).map_err(unreadable)?;
         if !meta.is_file() {
-            return Err(format!(
-                "{name} is not a regular file (a folder, a device or a pipe): UPLOAD attaches files"
-            ));
+            return Err(UploadError::NotFile(name.to_string()));
         }
         if meta.len() > MAX_UPLOAD_BYTES {
-            return Err(format!(
-                "{name} is {}: larger than the {} an upload may be",
-                size_text(meta.len()),
-                size_text(MAX_UPLOAD_BYTES)
-            ));
+            return Err(UploadError::TooLarge {
+                name: name.to_string(),
+                size: meta.len(),
+            });
         }
-        let sha256 = sha256_of(&real).map_err(|e| format!("{name} cannot be read: {e}"))?;
+        let sha256 = sha256_of(&real).map_err(unreadable)?;
         let name = asked
             .components()
             .filter_map(|c| match c {
@@ -243,7 +311,7 @@ mod tests {
     fn paths_out_of_the_folder_are_refused() {
         let (dir, folder) = folder();
         for name in ["/etc/passwd", "../cv.txt", "photos/../../x", "photos/.."] {
-            let why = folder.choose(name).unwrap_err();
+            let why = folder.choose(name).unwrap_err().to_string();
             assert!(
                 why.contains("outside the folder") && why.contains("--files"),
                 "{why}"
@@ -252,17 +320,19 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("passwd")).unwrap();
         std::os::unix::fs::symlink("/etc", dir.path().join("etc")).unwrap();
         for name in ["passwd", "etc/passwd"] {
-            let why = folder.choose(name).unwrap_err();
+            let why = folder.choose(name).unwrap_err().to_string();
             assert!(why.contains("leads outside"), "{why}");
         }
         assert!(!folder.listing().contains("passwd"), "{}", folder.listing());
         assert!(folder
             .choose("photos")
             .unwrap_err()
+            .to_string()
             .contains("not a regular file"));
         assert!(folder
             .choose("nope.pdf")
             .unwrap_err()
+            .to_string()
             .contains("there is no file"));
     }
 

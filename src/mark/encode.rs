@@ -55,7 +55,7 @@ impl Encoding {
 }
 
 impl FromStr for Encoding {
-    type Err = String;
+    type Err = crate::errors::UnknownWord;
 
     /// `png`, `webp`, `jpeg` (quality 80) or `jpeg:Q`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -71,7 +71,11 @@ impl FromStr for Encoding {
                     .and_then(|q| q.parse::<u8>().ok())
                     .filter(|q| (1..=100).contains(q));
                 q.map(Encoding::Jpeg).ok_or_else(|| {
-                    format!("unknown image format {s:?}: expected png, webp, jpeg or jpeg:QUALITY (1-100)")
+                    crate::errors::UnknownWord::new(
+                        &s,
+                        "an image format",
+                        "png, webp, jpeg or jpeg:QUALITY (1-100)",
+                    )
                 })
             }
         }
@@ -177,8 +181,8 @@ mod tests {
         assert_eq!("jpeg:55".parse(), Ok(Encoding::Jpeg(55)));
         assert_eq!("jpg".parse(), Ok(Encoding::Jpeg(80)));
         for bad in ["gif", "jpeg:0", "jpeg:101", "jpeg:x"] {
-            let err = bad.parse::<Encoding>().unwrap_err();
-            assert!(err.contains("expected png, webp, jpeg"), "{bad}: {err}");
+            let err = bad.parse::<Encoding>().unwrap_err().to_string();
+            assert!(err.contains("takes png, webp, jpeg"), "{bad}: {err}");
         }
     }
 

@@ -23,15 +23,26 @@ impl fmt::Display for DomainPattern {
     }
 }
 
-impl std::str::FromStr for DomainPattern {
-    type Err = String;
+/// Why a text is no domain pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not a domain pattern ({why}); write example.com, *.example.com or *")]
+pub struct DomainPatternError {
+    /// What was given.
+    pub given: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl std::str::FromStr for DomainPattern {
+    type Err = DomainPatternError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim().to_ascii_lowercase();
-        let bad = |why: &str| {
-            Err(format!(
-                "{s:?} is not a domain pattern ({why}); write example.com, *.example.com or *"
-            ))
+        let bad = |why: &'static str| {
+            Err(DomainPatternError {
+                given: s.to_string(),
+                why,
+            })
         };
         if t.is_empty() {
             return bad("it is empty");
@@ -180,7 +191,7 @@ mod tests {
             "ex ample.com",
             "*.*.com",
         ] {
-            let err = bad.parse::<DomainPattern>().unwrap_err();
+            let err = bad.parse::<DomainPattern>().unwrap_err().to_string();
             assert!(err.contains("is not a domain pattern"), "{bad:?}: {err}");
         }
     }

@@ -15,9 +15,9 @@ pub use confirm::{
     is_reversible, ConfirmGuard, ConfirmPolicy, Confirmer, Danger, Decision, Hold, HoldReason,
     DEFAULT_WORDS, PARKED,
 };
-pub use domains::{DomainPattern, DomainPolicy};
+pub use domains::{DomainPattern, DomainPatternError, DomainPolicy};
 pub use impasse::{detect as detect_impasse, Impasse};
 pub use proxy::{Blocked, DomainGuard};
 pub use scrub::{scrub, scrub_reading, tag_counts};
-pub use secrets::{Secret, Secrets};
-pub use totp::OneTimeCodes;
+pub use secrets::{Secret, SecretError, Secrets};
+pub use totp::{OneTimeCodes, TotpError};

@@ -15,8 +15,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::domains::DomainPattern;
-use super::totp::OneTimeCodes;
+use super::domains::{DomainPattern, DomainPatternError};
+use super::totp::{OneTimeCodes, TotpError};
 
 /// Shortest secret kept out of text: shorter values would be replaced in
 /// ordinary words.
@@ -63,14 +63,86 @@ impl Secret {
     }
 }
 
-impl std::str::FromStr for Secret {
-    type Err = String;
+/// Why a secret cannot be taken or typed. A message names the secret,
+/// never its value.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    /// Not `NAME=SOURCE`.
+    #[error("a secret is NAME=VALUE, NAME=@FILE or NAME=env:VAR (optionally NAME@domain=…)")]
+    Form,
+    /// A name of other characters.
+    #[error("secret name {0:?}: letters, digits, _ and - only")]
+    Name(String),
+    /// A domain it is limited to that is none.
+    #[error("secret {name}: {cause}")]
+    Domain {
+        /// The secret.
+        name: String,
+        /// The pattern's fault.
+        cause: DomainPatternError,
+    },
+    /// Its file cannot be read.
+    #[error("secret {name}: cannot read {path}: {cause}")]
+    File {
+        /// The secret.
+        name: String,
+        /// The file.
+        path: String,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// Its environment variable is not set.
+    #[error("secret {name}: env {var} is not set")]
+    Env {
+        /// The secret.
+        name: String,
+        /// The variable.
+        var: String,
+    },
+    /// A one-time code's seed that is none.
+    #[error("secret {name}: not a one-time code seed: {cause}")]
+    Seed {
+        /// The secret.
+        name: String,
+        /// The seed's fault.
+        cause: TotpError,
+    },
+    /// A value too short to find in text.
+    #[error(
+        "secret {0}: the value is shorter than {MIN_LEN} characters, too short to keep out of text"
+    )]
+    Short(String),
+    /// Two secrets of one name.
+    #[error("secret {0} is given twice")]
+    Twice(String),
+    /// A `{{secret:` with no `}}`.
+    #[error("an unclosed {{{{secret:…}}}} placeholder")]
+    Unclosed,
+    /// A placeholder that names no secret.
+    #[error("there is no secret named {name}{}", if .known.is_empty() { ": none were given (--secret NAME=…)".to_string() } else { format!("; the secrets are: {}", .known.join(", ")) })]
+    Unknown {
+        /// The name written.
+        name: String,
+        /// The secrets' names.
+        known: Vec<String>,
+    },
+    /// A secret limited to other domains.
+    #[error("secret {name} may not be typed on {host} (it is limited to {limits})")]
+    Elsewhere {
+        /// The secret.
+        name: String,
+        /// The page's host.
+        host: String,
+        /// Its domains, as given.
+        limits: String,
+    },
+}
 
-    fn from_str(spec: &str) -> Result<Self, String> {
-        let (head, source) = spec.split_once('=').ok_or_else(|| {
-            "a secret is NAME=VALUE, NAME=@FILE or NAME=env:VAR (optionally NAME@domain=…)"
-                .to_string()
-        })?;
+impl std::str::FromStr for Secret {
+    type Err = SecretError;
+
+    fn from_str(spec: &str) -> Result<Self, SecretError> {
+        let (head, source) = spec.split_once('=').ok_or(SecretError::Form)?;
         let (name, domains) = match head.split_once('@') {
             Some((n, d)) => (n, d),
             None => (head, ""),
@@ -81,32 +153,43 @@ impl std::str::FromStr for Secret {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(format!(
-                "secret name {name:?}: letters, digits, _ and - only"
-            ));
+            return Err(SecretError::Name(name.to_string()));
         }
         let domains = domains
             .split(',')
             .filter(|d| !d.trim().is_empty())
             .map(str::parse)
-            .collect::<Result<Vec<DomainPattern>, String>>()?;
+            .collect::<Result<Vec<DomainPattern>, _>>()
+            .map_err(|cause| SecretError::Domain {
+                name: name.to_string(),
+                cause,
+            })?;
         let (totp, source) = match source.strip_prefix("totp:") {
             Some(rest) => (true, rest),
             None => (source.starts_with("otpauth://"), source),
         };
         let value = if let Some(path) = source.strip_prefix('@') {
             std::fs::read_to_string(path)
-                .map_err(|e| format!("secret {name}: cannot read {path}: {e}"))?
+                .map_err(|cause| SecretError::File {
+                    name: name.to_string(),
+                    path: path.to_string(),
+                    cause,
+                })?
                 .trim_end_matches(['\n', '\r'])
                 .to_string()
         } else if let Some(var) = source.strip_prefix("env:") {
-            std::env::var(var).map_err(|_| format!("secret {name}: env {var} is not set"))?
+            std::env::var(var).map_err(|_| SecretError::Env {
+                name: name.to_string(),
+                var: var.to_string(),
+            })?
         } else {
             source.to_string()
         };
         if totp {
-            let codes = OneTimeCodes::parse(&value)
-                .map_err(|e| format!("secret {name}: not a one-time code seed: {e}"))?;
+            let codes = OneTimeCodes::parse(&value).map_err(|cause| SecretError::Seed {
+                name: name.to_string(),
+                cause,
+            })?;
             return Ok(Secret {
                 name: name.to_string(),
                 value: codes.seed.clone(),
@@ -115,9 +198,7 @@ impl std::str::FromStr for Secret {
             });
         }
         if value.chars().count() < MIN_LEN {
-            return Err(format!(
-                "secret {name}: the value is shorter than {MIN_LEN} characters, too short to keep out of text"
-            ));
+            return Err(SecretError::Short(name.to_string()));
         }
         Ok(Secret {
             name: name.to_string(),
@@ -138,7 +219,7 @@ impl Secrets {
     /// Secrets from their specs as a person writes them (`--secret
     /// NAME=SOURCE`, repeated); a spec that does not parse, or two with one
     /// name, is an error that names it without its value.
-    pub fn parse_all(specs: &[String]) -> Result<Secrets, String> {
+    pub fn parse_all(specs: &[String]) -> Result<Secrets, SecretError> {
         specs
             .iter()
             .map(|s| s.parse::<Secret>())
@@ -147,17 +228,17 @@ impl Secrets {
     }
 
     /// Secrets; two with one name is an error.
-    pub fn new(list: Vec<Secret>) -> Result<Secrets, String> {
+    pub fn new(list: Vec<Secret>) -> Result<Secrets, SecretError> {
         for (i, s) in list.iter().enumerate() {
             if list[..i].iter().any(|t| t.name == s.name) {
-                return Err(format!("secret {} is given twice", s.name));
+                return Err(SecretError::Twice(s.name.clone()));
             }
         }
         Ok(Secrets { list })
     }
 
     /// These secrets and `more`; a name given twice is an error.
-    pub fn and(&self, more: Vec<Secret>) -> Result<Secrets, String> {
+    pub fn and(&self, more: Vec<Secret>) -> Result<Secrets, SecretError> {
         Secrets::new(self.list.iter().cloned().chain(more).collect())
     }
 
@@ -195,36 +276,31 @@ impl Secrets {
 
     /// Puts the values into `text` for typing on `host`. Errors name the
     /// placeholder, never a value.
-    pub fn fill(&self, text: &str, host: &str) -> Result<String, String> {
+    pub fn fill(&self, text: &str, host: &str) -> Result<String, SecretError> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(start) = rest.find("{{secret:") {
             out.push_str(&rest[..start]);
             let after = &rest[start + "{{secret:".len()..];
-            let end = after
-                .find("}}")
-                .ok_or("an unclosed {{secret:…}} placeholder")?;
+            let end = after.find("}}").ok_or(SecretError::Unclosed)?;
             let name = after[..end].trim();
-            let secret = self.list.iter().find(|s| s.name == name).ok_or_else(|| {
-                if self.list.is_empty() {
-                    format!("there is no secret named {name}: none were given (--secret NAME=…)")
-                } else {
-                    format!(
-                        "there is no secret named {name}; the secrets are: {}",
-                        self.names().join(", ")
-                    )
-                }
-            })?;
+            let secret =
+                self.list
+                    .iter()
+                    .find(|s| s.name == name)
+                    .ok_or_else(|| SecretError::Unknown {
+                        name: name.to_string(),
+                        known: self.names().iter().map(|n| n.to_string()).collect(),
+                    })?;
             if !secret.domains.is_empty() && !secret.domains.iter().any(|d| d.matches(host)) {
-                return Err(format!(
-                    "secret {name} may not be typed on {host} (it is limited to {})",
-                    secret
-                        .domains
-                        .iter()
+                return Err(SecretError::Elsewhere {
+                    name: name.to_string(),
+                    host: host.to_string(),
+                    limits: (secret.domains.iter())
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                        .join(", "),
+                });
             }
             match &secret.codes {
                 Some(codes) => out.push_str(&codes.current()),
@@ -393,7 +469,10 @@ mod tests {
             .redact("seed GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
             .contains("GEZD"));
         assert!(s.fill("{{secret:otp}}", "evil.test").is_err());
-        let err = "otp=totp:hunter2!".parse::<Secret>().unwrap_err();
+        let err = "otp=totp:hunter2!"
+            .parse::<Secret>()
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("not a one-time code seed") && !err.contains("hunter2"),
             "{err}"
@@ -416,11 +495,13 @@ mod tests {
         assert!("c=env:SEAMARK_NO_SUCH_VAR_42"
             .parse::<Secret>()
             .unwrap_err()
+            .to_string()
             .contains("is not set"));
         assert!("bad name=x1234".parse::<Secret>().is_err());
         assert!("short=abc"
             .parse::<Secret>()
             .unwrap_err()
+            .to_string()
             .contains("too short"));
         assert!("novalue".parse::<Secret>().is_err());
     }
@@ -432,7 +513,10 @@ mod tests {
             s.fill("{{secret:pw}}", "www.bank.test").unwrap(),
             "hunter2-long"
         );
-        let err = s.fill("{{secret:pw}}", "evil.test").unwrap_err();
+        let err = s
+            .fill("{{secret:pw}}", "evil.test")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("may not be typed on evil.test"), "{err}");
         assert!(!err.contains("hunter2"));
         assert_eq!(s.allowed_on("www.bank.test"), vec!["pw"]);
@@ -442,7 +526,10 @@ mod tests {
             vec!["pw", "pin"]
         );
         let err = s.fill("{{secret:token}}", "www.bank.test").unwrap_err();
-        assert_eq!(err, "there is no secret named token; the secrets are: pw");
+        assert_eq!(
+            err.to_string(),
+            "there is no secret named token; the secrets are: pw"
+        );
         assert!(format!("{s:?}").contains("pw") && !format!("{s:?}").contains("hunter2"));
     }
 

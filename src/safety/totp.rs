@@ -30,11 +30,48 @@ impl PartialEq for OneTimeCodes {
 
 impl Eq for OneTimeCodes {}
 
+/// Why a text is no one-time code seed. A message never holds the seed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TotpError {
+    /// An `otpauth:` text that does not parse.
+    #[error("not an otpauth URI ({0})")]
+    NotUri(String),
+    /// An `otpauth://hotp/` (or other) URI.
+    #[error("only otpauth://totp/ URIs are one-time codes by time")]
+    NotTotp,
+    /// A parameter of the URI that is not a number.
+    #[error("{key}={value} is not a number{}", if *.key == "period" { " of seconds" } else { "" })]
+    NotNumber {
+        /// `digits` or `period`.
+        key: &'static str,
+        /// What it was.
+        value: String,
+    },
+    /// An algorithm seamark does not know.
+    #[error("algorithm {0} is not SHA1, SHA256 or SHA512")]
+    Algorithm(String),
+    /// A URI with no seed.
+    #[error("the otpauth URI has no secret")]
+    NoSeed,
+    /// Codes of another length.
+    #[error("a code has 6 to 8 digits, not {0}")]
+    Digits(u8),
+    /// A period of 0.
+    #[error("the period must be 1 second or more")]
+    Period,
+    /// A seed that is not base32.
+    #[error("the seed is not base32 (letters A to Z and digits 2 to 7)")]
+    NotBase32,
+    /// A seed too short.
+    #[error("the seed is {0} bits, fewer than the {need} a one-time code needs", need = MIN_SEED_BYTES * 8)]
+    Short(usize),
+}
+
 impl OneTimeCodes {
     /// From a base32 seed (SHA-1, 6 digits, 30 s), or an `otpauth://totp/`
     /// URI with its `secret` and optional `digits`, `period` and `algorithm`.
     /// Errors never hold the seed.
-    pub fn parse(spec: &str) -> Result<OneTimeCodes, String> {
+    pub fn parse(spec: &str) -> Result<OneTimeCodes, TotpError> {
         let spec = spec.trim();
         if spec.starts_with("otpauth://") {
             return Self::from_uri(spec);
@@ -42,10 +79,10 @@ impl OneTimeCodes {
         Self::build(spec, Algorithm::SHA1, 6, 30)
     }
 
-    fn from_uri(uri: &str) -> Result<OneTimeCodes, String> {
-        let url = url::Url::parse(uri).map_err(|e| format!("not an otpauth URI ({e})"))?;
+    fn from_uri(uri: &str) -> Result<OneTimeCodes, TotpError> {
+        let url = url::Url::parse(uri).map_err(|e| TotpError::NotUri(e.to_string()))?;
         if url.host_str() != Some("totp") {
-            return Err("only otpauth://totp/ URIs are one-time codes by time".into());
+            return Err(TotpError::NotTotp);
         }
         let mut seed = None;
         let (mut algorithm, mut digits, mut period) = (Algorithm::SHA1, 6u8, 30u64);
@@ -53,29 +90,29 @@ impl OneTimeCodes {
             match key.to_ascii_lowercase().as_str() {
                 "secret" => seed = Some(value.into_owned()),
                 "digits" => {
-                    digits = value
-                        .parse()
-                        .map_err(|_| format!("digits={value} is not a number"))?
+                    digits = value.parse().map_err(|_| TotpError::NotNumber {
+                        key: "digits",
+                        value: value.to_string(),
+                    })?
                 }
                 "period" => {
-                    period = value
-                        .parse()
-                        .map_err(|_| format!("period={value} is not a number of seconds"))?
+                    period = value.parse().map_err(|_| TotpError::NotNumber {
+                        key: "period",
+                        value: value.to_string(),
+                    })?
                 }
                 "algorithm" => {
                     algorithm = match value.to_ascii_uppercase().as_str() {
                         "SHA1" => Algorithm::SHA1,
                         "SHA256" => Algorithm::SHA256,
                         "SHA512" => Algorithm::SHA512,
-                        other => {
-                            return Err(format!("algorithm {other} is not SHA1, SHA256 or SHA512"))
-                        }
+                        other => return Err(TotpError::Algorithm(other.to_string())),
                     }
                 }
                 _ => {}
             }
         }
-        let seed = seed.ok_or("the otpauth URI has no secret")?;
+        let seed = seed.ok_or(TotpError::NoSeed)?;
         Self::build(&seed, algorithm, digits, period)
     }
 
@@ -84,12 +121,12 @@ impl OneTimeCodes {
         algorithm: Algorithm,
         digits: u8,
         period: u64,
-    ) -> Result<OneTimeCodes, String> {
+    ) -> Result<OneTimeCodes, TotpError> {
         if !(6..=8).contains(&digits) {
-            return Err(format!("a code has 6 to 8 digits, not {digits}"));
+            return Err(TotpError::Digits(digits));
         }
         if period == 0 {
-            return Err("the period must be 1 second or more".into());
+            return Err(TotpError::Period);
         }
         // Seeds are shown in groups, in either case, sometimes padded.
         let clean: String = seed
@@ -97,14 +134,9 @@ impl OneTimeCodes {
             .filter(|c| !c.is_whitespace() && *c != '-' && *c != '=')
             .collect::<String>()
             .to_ascii_uppercase();
-        let bytes = totp_rs::Secret::try_from_base32(&clean)
-            .map_err(|_| "the seed is not base32 (letters A to Z and digits 2 to 7)".to_string())?;
+        let bytes = totp_rs::Secret::try_from_base32(&clean).map_err(|_| TotpError::NotBase32)?;
         if bytes.as_ref().len() < MIN_SEED_BYTES {
-            return Err(format!(
-                "the seed is {} bits, fewer than the {} a one-time code needs",
-                bytes.as_ref().len() * 8,
-                MIN_SEED_BYTES * 8
-            ));
+            return Err(TotpError::Short(bytes.as_ref().len() * 8));
         }
         let totp = Builder::new()
             .with_algorithm(algorithm)
@@ -192,18 +224,23 @@ mod tests {
 
     #[test]
     fn bad_seeds_are_refused_without_showing_them() {
-        let err = OneTimeCodes::parse("not base32 at all 1!").unwrap_err();
+        let err = OneTimeCodes::parse("not base32 at all 1!")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not base32"), "{err}");
         assert!(!err.contains("at all"), "{err}");
         assert!(OneTimeCodes::parse("GEZDGNBV")
             .unwrap_err()
+            .to_string()
             .contains("40 bits"));
         let err = OneTimeCodes::parse("otpauth://totp/x?secret=GEZDGNBVGY3TQOJQGEZD&digits=10")
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("6 to 8 digits"), "{err}");
         assert!(OneTimeCodes::parse("otpauth://hotp/x?secret=GEZDGNBVGY3TQOJQGEZD").is_err());
         assert!(OneTimeCodes::parse("otpauth://totp/x?digits=6")
             .unwrap_err()
+            .to_string()
             .contains("no secret"));
     }
 }

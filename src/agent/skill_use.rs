@@ -162,7 +162,7 @@ impl Skills {
                 };
                 Turn::Commands(planned, mark)
             }
-            Err(why) => {
+            Err(crate::skill::TakeOver(why)) => {
                 self.as_learned = follow.as_learned();
                 self.follow = None;
                 self.report.took_over = Some(why.clone());

@@ -271,7 +271,7 @@ fn position(lang: Lang, within: &Within) -> (&'static str, String) {
 
 /// What the script does for one of the skill's commands: its lines.
 fn action_lines(lang: Lang, action: &Action, params: &[String]) -> Result<Vec<String>, String> {
-    let command = action.parse(1)?;
+    let command = action.parse(1).map_err(|e| e.to_string())?;
     if let Some(lines) = page_lines(lang, &command, params) {
         return Ok(lines);
     }

@@ -1,10 +1,17 @@
 //! Following a skill: each step's commands for the page as it is now, while
 //! every target is found and unambiguous.
 
+use super::error::SkillError;
 use crate::commands::Step;
 use crate::perceive::Observation;
 
 use super::{Params, Skill, SkillStep};
+
+/// Why the model takes over from a skill here, as the journal tells it: not
+/// a failure, the end of what the skill can do on this page.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TakeOver(pub String);
 
 /// A skill being followed in a run.
 #[derive(Debug, Clone)]
@@ -88,7 +95,7 @@ impl Follow {
     }
 
     /// A step's commands with this look's ids, or why the page does not fit.
-    fn commands(&self, step: &SkillStep, obs: &Observation) -> Result<Vec<Step>, String> {
+    fn commands(&self, step: &SkillStep, obs: &Observation) -> Result<Vec<Step>, SkillError> {
         let mut steps = Vec::with_capacity(step.actions.len());
         for action in &step.actions {
             let id = match &action.target {
@@ -110,26 +117,26 @@ impl Follow {
 
     /// The next step's commands for this look at the page, or why the model
     /// must take over here. The step is counted as done once planned.
-    pub fn plan(&mut self, obs: &Observation) -> Result<Planned, String> {
+    pub fn plan(&mut self, obs: &Observation) -> Result<Planned, TakeOver> {
         if let Some(why) = self.stop.take() {
-            return Err(why);
+            return Err(TakeOver(why));
         }
         let n = self.next + 1;
         let Some(step) = self.skill.steps.get(self.next) else {
-            return Err(format!(
+            return Err(TakeOver(format!(
                 "the skill's {} steps are done and the task is not marked complete",
                 self.skill.steps.len()
-            ));
+            )));
         };
         let steps = self
             .commands(step, obs)
-            .map_err(|why| format!("step {n} of the skill: {why}"))?;
+            .map_err(|why| TakeOver(format!("step {n} of the skill: {why}")))?;
         if let Some(verb) = &step.then_model {
             let why =
                 format!("step {n} of the skill goes on with {verb}, which is the model's to do");
             self.as_learned = true;
             if steps.is_empty() {
-                return Err(why);
+                return Err(TakeOver(why));
             }
             self.stop = Some(why);
         }

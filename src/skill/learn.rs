@@ -1,6 +1,7 @@
 //! Learning a skill: what a run did, step by step, with each command's
 //! target described, and the task's values found in what was typed.
 
+use super::error::SkillError;
 use crate::records::BatchReport;
 
 use std::time::SystemTime;
@@ -140,9 +141,11 @@ impl Trail {
         start: &str,
         run_dir: &str,
         secrets: &Secrets,
-    ) -> Result<Skill, String> {
+    ) -> Result<Skill, SkillError> {
         if self.steps.is_empty() {
-            return Err("the run did nothing a skill can do again".into());
+            return Err(SkillError::NothingToLearn(
+                "the run did nothing a skill can do again",
+            ));
         }
         // Up to where it hands over to the model (the whole run when it never does).
         let before_handing_over = self
@@ -154,9 +157,11 @@ impl Trail {
             .iter()
             .all(|s| s.done.is_empty())
         {
-            return Err("the skill would do nothing before it hands over to the model".into());
+            return Err(SkillError::NothingToLearn(
+                "the skill would do nothing before it hands over to the model",
+            ));
         }
-        let site = site_of(start).ok_or_else(|| format!("{start:?} is no URL"))?;
+        let site = site_of(start).ok_or_else(|| SkillError::NoUrl(start.to_string()))?;
         let (template, params) = template::parameterize(task, &self.values());
         let steps = self
             .steps
@@ -179,9 +184,9 @@ impl Trail {
             steps,
         };
         // Nothing of a secret's value is kept, whatever it came in.
-        let clean = secrets
-            .redacted(&skill)
-            .map_err(|e| format!("the skill could not be kept clear of secrets: {e}"))?;
+        let clean = secrets.redacted(&skill).map_err(|e| {
+            SkillError::Invalid(format!("the skill could not be kept clear of secrets: {e}"))
+        })?;
         clean.check()?;
         Ok(clean)
     }
@@ -290,7 +295,7 @@ mod tests {
             &Secrets::default(),
         );
         assert_eq!(
-            refused.err().as_deref(),
+            refused.err().map(|e| e.to_string()).as_deref(),
             Some("the skill would do nothing before it hands over to the model")
         );
     }

@@ -13,6 +13,7 @@
 //! never a secret's value, and its commands go through the same executor,
 //! domain guard and confirmation as any model's.
 
+mod error;
 mod export;
 mod fill;
 mod follow;
@@ -26,9 +27,10 @@ use serde::{Deserialize, Serialize};
 use crate::commands::{self, Command};
 use crate::perceive::{Element, Point};
 
+pub use error::SkillError;
 pub use export::{export, Lang, Learned};
 pub use fill::fill_with_model;
-pub use follow::{Follow, Planned};
+pub use follow::{Follow, Planned, TakeOver};
 pub use learn::Trail;
 pub use store::{Found, Listed, SkillStore, DEFAULT_DIR};
 pub use target::Target;
@@ -134,15 +136,14 @@ impl Within {
     }
 
     /// The same place in `e` as it is now (CSS), or why not: it changed size.
-    pub fn point_in(&self, e: &Element) -> Result<Point, String> {
+    pub fn point_in(&self, e: &Element) -> Result<Point, SkillError> {
         let b = e.bbox;
         let off = |now: f64, then: f64| (now - then).abs() > SIZE_SLACK.0.max(then * SIZE_SLACK.1);
         if off(b.w, self.width) || off(b.h, self.height) {
-            return Err(format!(
-                "the element the point fell on changed size ({:.0}×{:.0} CSS px when learned, \
-                 {:.0}×{:.0} now): the same point may show something else",
-                self.width, self.height, b.w, b.h
-            ));
+            return Err(SkillError::Resized {
+                then: (self.width, self.height),
+                now: (b.w, b.h),
+            });
         }
         Ok(Point {
             x: b.x + self.x * b.w,
@@ -166,7 +167,7 @@ pub fn model_only(command: &Command) -> Option<&'static str> {
 
 impl Action {
     /// The command, its id at `id` (for a command with a target).
-    fn parse(&self, id: u32) -> Result<Command, String> {
+    fn parse(&self, id: u32) -> Result<Command, SkillError> {
         let text = match (&self.target, self.command.split_once(':')) {
             // `CLICK:@0,0`: the point is put in when the target is found.
             (Some(_), _) if self.within.is_some() => self.command.clone(),
@@ -174,24 +175,30 @@ impl Action {
                 format!("{verb}:{id}{}", &rest[ID.len()..])
             }
             (Some(_), _) => {
-                return Err(format!(
+                return Err(SkillError::Invalid(format!(
                     "{:?} has a target but no {ID} where the id goes",
                     self.command
-                ))
+                )))
             }
             (None, _) => self.command.clone(),
         };
-        let steps = commands::parse(&text).map_err(|e| format!("{:?}: {e}", self.command))?;
+        let steps = commands::parse(&text).map_err(|cause| SkillError::Command {
+            command: self.command.clone(),
+            cause,
+        })?;
         match steps.as_slice() {
             [one] => Ok(one.command.clone()),
-            _ => Err(format!("{:?} is not one command", self.command)),
+            _ => Err(SkillError::Invalid(format!(
+                "{:?} is not one command",
+                self.command
+            ))),
         }
     }
 
     /// The command for a page where its target has mark id `id`, with the
     /// parameters' values put in its text. The values go into the parsed
     /// command, never through the parser: a value cannot add a command.
-    pub fn command(&self, id: u32, params: &Params) -> Result<Command, String> {
+    pub fn command(&self, id: u32, params: &Params) -> Result<Command, SkillError> {
         let fill = |t: &String| template::fill(t, params);
         Ok(match self.parse(id)? {
             Command::Type { id, text } => Command::Type {
@@ -221,8 +228,9 @@ impl Action {
 
 impl Skill {
     /// Reads a skill file's text and checks it whole.
-    pub fn from_json(text: &str) -> Result<Skill, String> {
-        let skill: Skill = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Skill, SkillError> {
+        let skill: Skill =
+            serde_json::from_str(text).map_err(|e| SkillError::Json(e.to_string()))?;
         skill.check()?;
         Ok(skill)
     }
@@ -230,33 +238,36 @@ impl Skill {
     /// Checks everything a run would rely on: the format, the template, the
     /// parameters, every command (it parses; it has a target exactly when
     /// it acts on an element; none is the model's), COMPLETE only last.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SkillError> {
+        let invalid = |why: String| Err(SkillError::Invalid(why));
         if self.format != FORMAT {
-            return Err(format!(
+            return invalid(format!(
                 "it is of format {}; this seamark reads format {FORMAT}",
                 self.format
             ));
         }
         if !store::valid_file_name(&self.name) {
-            return Err(format!("{:?} cannot name a skill file", self.name));
+            return invalid(format!("{:?} cannot name a skill file", self.name));
         }
         template::Matcher::new(&self.task)?;
         let declared = |name: &String| self.params.contains(name);
         if let Some(p) = self.params.iter().find(|p| !template::valid_name(p)) {
-            return Err(format!("{p:?} is not a parameter's name"));
+            return invalid(format!("{p:?} is not a parameter's name"));
         }
         if let Some(p) = template::names_in(&self.task).iter().find(|p| !declared(p)) {
-            return Err(format!(
+            return invalid(format!(
                 "the task uses {{{{{p}}}}}, which is not a parameter"
             ));
         }
-        url::Url::parse(&self.site).map_err(|e| format!("the site {:?}: {e}", self.site))?;
+        if let Err(e) = url::Url::parse(&self.site) {
+            return invalid(format!("the site {:?}: {e}", self.site));
+        }
         if self.steps.is_empty() {
-            return Err("it has no step".into());
+            return invalid("it has no step".into());
         }
         let last = self.steps.len() - 1;
         for (i, step) in self.steps.iter().enumerate() {
-            let at = |why: String| format!("step {}: {why}", i + 1);
+            let at = |why: String| SkillError::Invalid(format!("step {}: {why}", i + 1));
             if step.actions.is_empty() && step.then_model.is_none() {
                 return Err(at("it has no command".into()));
             }
@@ -264,7 +275,7 @@ impl Skill {
                 return Err(at("the model goes on from here, yet steps follow".into()));
             }
             for action in &step.actions {
-                let command = action.parse(1).map_err(at)?;
+                let command = action.parse(1).map_err(|e| at(e.to_string()))?;
                 let point = command.point().is_some();
                 if point != action.within.is_some() {
                     return Err(at(format!(
@@ -349,7 +360,7 @@ pub(crate) mod tests {
         let broken = |edit: &dyn Fn(&mut serde_json::Value)| {
             let mut v = good.clone();
             edit(&mut v);
-            Skill::from_json(&v.to_string()).unwrap_err()
+            Skill::from_json(&v.to_string()).unwrap_err().to_string()
         };
         assert!(broken(&|v| v["format"] = 9.into()).contains("format 9"));
         assert!(
@@ -397,7 +408,11 @@ pub(crate) mod tests {
         assert_eq!((p.x, p.y), (400.0, 100.0));
         // Larger: the model's.
         e.bbox.w = 420.0;
-        assert!(within.point_in(&e).unwrap_err().contains("changed size"));
+        assert!(within
+            .point_in(&e)
+            .unwrap_err()
+            .to_string()
+            .contains("changed size"));
     }
 
     #[test]

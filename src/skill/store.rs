@@ -1,6 +1,7 @@
 //! The skills folder: one JSON file per skill, read whole and checked,
 //! written whole (a new file renamed over the old one).
 
+use super::error::SkillError;
 use std::path::{Path, PathBuf};
 
 use super::{template::Params, Skill};
@@ -24,12 +25,12 @@ pub struct SkillStore {
 }
 
 /// One file of the folder: its skill, or why it cannot be used.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Listed {
     /// The file.
     pub path: PathBuf,
     /// The skill, or what is wrong with the file.
-    pub skill: Result<Skill, String>,
+    pub skill: Result<Skill, SkillError>,
 }
 
 /// What the folder has for a task.
@@ -83,13 +84,16 @@ impl SkillStore {
     }
 
     /// The skill named `name`.
-    pub fn get(&self, name: &str) -> Result<Skill, String> {
+    pub fn get(&self, name: &str) -> Result<Skill, SkillError> {
         if !valid_file_name(name) {
-            return Err(format!("{name:?} cannot name a skill"));
+            return Err(SkillError::BadName(name.to_string()));
         }
         let path = self.path(name);
         if !path.is_file() {
-            return Err(format!("no skill {name:?} in {}", self.dir.display()));
+            return Err(SkillError::NotFound {
+                name: name.to_string(),
+                dir: self.dir.clone(),
+            });
         }
         read(&path)
     }
@@ -140,27 +144,40 @@ impl SkillStore {
     }
 
     /// Writes a skill (checked first) to its file, whole.
-    pub fn save(&self, skill: &Skill) -> Result<PathBuf, String> {
+    pub fn save(&self, skill: &Skill) -> Result<PathBuf, SkillError> {
         skill.check()?;
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir).map_err(|cause| SkillError::File {
+            path: self.dir.clone(),
+            cause,
+        })?;
         let path = self.path(&skill.name);
-        let text = serde_json::to_string_pretty(skill).map_err(|e| e.to_string())?;
+        let text =
+            serde_json::to_string_pretty(skill).map_err(|e| SkillError::Json(e.to_string()))?;
         let partial = self.dir.join(format!(".{}.json.partial", skill.name));
         std::fs::write(&partial, text + "\n")
             .and_then(|()| std::fs::rename(&partial, &path))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+            .map_err(|cause| SkillError::File {
+                path: path.clone(),
+                cause,
+            })?;
         Ok(path)
     }
 
     /// Removes the skill named `name`.
-    pub fn remove(&self, name: &str) -> Result<PathBuf, String> {
+    pub fn remove(&self, name: &str) -> Result<PathBuf, SkillError> {
         if !valid_file_name(name) {
-            return Err(format!("{name:?} cannot name a skill"));
+            return Err(SkillError::BadName(name.to_string()));
         }
         let path = self.path(name);
-        std::fs::remove_file(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => format!("no skill {name:?} in {}", self.dir.display()),
-            _ => format!("{}: {e}", path.display()),
+        std::fs::remove_file(&path).map_err(|cause| match cause.kind() {
+            std::io::ErrorKind::NotFound => SkillError::NotFound {
+                name: name.to_string(),
+                dir: self.dir.clone(),
+            },
+            _ => SkillError::File {
+                path: path.clone(),
+                cause,
+            },
         })?;
         Ok(path)
     }
@@ -172,24 +189,29 @@ impl SkillStore {
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// A skill file, read whole and checked; its name must be its file's.
-fn read(path: &Path) -> Result<Skill, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+fn read(path: &Path) -> Result<Skill, SkillError> {
+    let unreadable = |cause| SkillError::File {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let size = std::fs::metadata(path).map_err(unreadable)?.len();
     if size > MAX_SKILL_BYTES {
-        return Err(format!(
-            "it is {size} bytes, more than a skill file may be ({MAX_SKILL_BYTES}): not read"
-        ));
+        return Err(SkillError::TooLarge {
+            size,
+            max: MAX_SKILL_BYTES,
+        });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
     let skill = Skill::from_json(&text)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
     if skill.name != stem {
-        return Err(format!(
+        return Err(SkillError::Invalid(format!(
             "it names itself {:?}, not {stem:?} as its file",
             skill.name
-        ));
+        )));
     }
     Ok(skill)
 }

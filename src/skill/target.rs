@@ -3,6 +3,7 @@
 //! elements nearest to it, its rank among elements that look the same, and
 //! its frame.
 
+use super::error::SkillError;
 use serde::{Deserialize, Serialize};
 
 use crate::perceive::{Element, Observation};
@@ -154,24 +155,24 @@ impl Target {
     }
 
     /// The mark id of this target on a new look, or why it cannot be told.
-    pub fn find(&self, obs: &Observation) -> Result<u32, String> {
+    pub fn find(&self, obs: &Observation) -> Result<u32, SkillError> {
         let same = equals(obs, &Key::of_target(self), self.frame);
         let what = self.describe_text();
         match same.as_slice() {
-            [] => Err(format!("{what} is not on the page")),
+            [] => Err(SkillError::Gone(what)),
             [only] if self.equals == 1 => Ok(only.id),
             // As many as when it was learned: the same rank is the same one.
             many if many.len() == self.equals => many
                 .get(self.rank.saturating_sub(1))
                 .map(|e| e.id)
-                .ok_or_else(|| format!("{what} has no rank {}", self.rank)),
-            many => self.by_neighbours(obs, many).ok_or_else(|| {
-                format!(
-                    "{what} is ambiguous: the page has {} of them where the skill knew {}, and \
-                     their neighbours do not tell which",
-                    many.len(),
-                    self.equals
-                )
+                .ok_or(SkillError::NoRank {
+                    what,
+                    rank: self.rank,
+                }),
+            many => self.by_neighbours(obs, many).ok_or(SkillError::Ambiguous {
+                what,
+                found: many.len(),
+                known: self.equals,
             }),
         }
     }
@@ -244,7 +245,7 @@ mod tests {
             el(2, "textbox", "Keywords", 30.0),
             el(3, "button", "search", 60.0),
         ]);
-        assert_eq!(t.find(&after), Ok(3));
+        assert_eq!(t.find(&after).ok(), Some(3));
     }
 
     #[test]
@@ -253,8 +254,8 @@ mod tests {
         let t = Target::describe(&before, 1).unwrap();
         let after = obs(vec![el(1, "button", "Find jobs", 0.0)]);
         assert_eq!(
-            t.find(&after),
-            Err("button \"Search jobs\" is not on the page".into())
+            t.find(&after).unwrap_err().to_string(),
+            "button \"Search jobs\" is not on the page"
         );
     }
 
@@ -277,14 +278,18 @@ mod tests {
         };
         let t = Target::describe(&page(false), 4).unwrap();
         assert_eq!((t.rank, t.equals), (2, 2));
-        assert_eq!(t.find(&page(false)), Ok(4));
+        assert_eq!(t.find(&page(false)).ok(), Some(4));
         // One more "Add" above: the rank no longer holds, the neighbour does.
-        assert_eq!(t.find(&page(true)), Ok(5));
+        assert_eq!(t.find(&page(true)).ok(), Some(5));
         // Neighbours that say nothing: ambiguous, never a guess.
         let lone = Target {
             near: Vec::new(),
             ..t
         };
-        assert!(lone.find(&page(true)).unwrap_err().contains("ambiguous"));
+        assert!(lone
+            .find(&page(true))
+            .unwrap_err()
+            .to_string()
+            .contains("ambiguous"));
     }
 }

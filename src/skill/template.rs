@@ -97,7 +97,7 @@ pub struct Matcher {
 impl Matcher {
     /// Compiles a template: its words match with case and spacing folded,
     /// a final period optional; each parameter matches some words.
-    pub fn new(template: &str) -> Result<Matcher, String> {
+    pub fn new(template: &str) -> Result<Matcher, super::SkillError> {
         let mut pattern = String::from(r"(?is)^\s*");
         let mut names = Vec::new();
         let mut rest = template.trim().trim_end_matches(['.', '!']);
@@ -120,11 +120,11 @@ impl Matcher {
             let after = &rest[start + 2..];
             let end = after
                 .find("}}")
-                .ok_or_else(|| format!("an unclosed {{{{ in the template {template:?}"))?;
+                .ok_or_else(|| super::SkillError::Unclosed(template.to_string()))?;
             let name = &after[..end];
             spaced(&rest[..start], &mut pattern);
             if !valid_name(name) {
-                return Err(format!("{{{{{name}}}}} is not a parameter's name"));
+                return Err(super::SkillError::ParamName(name.to_string()));
             }
             // Groups by position: a name used twice must match the same
             // words both times, which `matches` checks.
@@ -134,8 +134,7 @@ impl Matcher {
         }
         spaced(rest, &mut pattern);
         pattern.push_str(r"\s*[.!]?\s*$");
-        let regex =
-            Regex::new(&pattern).map_err(|e| format!("the template does not compile: {e}"))?;
+        let regex = Regex::new(&pattern).map_err(super::SkillError::Template)?;
         Ok(Matcher { regex, names })
     }
 

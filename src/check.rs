@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::browser::{evaluate, Session};
+use crate::browser::{evaluate, EvalError, Session};
 
 /// A check: what must hold of the final page, or of the answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,7 +99,7 @@ pub async fn look(session: &Session, check: &Check) -> PageLook {
     };
     let value = match page_value(session, &js).await {
         Ok(v) => v,
-        Err(why) => return PageLook::Unreadable(why),
+        Err(why) => return PageLook::Unreadable(why.to_string()),
     };
     match check {
         Check::Js(_) => {
@@ -145,10 +145,10 @@ pub fn told(check: &Check, detail: &str, sealed: bool) -> String {
 
 /// The value of a script in the page (a promise awaited), from seamark's
 /// side, within [`LOOK_TIMEOUT`]; or why there is none.
-pub async fn page_value(session: &Session, js: &str) -> Result<serde_json::Value, String> {
+pub async fn page_value(session: &Session, js: &str) -> Result<serde_json::Value, EvalError> {
     match tokio::time::timeout(LOOK_TIMEOUT, evaluate(session.page(), js)).await {
         Ok(result) => result,
-        Err(_) => Err(format!("no answer within {} s", LOOK_TIMEOUT.as_secs())),
+        Err(_) => Err(EvalError::Timeout(LOOK_TIMEOUT)),
     }
 }
 

@@ -19,6 +19,7 @@
 //! own, over the page's own connection: rare, and it must not disturb the
 //! camera's metrics.
 
+use super::remote::RemoteError;
 use async_tungstenite::tokio::ConnectStream;
 use async_tungstenite::tungstenite::Message;
 use async_tungstenite::WebSocketStream;
@@ -98,8 +99,11 @@ pub async fn close_look(
 /// The DevTools endpoint of page target `target`, next to the browser's own
 /// endpoint `browser_ws` (`ws://host:port/devtools/browser/<id>`). A query (a
 /// hosted browser's token) is kept.
-fn page_endpoint(browser_ws: &str, target: &str) -> Result<String, String> {
-    let mut url = url::Url::parse(browser_ws).map_err(|e| format!("{browser_ws}: {e}"))?;
+fn page_endpoint(browser_ws: &str, target: &str) -> Result<String, RemoteError> {
+    let mut url = url::Url::parse(browser_ws).map_err(|e| RemoteError::Connect {
+        url: browser_ws.to_string(),
+        cause: e.to_string(),
+    })?;
     url.set_path(&format!("/devtools/page/{target}"));
     Ok(url.into())
 }
@@ -115,14 +119,21 @@ impl Camera {
     /// gives it the session's viewport: overrides of device metrics belong
     /// to the connection that set them, and without it a screenshot at a
     /// device scale of 2 would come out at 1.
-    pub async fn open(browser_ws: &str, target: &str, viewport: Viewport) -> Result<Self, String> {
+    pub async fn open(
+        browser_ws: &str,
+        target: &str,
+        viewport: Viewport,
+    ) -> Result<Self, RemoteError> {
         let endpoint = page_endpoint(browser_ws, target)?;
         let (socket, _) = async_tungstenite::tokio::connect_async(endpoint.as_str())
             .await
-            .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
+            .map_err(|e| RemoteError::Connect {
+                url: endpoint.clone(),
+                cause: e.to_string(),
+            })?;
         let mut camera = Self { socket, next_id: 0 };
-        let metrics =
-            serde_json::to_value(viewport.metrics_override()).map_err(|e| e.to_string())?;
+        let metrics = serde_json::to_value(viewport.metrics_override())
+            .map_err(|e| RemoteError::Unreadable(e.to_string()))?;
         camera
             .call("Emulation.setDeviceMetricsOverride", metrics)
             .await?;
@@ -130,14 +141,15 @@ impl Camera {
     }
 
     /// Takes a screenshot.
-    pub async fn shoot(&mut self) -> Result<Vec<u8>, String> {
-        let params = serde_json::to_value(screenshot_params()).map_err(|e| e.to_string())?;
+    pub async fn shoot(&mut self) -> Result<Vec<u8>, RemoteError> {
+        let params = serde_json::to_value(screenshot_params())
+            .map_err(|e| RemoteError::Unreadable(e.to_string()))?;
         let result = self.call("Page.captureScreenshot", params).await?;
         let data = result
             .get("data")
             .and_then(|d| d.as_str())
-            .ok_or_else(|| format!("answer without an image: {}", clip(&result.to_string())))?;
-        decode(data)
+            .ok_or_else(|| RemoteError::Unreadable(clip(&result.to_string()).to_string()))?;
+        decode(data).map_err(RemoteError::Unreadable)
     }
 
     /// Sends one command and waits for its result. The connection answers
@@ -147,7 +159,7 @@ impl Camera {
         &mut self,
         method: &str,
         params: serde_json::Value,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Value, RemoteError> {
         self.next_id += 1;
         let id = self.next_id;
         let command = serde_json::json!({
@@ -158,24 +170,30 @@ impl Camera {
         self.socket
             .send(Message::Text(command.to_string().into()))
             .await
-            .map_err(|e| format!("cannot send to the page: {e}"))?;
+            .map_err(|e| RemoteError::Send {
+                method: method.to_string(),
+                cause: e.to_string(),
+            })?;
         while let Some(message) = self.socket.next().await {
-            let text = match message.map_err(|e| format!("connection to the page: {e}"))? {
+            let text = match message.map_err(|_| RemoteError::Closed(method.to_string()))? {
                 Message::Text(text) => text,
                 Message::Close(_) => break,
                 _ => continue,
             };
             let mut reply: serde_json::Value = serde_json::from_str(&text)
-                .map_err(|e| format!("unreadable answer ({e}): {}", clip(&text)))?;
+                .map_err(|e| RemoteError::Unreadable(format!("({e}) {}", clip(&text))))?;
             if reply.get("id").and_then(|v| v.as_u64()) != Some(id) {
                 continue;
             }
             if let Some(error) = reply.get("error") {
-                return Err(format!("the browser refused {method}: {error}"));
+                return Err(RemoteError::Refused {
+                    method: method.to_string(),
+                    error: error.clone(),
+                });
             }
             return Ok(reply["result"].take());
         }
-        Err("the page closed the connection".into())
+        Err(RemoteError::Closed(method.to_string()))
     }
 }
 
@@ -192,12 +210,16 @@ mod tests {
     #[test]
     fn the_page_endpoint_sits_beside_the_browser_endpoint() {
         assert_eq!(
-            page_endpoint("ws://127.0.0.1:9222/devtools/browser/ab-12", "F00D").as_deref(),
-            Ok("ws://127.0.0.1:9222/devtools/page/F00D")
+            page_endpoint("ws://127.0.0.1:9222/devtools/browser/ab-12", "F00D")
+                .ok()
+                .as_deref(),
+            Some("ws://127.0.0.1:9222/devtools/page/F00D")
         );
         assert_eq!(
-            page_endpoint("wss://host:443/devtools/browser/x?token=1", "T").as_deref(),
-            Ok("wss://host/devtools/page/T?token=1")
+            page_endpoint("wss://host:443/devtools/browser/x?token=1", "T")
+                .ok()
+                .as_deref(),
+            Some("wss://host/devtools/page/T?token=1")
         );
         assert!(page_endpoint("not a url", "T").is_err());
     }

@@ -53,7 +53,7 @@ pub use personal::PersonalBrowser;
 pub use place::{local_time, PageClock, Place};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
-pub use remote::{CdpReply, Link, RemoteSession};
+pub use remote::{CdpReply, Link, RemoteError, RemoteSession};
 pub use traffic::{Answer, Asked, Exchange, Got, Responder, Tap, Traffic, MAX_BODY};
 pub use viewport::{DeviceScale, Viewport};
 
@@ -121,6 +121,9 @@ pub enum BrowserError {
     /// The screenshot could not be taken or decoded.
     #[error("screenshot failed: {0}")]
     Screenshot(String),
+    /// A command on seamark's side connection failed.
+    #[error("browser command failed: {0}")]
+    Remote(RemoteError),
 }
 
 // Written out, not `#[from]`: the message says the cause, so it is not the source too.
@@ -390,11 +393,11 @@ struct CameraSlot {
 /// `work`'s answer, or an error once `limit` has passed.
 async fn within<T>(
     limit: Duration,
-    work: impl std::future::Future<Output = Result<T, String>>,
-) -> Result<T, String> {
+    work: impl std::future::Future<Output = Result<T, RemoteError>>,
+) -> Result<T, RemoteError> {
     tokio::time::timeout(limit, work)
         .await
-        .unwrap_or_else(|_| Err("timed out".into()))
+        .unwrap_or(Err(RemoteError::TimedOut(limit)))
 }
 
 /// What a navigation found.
@@ -621,17 +624,23 @@ impl SharedBrowser {
                 .proxy_server(format!("http://{proxy}"))
                 .proxy_bypass_list(NO_BYPASS);
         }
-        let context = within(options.command_timeout, async {
-            self.browser
-                .create_browser_context(params.build())
-                .await
-                .map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|reason| BrowserError::Context {
-            browser: self.origin.clone(),
-            reason,
-        })?;
+        let made = tokio::time::timeout(
+            options.command_timeout,
+            self.browser.create_browser_context(params.build()),
+        )
+        .await;
+        let context = match made {
+            Ok(Ok(context)) => context,
+            failed => {
+                return Err(BrowserError::Context {
+                    browser: self.origin.clone(),
+                    reason: match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "timed out".into(),
+                    },
+                })
+            }
+        };
         match self.browser.new_page(blank_tab(Some(&context))).await {
             Ok(page) => Session::open(self.clone(), Some(context), page, options).await,
             Err(e) => {
@@ -696,19 +705,34 @@ impl Drop for SharedBrowser {
     }
 }
 
+/// Why a script's value did not come back.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The browser did not run it.
+    #[error("{0}")]
+    Cdp(chromiumoxide::error::CdpError),
+    /// It threw: what it threw, as the page describes it.
+    #[error("{0}")]
+    Thrown(String),
+    /// It gave no answer in time.
+    #[error("no answer within {} s", .0.as_secs())]
+    Timeout(Duration),
+}
+
 /// Evaluates `js` in the page's main world, its promise awaited, and gives
 /// its value (`null` when it has none to give), or what it threw.
-pub async fn evaluate(page: &Page, js: &str) -> Result<serde_json::Value, String> {
+pub async fn evaluate(page: &Page, js: &str) -> Result<serde_json::Value, EvalError> {
     let mut params = EvaluateParams::new(js);
     params.await_promise = Some(true);
     params.return_by_value = Some(true);
-    let reply = page.execute(params).await.map_err(|e| e.to_string())?;
+    let reply = page.execute(params).await.map_err(EvalError::Cdp)?;
     if let Some(e) = &reply.result.exception_details {
-        return Err(e
-            .exception
-            .as_ref()
-            .and_then(|x| x.description.clone())
-            .unwrap_or_else(|| e.text.clone()));
+        return Err(EvalError::Thrown(
+            e.exception
+                .as_ref()
+                .and_then(|x| x.description.clone())
+                .unwrap_or_else(|| e.text.clone()),
+        ));
     }
     Ok(reply
         .result
@@ -818,7 +842,7 @@ impl Session {
             host.remote
                 .check_requests(filter.clone())
                 .await
-                .map_err(|e| BrowserError::Cdp(chromiumoxide::error::CdpError::msg(e)))?;
+                .map_err(BrowserError::Remote)?;
         }
         let mut dialogs = dialogs::DialogKeeper::default();
         dialogs.follow(&page).await;

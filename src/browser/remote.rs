@@ -41,6 +41,63 @@ use super::intercept::{decision, every_request_json, seal_steps, RequestFilter};
 /// How long a command on the side connection may take.
 const COMMAND_BOUND: Duration = Duration::from_secs(15);
 
+/// Why a command on a connection of seamark's own to the browser (the side
+/// connection, for frames of other processes and new tabs, or a page's
+/// camera) did not get its result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RemoteError {
+    /// The connection could not be opened.
+    #[error("cannot connect to {url}: {cause}")]
+    Connect {
+        /// The browser's websocket.
+        url: String,
+        /// Why, as the websocket told it.
+        cause: String,
+    },
+    /// The task that opens it ended before it did.
+    #[error("the side connection was not opened: {0}")]
+    NotOpened(String),
+    /// A command could not be written.
+    #[error("cannot send {method} to the browser: {cause}")]
+    Send {
+        /// The command.
+        method: String,
+        /// Why, as the websocket told it.
+        cause: String,
+    },
+    /// The browser answered with an error: its error object, as it came.
+    #[error("the browser refused {method}: {error}")]
+    Refused {
+        /// The command.
+        method: String,
+        /// The browser's `error`, raw.
+        error: Value,
+    },
+    /// The connection closed first.
+    #[error("the connection closed before {0} was answered")]
+    Closed(String),
+    /// No answer in time.
+    #[error("{0} was not answered in {secs} s", secs = COMMAND_BOUND.as_secs())]
+    Unanswered(String),
+    /// An answer that is not JSON, or not the one asked for: its start, raw.
+    #[error("unreadable answer: {0}")]
+    Unreadable(String),
+    /// Nothing answered in the time given.
+    #[error("timed out after {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// Attached without a session id.
+    #[error("attached to {0} without a session")]
+    NoSession(String),
+    /// A frame of the page that could not be followed.
+    #[error("frame {target} not attached: {cause}")]
+    Frame {
+        /// The frame's target.
+        target: String,
+        /// Why.
+        cause: Box<RemoteError>,
+    },
+}
+
 /// What a command answered: its result, as chromiumoxide's responses hold it.
 #[derive(Debug)]
 pub struct CdpReply<T> {
@@ -79,7 +136,7 @@ impl Link {
                     .channel
                     .call(Some(&r.session), &method, params)
                     .await
-                    .map_err(CdpError::msg)?;
+                    .map_err(|e| CdpError::msg(e.to_string()))?;
                 Ok(CdpReply {
                     result: T::response_from_value(value)?,
                 })
@@ -134,7 +191,7 @@ type Sessions = Arc<Mutex<HashMap<String, String>>>;
 struct Wire {
     sink: tokio::sync::Mutex<Sink>,
     next_id: AtomicU64,
-    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
 }
 
 impl Wire {
@@ -145,7 +202,7 @@ impl Wire {
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), RemoteError> {
         let mut command = json!({ "id": id, "method": method, "params": params });
         if let Some(s) = session {
             command["sessionId"] = json!(s);
@@ -155,11 +212,19 @@ impl Wire {
             .await
             .send(Message::Text(command.to_string().into()))
             .await
-            .map_err(|e| format!("cannot send {method} to the browser: {e}"))
+            .map_err(|e| RemoteError::Send {
+                method: method.to_string(),
+                cause: e.to_string(),
+            })
     }
 
     /// Sends `method` without waiting for its answer.
-    async fn send(&self, session: Option<&str>, method: &str, params: Value) -> Result<(), String> {
+    async fn send(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<(), RemoteError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.write(id, session, method, params).await
     }
@@ -170,7 +235,7 @@ impl Wire {
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, RemoteError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         // Registered before it is sent: the answer may come first.
@@ -180,16 +245,14 @@ impl Wire {
             return Err(e);
         }
         match tokio::time::timeout(COMMAND_BOUND, rx).await {
-            Ok(Ok(answer)) => answer.map_err(|e| format!("the browser refused {method}: {e}")),
-            Ok(Err(_)) => Err(format!(
-                "the connection closed before {method} was answered"
-            )),
+            Ok(Ok(answer)) => answer.map_err(|error| RemoteError::Refused {
+                method: method.to_string(),
+                error,
+            }),
+            Ok(Err(_)) => Err(RemoteError::Closed(method.to_string())),
             Err(_) => {
                 lock(&self.waiting).remove(&id);
-                Err(format!(
-                    "{method} was not answered in {} s",
-                    COMMAND_BOUND.as_secs()
-                ))
+                Err(RemoteError::Unanswered(method.to_string()))
             }
         }
     }
@@ -227,7 +290,11 @@ impl Wire {
     /// them and holds
     /// its requests for the filter: each is asked for even when one before
     /// it failed, and the first failure is given back.
-    async fn follow(&self, session: &str, guard: Option<&RequestFilter>) -> Result<(), String> {
+    async fn follow(
+        &self,
+        session: &str,
+        guard: Option<&RequestFilter>,
+    ) -> Result<(), RemoteError> {
         let mut steps = vec![("Runtime.enable", json!({}))];
         if let Some(guard) = guard {
             steps.push(("Fetch.enable", every_request_json()));
@@ -246,7 +313,7 @@ impl Wire {
     fn answered(&self, id: u64, message: &Value) {
         if let Some(tx) = lock(&self.waiting).remove(&id) {
             let answer = match message.get("error") {
-                Some(error) => Err(error.to_string()),
+                Some(error) => Err(error.clone()),
                 None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
             };
             let _ = tx.send(answer);
@@ -372,10 +439,13 @@ impl Channel {
         tabs: Tabs,
         sessions: Sessions,
         watched: Tabs,
-    ) -> Result<Arc<Channel>, String> {
+    ) -> Result<Arc<Channel>, RemoteError> {
         let (socket, _) = async_tungstenite::tokio::connect_async(&browser_ws)
             .await
-            .map_err(|e| format!("cannot connect to {browser_ws}: {e}"))?;
+            .map_err(|e| RemoteError::Connect {
+                url: browser_ws.clone(),
+                cause: e.to_string(),
+            })?;
         let (sink, mut stream) = socket.split();
         let wire = Arc::new(Wire {
             sink: tokio::sync::Mutex::new(sink),
@@ -422,13 +492,13 @@ impl Channel {
         session: Option<&str>,
         method: &str,
         params: Value,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, RemoteError> {
         self.wire.call(session, method, params).await
     }
 
     /// Attaches to target `target` (flattened: its session's messages come
     /// on this connection) and gives its session id.
-    async fn attach(&self, target: &str) -> Result<String, String> {
+    async fn attach(&self, target: &str) -> Result<String, RemoteError> {
         let attached = self
             .call(
                 None,
@@ -439,7 +509,7 @@ impl Channel {
         attached["sessionId"]
             .as_str()
             .map(str::to_string)
-            .ok_or_else(|| format!("attached to {target} without a session"))
+            .ok_or_else(|| RemoteError::NoSession(target.to_string()))
     }
 }
 
@@ -499,7 +569,7 @@ enum Held {
 /// Has the browser hold every new tab before its first request and tell
 /// this connection (see [`new_tab`]): a tab opened from seamark's tab must
 /// have its requests checked before it sends one.
-async fn watch_new_tabs(channel: &Channel) -> Result<(), String> {
+async fn watch_new_tabs(channel: &Channel) -> Result<(), RemoteError> {
     channel
         .call(
             None,
@@ -620,7 +690,7 @@ impl RemoteFrames {
 
     /// Checks the requests of every frame attached from now on with `filter`,
     /// and of every tab seamark's tabs open, from its first request.
-    pub async fn check_requests(&self, filter: RequestFilter) -> Result<(), String> {
+    pub async fn check_requests(&self, filter: RequestFilter) -> Result<(), RemoteError> {
         let first = lock(&self.filter).replace(filter).is_none();
         let channel = self.channel().await?;
         if first {
@@ -629,7 +699,7 @@ impl RemoteFrames {
         Ok(())
     }
 
-    async fn channel(&self) -> Result<Arc<Channel>, String> {
+    async fn channel(&self) -> Result<Arc<Channel>, RemoteError> {
         let mut slot = self.channel.lock().await;
         if let Some(c) = slot.as_ref().filter(|c| !c.reader.is_finished()) {
             return Ok(c.clone());
@@ -646,7 +716,7 @@ impl RemoteFrames {
             Some(runtime) => runtime
                 .spawn(open)
                 .await
-                .map_err(|e| format!("the side connection was not opened: {e}"))??,
+                .map_err(|e| RemoteError::NotOpened(e.to_string()))??,
             None => open.await?,
         };
         if lock(&self.filter).is_some() {
@@ -665,7 +735,7 @@ impl RemoteFrames {
     /// checks are on, so that the first request of each is checked too.
     /// Frames this misses are attached on first use (see
     /// [`RemoteFrames::session`]).
-    pub async fn attach_frames(&self, page: &Page) -> Result<(), String> {
+    pub async fn attach_frames(&self, page: &Page) -> Result<(), RemoteError> {
         let channel = self.channel().await?;
         let target = page.target_id().inner();
         {
@@ -699,7 +769,7 @@ impl RemoteFrames {
 
     /// The session of frame target `target`, attached (and its scripts
     /// followed) on first use.
-    async fn session(&self, channel: &Arc<Channel>, target: &str) -> Result<String, String> {
+    async fn session(&self, channel: &Arc<Channel>, target: &str) -> Result<String, RemoteError> {
         if let Some(s) = lock(&self.sessions).get(target) {
             return Ok(s.clone());
         }
@@ -759,7 +829,7 @@ fn frames_of(page: &Page) -> Option<Arc<RemoteFrames>> {
 /// Empty when the page has none, or seamark does not drive it through a
 /// session (nothing to attach with). An error when some could not be
 /// followed: the connection could not be opened, or a frame not attached to.
-pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFrame>, String> {
+pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFrame>, RemoteError> {
     let Some(frames) = frames_of(page) else {
         return Ok(Vec::new());
     };
@@ -793,7 +863,10 @@ pub async fn remote_frames(page: &Page, known: &[String]) -> Result<Vec<RemoteFr
             let session = match frames.session(&channel, target).await {
                 Ok(s) => s,
                 Err(e) => {
-                    missed = Some(format!("frame {target} not attached: {e}"));
+                    missed = Some(RemoteError::Frame {
+                        target: target.clone(),
+                        cause: Box::new(e),
+                    });
                     continue;
                 }
             };

@@ -40,6 +40,18 @@ impl std::str::FromStr for Export {
 /// (WebJudge is told of actions only).
 const OUTPUTS: &[&str] = &["COMPLETE", "ANSWER", "STOP", "ASK"];
 
+/// Why a run could not be laid out for a judge.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {what}: {cause}", .folder.display())]
+pub struct ExportError {
+    /// The run's folder in the layout.
+    pub folder: PathBuf,
+    /// What could not be read or written there.
+    pub what: String,
+    /// Why.
+    pub cause: std::io::Error,
+}
+
 /// Writes the runs `records` of the batch in `batch_dir` into `out`, in
 /// `layout`; gives how many runs it wrote.
 pub fn write(
@@ -47,7 +59,7 @@ pub fn write(
     batch_dir: &Path,
     records: &[RunRecord],
     out: &Path,
-) -> Result<usize, String> {
+) -> Result<usize, ExportError> {
     let Export::OnlineMind2Web = layout;
     let repeated = records.iter().any(|r| r.attempt > 1);
     for r in records {
@@ -56,17 +68,30 @@ pub fn write(
             true => r.run_dir.clone(),
             false => batch_dir.join(&r.run_dir),
         };
-        run_folder(r, &run_dir, &folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        run_folder(r, &run_dir, &folder).map_err(|(what, cause)| ExportError {
+            folder: folder.clone(),
+            what,
+            cause,
+        })?;
     }
     Ok(records.len())
 }
 
 /// One run's folder: `result.json` and `trajectory/`.
-fn run_folder(r: &RunRecord, run_dir: &Path, folder: &Path) -> Result<(), String> {
+/// On failure: what could not be read or written, and why.
+fn run_folder(
+    r: &RunRecord,
+    run_dir: &Path,
+    folder: &Path,
+) -> Result<(), (String, std::io::Error)> {
+    let on = |what: &str| {
+        let what = what.to_string();
+        move |e| (what, e)
+    };
     let trajectory = folder.join("trajectory");
-    std::fs::create_dir_all(&trajectory).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&trajectory).map_err(on("trajectory"))?;
     let journal = std::fs::read_to_string(run_dir.join(crate::journal::JOURNAL))
-        .map_err(|e| format!("the run's journal: {e}"))?;
+        .map_err(on("the run's journal"))?;
     let steps: Vec<Value> = journal
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -77,7 +102,7 @@ fn run_folder(r: &RunRecord, run_dir: &Path, folder: &Path) -> Result<(), String
     for (i, step) in steps.iter().enumerate() {
         if let Some(shot) = step["screenshot"].as_str().filter(|s| !s.is_empty()) {
             let to = trajectory.join(format!("{i}_screenshot.png"));
-            std::fs::copy(run_dir.join(shot), &to).map_err(|e| format!("{shot}: {e}"))?;
+            std::fs::copy(run_dir.join(shot), &to).map_err(on(shot))?;
         }
         thoughts.push(step["plan"].as_str().unwrap_or_default().to_string());
         for o in step["report"]["outcomes"]
@@ -104,8 +129,9 @@ fn run_folder(r: &RunRecord, run_dir: &Path, folder: &Path) -> Result<(), String
         "action_history": actions,
         "thoughts": thoughts,
     });
-    let text = serde_json::to_string_pretty(&result).map_err(|e| e.to_string())?;
-    std::fs::write(folder.join("result.json"), text).map_err(|e| e.to_string())
+    let text =
+        serde_json::to_string_pretty(&result).map_err(|e| ("result.json".to_string(), e.into()))?;
+    std::fs::write(folder.join("result.json"), text).map_err(on("result.json"))
 }
 
 /// Where the record `r`'s folder goes in `out`.

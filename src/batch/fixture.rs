@@ -34,7 +34,7 @@ pub enum FixtureError {
     NotRecorded(PathBuf),
     /// The id asked for cannot name a task.
     #[error("--id: {0}")]
-    Id(String),
+    Id(super::task::IdError),
     /// Writing the fixture failed.
     #[error("cannot write the fixture into {dir}: {cause}")]
     Write {

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
+use super::suite_error::SuiteError;
 use super::task::{Check, TaskSpec};
 use crate::browser::{evaluate, BrowserOptions, Pool};
 use crate::serve::StaticServer;
@@ -24,7 +25,7 @@ const GRACE: Duration = Duration::from_secs(2);
 /// The served folder of a MiniWoB++ checkout: the one holding `miniwob/`
 /// (the task pages) and `core/core.js`. `dir` may be that folder, or a
 /// checkout holding it as `html/` or `miniwob/html/`.
-pub fn find_root(dir: &Path) -> Result<PathBuf, String> {
+pub fn find_root(dir: &Path) -> Result<PathBuf, SuiteError> {
     let candidates = [
         dir.to_path_buf(),
         dir.join("html"),
@@ -33,13 +34,7 @@ pub fn find_root(dir: &Path) -> Result<PathBuf, String> {
     candidates
         .into_iter()
         .find(|c| c.join("core").join("core.js").is_file() && c.join("miniwob").is_dir())
-        .ok_or_else(|| {
-            format!(
-                "{} is not a MiniWoB++ checkout: no core/core.js beside a miniwob/ folder of task \
-                 pages in it, in html/ or in miniwob/html/",
-                dir.display()
-            )
-        })
+        .ok_or_else(|| SuiteError::NotMiniwob(dir.to_path_buf()))
 }
 
 /// The task names of a served folder (`miniwob/<name>.html`), sorted.
@@ -76,11 +71,15 @@ struct Episode {
 
 impl ServedMiniwob {
     /// Serves the checkout at `dir` (see [`find_root`]).
-    pub async fn serve(dir: &Path) -> Result<ServedMiniwob, String> {
+    pub async fn serve(dir: &Path) -> Result<ServedMiniwob, SuiteError> {
         let root = find_root(dir)?;
-        let server = StaticServer::start(root.clone())
-            .await
-            .map_err(|e| format!("cannot serve {}: {e}", root.display()))?;
+        let server =
+            StaticServer::start(root.clone())
+                .await
+                .map_err(|cause| SuiteError::Serve {
+                    dir: root.clone(),
+                    cause,
+                })?;
         Ok(ServedMiniwob { root, server })
     }
 
@@ -97,23 +96,22 @@ impl ServedMiniwob {
         pool: &Arc<Pool>,
         browser: &BrowserOptions,
         concurrency: usize,
-    ) -> Result<Vec<TaskSpec>, String> {
+    ) -> Result<Vec<TaskSpec>, SuiteError> {
         let known = task_names(&self.root);
         let names: Vec<String> = if names.is_empty() {
             known.clone()
         } else {
-            let unknown: Vec<&String> = names.iter().filter(|n| !known.contains(n)).collect();
+            let unknown: Vec<String> = (names.iter())
+                .filter(|n| !known.contains(n))
+                .cloned()
+                .collect();
             if !unknown.is_empty() {
-                return Err(format!(
-                    "no MiniWoB++ task named {} in {} (it has: {})",
-                    unknown
-                        .iter()
-                        .map(|n| format!("{n:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    self.root.join("miniwob").display(),
-                    known.join(", ")
-                ));
+                return Err(SuiteError::Unknown {
+                    suite: "MiniWoB++",
+                    names: unknown,
+                    place: self.root.join("miniwob"),
+                    has: format!("it has: {}", known.join(", ")),
+                });
             }
             names.to_vec()
         };
@@ -121,7 +119,7 @@ impl ServedMiniwob {
             .iter()
             .flat_map(|n| (0..seeds).map(move |s| (n.clone(), s)))
             .collect();
-        let found: Vec<Result<TaskSpec, String>> = futures::stream::iter(pairs)
+        let found: Vec<Result<TaskSpec, SuiteError>> = futures::stream::iter(pairs)
             .map(|(name, seed)| self.task(name, seed, episode_time, pool, browser))
             .buffered(concurrency.max(1))
             .collect()
@@ -137,9 +135,13 @@ impl ServedMiniwob {
         episode_time: Option<Duration>,
         pool: &Arc<Pool>,
         browser: &BrowserOptions,
-    ) -> Result<TaskSpec, String> {
+    ) -> Result<TaskSpec, SuiteError> {
         let url = self.server.url(&format!("miniwob/{name}.html"));
-        let fail = |e: String| format!("MiniWoB++ task {name} (seed {seed}): {e}");
+        let fail = |why: String| SuiteError::Episode {
+            name: name.clone(),
+            seed,
+            why,
+        };
         let session = pool.open(browser).await.map_err(|e| fail(e.to_string()))?;
         let episode = async {
             session

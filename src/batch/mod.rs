@@ -30,6 +30,7 @@ pub mod miniwob;
 pub mod results;
 pub mod score;
 pub mod served;
+pub mod suite_error;
 pub mod suites;
 pub mod summary;
 pub mod task;
@@ -92,18 +93,29 @@ impl Shard {
     }
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// Why a text is no shard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// Not `I/N`.
+    #[error("{0:?} is not a shard: write I/N, as 1/4 (the first of four)")]
+    Form(String),
+    /// An `I` out of `1..=N`.
+    #[error("shard {0}: I must be 1 to N")]
+    Range(String),
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("{s:?} is not a shard: write I/N, as 1/4 (the first of four)");
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Self, ShardError> {
+        let bad = || ShardError::Form(s.to_string());
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count): (usize, usize) = (
             i.trim().parse().map_err(|_| bad())?,
             n.trim().parse().map_err(|_| bad())?,
         );
         if count == 0 || index == 0 || index > count {
-            return Err(format!("shard {s}: I must be 1 to N"));
+            return Err(ShardError::Range(s.to_string()));
         }
         Ok(Shard { index, count })
     }
@@ -343,7 +355,7 @@ impl Batch {
     pub async fn run(self, tasks: Vec<TaskSpec>) -> Result<BatchOutcome, BatchError> {
         let mut ids = HashSet::new();
         for t in &tasks {
-            task::valid_id(&t.id).map_err(BatchError::Config)?;
+            task::valid_id(&t.id).map_err(|e| BatchError::Config(e.to_string()))?;
             if !ids.insert(t.id.clone()) {
                 return Err(BatchError::Config(format!(
                     "task id {:?} is used twice",
@@ -631,7 +643,7 @@ fn plan(
         .filter(move |(i, _)| std::future::ready(shard.is_none_or(|s| s.holds(*i))))
         .filter(move |(_, spec)| {
             let why = match task::valid_id(&spec.id) {
-                Err(e) => Some(e),
+                Err(e) => Some(e.to_string()),
                 Ok(()) if !seen.insert(spec.id.clone()) => {
                     Some(format!("id {:?} came before", spec.id))
                 }

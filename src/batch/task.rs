@@ -281,7 +281,7 @@ fn recording_allowed(site: &str, base: &Path, local: LocalFiles) -> Result<Strin
 fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<String> {
     let mut out = Vec::new();
     if let Err(e) = valid_id(&spec.id) {
-        out.push(e);
+        out.push(e.to_string());
     }
     if spec.task.trim().is_empty() {
         out.push("the task is empty".into());
@@ -344,22 +344,34 @@ fn spec_problems(spec: &mut TaskSpec, base: &Path, local: LocalFiles) -> Vec<Str
     out
 }
 
+/// Why a task id cannot name a directory.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    /// Nothing.
+    #[error("the id is empty")]
+    Empty,
+    /// Too long a name.
+    #[error("the id is longer than 100 characters")]
+    TooLong,
+    /// Other characters, or a leading dot.
+    #[error("id {0:?} may hold only letters, digits, '.', '_' and '-' (and not start with '.')")]
+    Characters(String),
+}
+
 /// Checks a task id: it names a directory, so it is kept plain.
-pub fn valid_id(id: &str) -> Result<(), String> {
+pub fn valid_id(id: &str) -> Result<(), IdError> {
     if id.is_empty() {
-        return Err("the id is empty".into());
+        return Err(IdError::Empty);
     }
     if id.len() > 100 {
-        return Err("the id is longer than 100 characters".into());
+        return Err(IdError::TooLong);
     }
     if id.starts_with('.')
         || !id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
     {
-        return Err(format!(
-            "id {id:?} may hold only letters, digits, '.', '_' and '-' (and not start with '.')"
-        ));
+        return Err(IdError::Characters(id.to_string()));
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use super::suite_error::SuiteError;
 use super::task::{Check, TaskSpec};
 use crate::serve::StaticServer;
 
@@ -37,18 +38,17 @@ pub const ASK_FOR_PASSWORD: &str =
 
 impl ServedWebGames {
     /// Serves the app of the WebGames folder `dir` (its `site/`).
-    pub async fn serve(dir: &Path) -> Result<ServedWebGames, String> {
+    pub async fn serve(dir: &Path) -> Result<ServedWebGames, SuiteError> {
         let site = dir.join("site");
         if !site.join("index.html").is_file() || !dir.join("tasks.jsonl").is_file() {
-            return Err(format!(
-                "{} is no WebGames folder: it needs site/index.html (the built app) and \
-                 tasks.jsonl",
-                dir.display()
-            ));
+            return Err(SuiteError::NotWebGames(dir.to_path_buf()));
         }
         let server = StaticServer::start_app(site.clone())
             .await
-            .map_err(|e| format!("cannot serve {}: {e}", site.display()))?;
+            .map_err(|cause| SuiteError::Serve {
+                dir: site.clone(),
+                cause,
+            })?;
         Ok(ServedWebGames {
             root: dir.to_path_buf(),
             server,
@@ -57,22 +57,24 @@ impl ServedWebGames {
 
     /// The tasks: `only` these ids (all when empty; an unknown id is an
     /// error that names the known ones' count), in the file's order.
-    pub fn tasks(&self, only: &[String]) -> Result<Vec<TaskSpec>, String> {
+    pub fn tasks(&self, only: &[String]) -> Result<Vec<TaskSpec>, SuiteError> {
         let file = self.root.join("tasks.jsonl");
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let text = std::fs::read_to_string(&file).map_err(|cause| SuiteError::Read {
+            path: file.clone(),
+            cause,
+        })?;
+        let bad_line = |line: usize, why: String| SuiteError::Line {
+            file: file.clone(),
+            line,
+            why,
+        };
         let mut all = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let mut c: Challenge = serde_json::from_str(line).map_err(|e| {
-                format!(
-                    "{} line {}: not a WebGames task: {e}",
-                    file.display(),
-                    i + 1
-                )
-            })?;
+            let mut c: Challenge = serde_json::from_str(line)
+                .map_err(|e| bad_line(i + 1, format!("not a WebGames task: {e}")))?;
             // An id is a run directory's name: `maze/*` (a route's pattern)
             // becomes `maze`.
             c.id =
@@ -80,25 +82,21 @@ impl ServedWebGames {
                     .filter(|part| !part.is_empty())
                     .collect::<Vec<_>>()
                     .join("-");
-            super::task::valid_id(&c.id)
-                .map_err(|e| format!("{} line {}: {e}", file.display(), i + 1))?;
+            super::task::valid_id(&c.id).map_err(|e| bad_line(i + 1, e.to_string()))?;
             all.push(c);
         }
-        let unknown: Vec<&String> = only
+        let unknown: Vec<String> = only
             .iter()
             .filter(|id| !all.iter().any(|c| &c.id == *id))
+            .cloned()
             .collect();
         if !unknown.is_empty() {
-            return Err(format!(
-                "no WebGames task {} in {} (it has {} tasks)",
-                unknown
-                    .iter()
-                    .map(|id| format!("{id:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                file.display(),
-                all.len()
-            ));
+            return Err(SuiteError::Unknown {
+                suite: "WebGames",
+                names: unknown,
+                place: file,
+                has: format!("it has {} tasks", all.len()),
+            });
         }
         Ok(all
             .into_iter()

@@ -36,24 +36,39 @@ pub struct DemoSite {
     _files: tempfile::TempDir,
 }
 
+/// Why the demo site cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// Its files cannot be written.
+    #[error("cannot write the demo site: {0}")]
+    Files(std::io::Error),
+    /// Its port is taken.
+    #[error(
+        "cannot serve the demo site on 127.0.0.1:{port}: {cause} (the recording was made there: \
+         free the port, or give --port with --model)"
+    )]
+    Port {
+        /// The port.
+        port: u16,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
+
 impl DemoSite {
     /// Serves the site on `port` of 127.0.0.1 (0: any free one).
-    pub async fn serve(port: u16) -> Result<DemoSite, String> {
+    pub async fn serve(port: u16) -> Result<DemoSite, DemoError> {
         let files = tempfile::Builder::new()
             .prefix("seamark-demo-")
             .tempdir()
-            .map_err(|e| format!("cannot make the demo site's folder: {e}"))?;
+            .map_err(DemoError::Files)?;
         for (name, text) in SITE {
-            std::fs::write(files.path().join(name), text)
-                .map_err(|e| format!("cannot write the demo site: {e}"))?;
+            std::fs::write(files.path().join(name), text).map_err(DemoError::Files)?;
         }
         let root: PathBuf = files.path().to_path_buf();
-        let server = StaticServer::start_on(root, port).await.map_err(|e| {
-            format!(
-                "cannot serve the demo site on 127.0.0.1:{port}: {e} (the recording was made \
-                 there: free the port, or give --port with --model)"
-            )
-        })?;
+        let server = StaticServer::start_on(root, port)
+            .await
+            .map_err(|cause| DemoError::Port { port, cause })?;
         Ok(DemoSite {
             server,
             _files: files,

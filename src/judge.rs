@@ -144,14 +144,10 @@ static VERDICT_SCHEMA: LazyLock<Result<AnswerSchema, String>> = LazyLock::new(||
 /// tolerated), validated against its schema.
 fn read(answer: &str) -> Result<Judgement, String> {
     let schema = VERDICT_SCHEMA.as_ref().map_err(Clone::clone)?;
-    let value = schema.check(answer).map_err(|e| {
-        if e.starts_with("the answer is not JSON") {
-            "the answer is not JSON".to_string()
-        } else {
-            e.replace(
-                "the answer does not follow the schema",
-                "the verdict is not one",
-            )
+    let value = schema.check(answer).map_err(|e| match e {
+        crate::schema::AnswerError::NotJson => "the answer is not JSON".to_string(),
+        crate::schema::AnswerError::Breaks(how) => {
+            format!("the verdict is not one: {}", how.join("; "))
         }
     })?;
     let mut judgement: Judgement =

@@ -34,6 +34,20 @@ pub enum SchemaError {
     Invalid(String),
 }
 
+/// Why an answer does not do for a schema; told to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// No JSON value in it.
+    #[error(
+        "the answer is not JSON: give ANSWER: followed by one JSON value that follows the \
+         schema in the system prompt"
+    )]
+    NotJson,
+    /// JSON that breaks the schema: where and how, the first few.
+    #[error("the answer does not follow the schema: {}", .0.join("; "))]
+    Breaks(Vec<String>),
+}
+
 /// A JSON Schema the run's answer must follow.
 pub struct AnswerSchema {
     schema: Value,
@@ -87,12 +101,8 @@ impl AnswerSchema {
 
     /// Reads an answer as one JSON value and validates it: the value, or
     /// what is wrong, written for the model (each failing path and why).
-    pub fn check(&self, answer: &str) -> Result<Value, String> {
-        let value = json_in(answer).ok_or_else(|| {
-            "the answer is not JSON: give ANSWER: followed by one JSON value that follows the \
-             schema in the system prompt"
-                .to_string()
-        })?;
+    pub fn check(&self, answer: &str) -> Result<Value, AnswerError> {
+        let value = json_in(answer).ok_or(AnswerError::NotJson)?;
         let messages: Vec<String> = self
             .validator
             .iter_errors(&value)
@@ -102,10 +112,7 @@ impl AnswerSchema {
         if messages.is_empty() {
             Ok(value)
         } else {
-            Err(format!(
-                "the answer does not follow the schema: {}",
-                messages.join("; ")
-            ))
+            Err(AnswerError::Breaks(messages))
         }
     }
 }
@@ -176,10 +183,15 @@ mod tests {
         );
         let err = s
             .check(r#"[{"plan": "Pro", "price_usd_month": "$7"}]"#)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("/0/price_usd_month"), "{err}");
         assert!(err.contains("not of type"), "{err}");
-        assert!(s.check("seven dollars").unwrap_err().contains("not JSON"));
+        assert!(s
+            .check("seven dollars")
+            .unwrap_err()
+            .to_string()
+            .contains("not JSON"));
     }
 
     #[test]

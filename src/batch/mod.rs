@@ -930,10 +930,9 @@ fn run_options(shared: &Shared, unit: &Unit, run_dir: &Path) -> Result<AgentOpti
         options.site = crate::site::SiteUse::Replay(har.into());
     }
     if let Some(clock) = &spec.fixed_clock {
-        options.fixed_clock = Some(crate::site::ClockStart::parse(
-            clock,
-            matches!(options.site, crate::site::SiteUse::Replay(_)),
-        )?);
+        let replayed = matches!(options.site, crate::site::SiteUse::Replay(_));
+        let start = crate::site::ClockStart::parse(clock, replayed).map_err(|e| e.to_string())?;
+        options.fixed_clock = Some(start);
     }
     Ok(options)
 }

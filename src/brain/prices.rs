@@ -37,6 +37,31 @@ pub struct Prices {
 
 const BUILT_IN: &str = include_str!("../../data/prices.json");
 
+/// Why a price file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PriceFileError {
+    /// It cannot be read.
+    #[error("cannot read the price file {}: {cause}", .path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// It is not a table of prices.
+    #[error(
+        "the price file {} is not {{\"models\": {{\"provider/model\": {{\"input\": USD, \
+         \"output\": USD}}}}}}: {cause}",
+        .path.display()
+    )]
+    NotPrices {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Where and why it does not parse.
+        cause: serde_json::Error,
+    },
+}
+
 impl Prices {
     /// The built-in list.
     pub fn built_in() -> Prices {
@@ -48,15 +73,16 @@ impl Prices {
     }
 
     /// The built-in list with a user's file over it.
-    pub fn with_file(path: &Path) -> Result<Prices, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the price file {}: {e}", path.display()))?;
-        let extra: PriceFile = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "the price file {} is not {{\"models\": {{\"provider/model\": {{\"input\": USD, \"output\": USD}}}}}}: {e}",
-                path.display()
-            )
+    pub fn with_file(path: &Path) -> Result<Prices, PriceFileError> {
+        let text = std::fs::read_to_string(path).map_err(|cause| PriceFileError::Read {
+            path: path.to_path_buf(),
+            cause,
         })?;
+        let extra: PriceFile =
+            serde_json::from_str(&text).map_err(|cause| PriceFileError::NotPrices {
+                path: path.to_path_buf(),
+                cause,
+            })?;
         let mut prices = Prices::built_in();
         prices.models.extend(extra.models);
         Ok(prices)
@@ -107,6 +133,9 @@ mod tests {
         assert_eq!(p.of("openai/llava").unwrap().output, 0.0);
         assert_eq!(p.of("openai/gpt-4o").unwrap().input, 1.0);
         std::fs::write(&f, "not json").unwrap();
-        assert!(Prices::with_file(&f).unwrap_err().contains("is not"));
+        assert!(Prices::with_file(&f)
+            .unwrap_err()
+            .to_string()
+            .contains("is not"));
     }
 }

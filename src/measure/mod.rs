@@ -403,26 +403,64 @@ fn stage_figures(samples: &Samples) -> Vec<StageFigures> {
         .collect()
 }
 
+/// Why a bench file cannot be compared with.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchFileError {
+    /// It cannot be read.
+    #[error("{}: {cause}", .path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        cause: std::io::Error,
+    },
+    /// It is not one.
+    #[error("{} is not a seamark bench file ({why})", .path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What it lacks, or the parser's words.
+        why: String,
+    },
+    /// It is one of another format.
+    #[error(
+        "{} is a seamark bench file of format {format}; this seamark reads format {FORMAT}: \
+         measure the baseline again with this version",
+        .path.display()
+    )]
+    Format {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its format.
+        format: u64,
+    },
+}
+
 impl BenchReport {
     /// Reads a report `--json` wrote: the format's version first, so that a
     /// file of another version is told as such.
-    pub fn read(path: &std::path::Path) -> Result<BenchReport, String> {
-        let shown = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{shown} is not a seamark bench file (not JSON: {e})"))?;
+    pub fn read(path: &std::path::Path) -> Result<BenchReport, BenchFileError> {
+        let fault = |why: String| BenchFileError::Invalid {
+            path: path.to_path_buf(),
+            why,
+        };
+        let text = std::fs::read_to_string(path).map_err(|cause| BenchFileError::Read {
+            path: path.to_path_buf(),
+            cause,
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| fault(format!("not JSON: {e}")))?;
         match value.get("format").and_then(|f| f.as_u64()) {
             Some(v) if v == u64::from(FORMAT) => {}
             Some(v) => {
-                return Err(format!(
-                    "{shown} is a seamark bench file of format {v}; this seamark reads format \
-                     {FORMAT}: measure the baseline again with this version"
-                ))
+                return Err(BenchFileError::Format {
+                    path: path.to_path_buf(),
+                    format: v,
+                })
             }
-            None => return Err(format!("{shown} is not a seamark bench file (no format)")),
+            None => return Err(fault("no format".into())),
         }
-        serde_json::from_value(value)
-            .map_err(|e| format!("{shown} is not a seamark bench file: {e}"))
+        serde_json::from_value(value).map_err(|e| fault(e.to_string()))
     }
 
     /// The table people paste: a row per page and stage, then each page's

@@ -48,25 +48,30 @@ pub enum ClockStart {
     At(SystemTime),
 }
 
+/// Why a fixed clock cannot start where it is asked to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClockError {
+    /// `recording` with no recording.
+    #[error(
+        "a fixed clock without a time starts where the recording began: give the recording \
+         (--site), or a time (2026-03-14T09:26:53Z)"
+    )]
+    NoRecording,
+    /// Neither `recording` nor a time.
+    #[error("{0:?} is not `recording` nor a time in UTC such as 2026-03-14T09:26:53Z")]
+    NotTime(String),
+}
+
 impl ClockStart {
     /// `recording`, or a time in UTC (`2026-03-14T09:26:53Z`); `replayed`
     /// says whether a recording answers the run (where `recording` starts).
-    pub fn parse(text: &str, replayed: bool) -> Result<ClockStart, String> {
+    pub fn parse(text: &str, replayed: bool) -> Result<ClockStart, ClockError> {
         match text.trim() {
             "recording" if replayed => Ok(ClockStart::Recording),
-            "recording" => Err(
-                "a fixed clock without a time starts where the recording began: give the \
-                 recording (--site), or a time (2026-03-14T09:26:53Z)"
-                    .into(),
-            ),
+            "recording" => Err(ClockError::NoRecording),
             time => crate::clock::parse_utc_rfc3339(time)
                 .map(ClockStart::At)
-                .ok_or_else(|| {
-                    format!(
-                        "{time:?} is not `recording` nor a time in UTC such as \
-                         2026-03-14T09:26:53Z"
-                    )
-                }),
+                .ok_or_else(|| ClockError::NotTime(time.to_string())),
         }
     }
 }

@@ -61,6 +61,11 @@ pub(super) async fn page_url(page: &Page) -> String {
     page.url().await.ok().flatten().unwrap_or_default()
 }
 
+/// An error's words, as the outcome tells the model.
+fn told(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
 fn refused(e: impl std::fmt::Display) -> String {
     format!("the browser refused the input: {e}")
 }
@@ -112,7 +117,7 @@ async fn spot_point(
         (Spot::Id(_), Some(e)) => Ok((point_for(session.page(), e, view).await?, describe(e))),
         (Spot::Id(_), None) => Err("the command names no element".to_string()),
         (Spot::At(at), _) => {
-            let p = super::points::to_css(*at, session.viewport())?;
+            let p = super::points::to_css(*at, session.viewport()).map_err(told)?;
             Ok((p, format!("at {}", point_place(*at, p, target))))
         }
     }
@@ -221,7 +226,7 @@ async fn at_point(
     view: Rect,
 ) -> Act {
     let page = session.page();
-    let p = super::points::to_css(at, session.viewport())?;
+    let p = super::points::to_css(at, session.viewport()).map_err(told)?;
     let place = point_place(at, p, target);
     match command {
         Command::HoverAt { .. } => {
@@ -324,7 +329,7 @@ async fn drag(
     pace: input::Pace,
 ) -> Act {
     let end = match (to, drop_on) {
-        (Spot::At(at), _) => super::points::to_css(*at, session.viewport())?,
+        (Spot::At(at), _) => super::points::to_css(*at, session.viewport()).map_err(told)?,
         (Spot::Id(_), Some(e)) => centre_in_view(e)?,
         (Spot::Id(id), None) => return Err(format!("there is no element {id} to drop on")),
     };

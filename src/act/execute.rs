@@ -114,7 +114,7 @@ impl Executor {
             // A point is guarded as the element it falls on.
             (None, Some(at)) => {
                 let p = super::points::to_css(at, session.viewport())
-                    .map_err(|why| fail(Status::Failed, why))?;
+                    .map_err(|why| fail(Status::Failed, why.to_string()))?;
                 match super::points::element_at(&seen.table.elements, p).map(|e| e.id) {
                     // Asked as for its id: that tells its node.
                     Some(id) => self.element(session.page(), id, step).await.ok(),

@@ -152,7 +152,7 @@ impl Executor {
             Command::Fetch { url } => {
                 let current = actions::page_url(session.page()).await;
                 let resolved = fetch_target(url, &current, &self.options.fetch_schemes)
-                    .map_err(|why| (Status::Failed, why))?;
+                    .map_err(|why| (Status::Failed, why.to_string()))?;
                 if let Some(why) = self.refuse_url(resolved.as_str()) {
                     return Err((Status::Refused, why));
                 }

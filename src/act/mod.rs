@@ -37,10 +37,10 @@ use crate::records::{Download, Outcome};
 use crate::safety::{Blocked, ConfirmGuard, DomainPolicy, Secrets};
 
 pub use checkpoint::same_name as same_checkpoint_name;
-pub use points::{element_at, to_css, to_image};
+pub use points::{element_at, to_css, to_image, OutsideImage};
 pub use sequence::MAX_COMMANDS;
-pub use tabs::{tabs_note, TabInfo};
-pub use urls::{fetch_target, host_of, DEFAULT_FETCH_SCHEMES};
+pub use tabs::{tabs_note, TabError, TabInfo};
+pub use urls::{fetch_target, host_of, FetchUrlError, DEFAULT_FETCH_SCHEMES};
 pub use watch::DialogPolicy;
 pub use zoom::magnification_words;
 

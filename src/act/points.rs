@@ -7,20 +7,36 @@ use crate::commands::ImagePoint;
 use crate::mark;
 use crate::perceive::{Element, ElementState, Point};
 
+/// A point outside the image the model was sent; told to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{at} is outside the image you were sent ({width}×{height}, from @0,0 to @{},{}): nothing \
+     was done",
+    .width.saturating_sub(1),
+    .height.saturating_sub(1)
+)]
+pub struct OutsideImage {
+    /// The point written.
+    pub at: ImagePoint,
+    /// The sent image's width.
+    pub width: u32,
+    /// Its height.
+    pub height: u32,
+}
+
 /// The CSS point of the viewport that pixel `at` of the sent image shows
 /// (its centre), or why there is none. The image is the screenshot in
 /// device pixels (`viewport.scale` per CSS pixel), shrunk to the long edge
 /// models take.
-pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, String> {
+pub fn to_css(at: ImagePoint, viewport: Viewport) -> Result<Point, OutsideImage> {
     let (dw, dh) = viewport.device_size();
     let (sw, sh) = mark::sent_size(dw, dh, mark::DEFAULT_LONG_EDGE);
     if at.x >= sw || at.y >= sh {
-        return Err(format!(
-            "{at} is outside the image you were sent ({sw}×{sh}, from @0,0 to @{},{}): \
-             nothing was done",
-            sw.saturating_sub(1),
-            sh.saturating_sub(1)
-        ));
+        return Err(OutsideImage {
+            at,
+            width: sw,
+            height: sh,
+        });
     }
     let (w, h) = (f64::from(viewport.width), f64::from(viewport.height));
     let (fx, fy) = (w / f64::from(sw), h / f64::from(sh));
@@ -79,7 +95,9 @@ mod tests {
             (p.x - 960.6).abs() < 0.5 && (p.y - 540.6).abs() < 0.5,
             "{p:?}"
         );
-        let why = to_css(ImagePoint { x: 1568, y: 10 }, big).unwrap_err();
+        let why = to_css(ImagePoint { x: 1568, y: 10 }, big)
+            .unwrap_err()
+            .to_string();
         assert!(
             why.contains("outside the image you were sent (1568×882"),
             "{why}"
@@ -112,7 +130,9 @@ mod tests {
             (p.x - 640.4).abs() < 0.5 && (p.y - 400.4).abs() < 0.5,
             "{p:?}"
         );
-        let why = to_css(ImagePoint { x: 10, y: 980 }, dense).unwrap_err();
+        let why = to_css(ImagePoint { x: 10, y: 980 }, dense)
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("(1568×980"), "{why}");
     }
 }

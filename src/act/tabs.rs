@@ -11,7 +11,7 @@ use std::time::Duration;
 use chromiumoxide::Page;
 
 use super::{actions, Executor};
-use crate::browser::Session;
+use crate::browser::{BrowserError, Session};
 use crate::commands::{Step, TabTarget};
 
 /// Most tabs listed for the model.
@@ -58,13 +58,42 @@ pub fn tabs_note(tabs: &[TabInfo]) -> Option<String> {
     })
 }
 
+/// Why a tab cannot be listed, shown or closed; told to the model.
+#[derive(Debug, thiserror::Error)]
+pub enum TabError {
+    /// The browser did not list them.
+    #[error("the tabs could not be listed: {0}")]
+    List(BrowserError),
+    /// A number past the last tab.
+    #[error("there is no tab {n}: the tabs are numbered 1 to {count}")]
+    NoTab {
+        /// The number asked for.
+        n: usize,
+        /// How many there are.
+        count: usize,
+    },
+    /// A tab whose page the domain policy refuses.
+    #[error("tab {n} shows {url}, which {why}")]
+    Refused {
+        /// The tab.
+        n: usize,
+        /// Its page.
+        url: String,
+        /// Why the policy refuses it.
+        why: String,
+    },
+    /// The last tab, which stays.
+    #[error("this is the only tab: it stays open (FETCH a page instead)")]
+    OnlyTab,
+    /// The browser did not show it.
+    #[error("the tab could not be shown: {0}")]
+    Show(BrowserError),
+}
+
 impl Executor {
     /// The session's tabs in the order they opened.
-    async fn ordered_tabs(&mut self, session: &Session) -> Result<Vec<Page>, String> {
-        let pages = session
-            .tabs()
-            .await
-            .map_err(|e| format!("the tabs could not be listed: {e}"))?;
+    async fn ordered_tabs(&mut self, session: &Session) -> Result<Vec<Page>, TabError> {
+        let pages = session.tabs().await.map_err(TabError::List)?;
         let id = |p: &Page| p.target_id().inner().clone();
         self.tab_order.retain(|t| pages.iter().any(|p| id(p) == *t));
         for p in &pages {
@@ -78,7 +107,7 @@ impl Executor {
     }
 
     /// The session's tabs, numbered, the shown one marked.
-    pub async fn tabs(&mut self, session: &Session) -> Result<Vec<TabInfo>, String> {
+    pub async fn tabs(&mut self, session: &Session) -> Result<Vec<TabInfo>, TabError> {
         let shown = session.page().target_id().clone();
         let mut tabs = Vec::new();
         for (i, p) in self.ordered_tabs(session).await?.iter().enumerate() {
@@ -99,20 +128,24 @@ impl Executor {
     }
 
     /// Shows tab `n`: what the model is told, or why not.
-    pub async fn switch_tab(&mut self, session: &mut Session, n: usize) -> Result<String, String> {
+    pub async fn switch_tab(
+        &mut self,
+        session: &mut Session,
+        n: usize,
+    ) -> Result<String, TabError> {
         let tabs = self.ordered_tabs(session).await?;
         let Some(page) = n.checked_sub(1).and_then(|i| tabs.get(i)).cloned() else {
-            return Err(format!(
-                "there is no tab {n}: the tabs are numbered 1 to {}",
-                tabs.len()
-            ));
+            return Err(TabError::NoTab {
+                n,
+                count: tabs.len(),
+            });
         };
         if page.target_id() == session.page().target_id() {
             return Ok(format!("tab {n} is the one shown already"));
         }
         let url = actions::page_url(&page).await;
         if let Some(why) = self.options.domains.url_refusal(&url) {
-            return Err(format!("tab {n} shows {url}, which {why}"));
+            return Err(TabError::Refused { n, url, why });
         }
         let old = session.page().clone();
         self.show(session, page).await?;
@@ -124,7 +157,7 @@ impl Executor {
 
     /// Closes the tab shown and shows the one before it (the tab it came
     /// from, else the one listed before it): what the model is told.
-    pub async fn close_tab(&mut self, session: &mut Session) -> Result<String, String> {
+    pub async fn close_tab(&mut self, session: &mut Session) -> Result<String, TabError> {
         let tabs = self.ordered_tabs(session).await?;
         let shown = session.page().clone();
         let at = tabs
@@ -146,7 +179,7 @@ impl Executor {
                 .min_by_key(|(i, _)| if *i < at { at - i } else { i - at + tabs.len() })
                 .map(|(_, p)| p.clone())
         }) else {
-            return Err("this is the only tab: it stays open (FETCH a page instead)".into());
+            return Err(TabError::OnlyTab);
         };
         let closed_url = actions::page_url(&shown).await;
         self.show(session, back).await?;
@@ -164,12 +197,9 @@ impl Executor {
     }
 
     /// Makes `page` the one the session shows and the executor watches.
-    async fn show(&mut self, session: &mut Session, page: Page) -> Result<(), String> {
+    async fn show(&mut self, session: &mut Session, page: Page) -> Result<(), TabError> {
         let _ = page.bring_to_front().await;
-        session
-            .switch_to(page)
-            .await
-            .map_err(|e| format!("the tab could not be shown: {e}"))?;
+        session.switch_to(page).await.map_err(TabError::Show)?;
         self.watch_shown_page(session).await;
         self.stale = Some("another tab is shown".into());
         self.last = None;
@@ -195,7 +225,7 @@ impl Executor {
                 outcome.page_changed = *session.page().target_id() != before;
                 outcome
             }
-            Err(why) => Outcome::new(step, Status::Failed, why),
+            Err(why) => Outcome::new(step, Status::Failed, why.to_string()),
         }
     }
 }

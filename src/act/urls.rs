@@ -17,28 +17,65 @@ pub fn host_of(url: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Why FETCH cannot open what the model wrote; told to the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchUrlError {
+    /// Nothing.
+    #[error("the URL is empty")]
+    Empty,
+    /// Not a URL, even against the page's.
+    #[error("{written:?} is not a URL ({cause})")]
+    NotUrl {
+        /// What the model wrote.
+        written: String,
+        /// The parser's words.
+        cause: url::ParseError,
+    },
+    /// A scheme the run does not open.
+    #[error(
+        "{scheme}: URLs are refused (allowed: {allowed}); open pages by their http(s) address"
+    )]
+    Scheme {
+        /// Its scheme.
+        scheme: String,
+        /// Those allowed, as a list.
+        allowed: String,
+    },
+    /// A web URL with no host.
+    #[error("{0:?} has no host")]
+    NoHost(String),
+}
+
 /// Resolves `written` against the page's URL and checks its scheme.
-pub fn fetch_target(written: &str, page_url: &str, schemes: &[String]) -> Result<Url, String> {
+pub fn fetch_target(
+    written: &str,
+    page_url: &str,
+    schemes: &[String],
+) -> Result<Url, FetchUrlError> {
     let written = written.trim();
     if written.is_empty() {
-        return Err("the URL is empty".into());
+        return Err(FetchUrlError::Empty);
     }
+    let not_url = |cause| FetchUrlError::NotUrl {
+        written: written.to_string(),
+        cause,
+    };
     let parsed = match Url::parse(written) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => Url::parse(page_url)
             .and_then(|base| base.join(written))
-            .map_err(|e| format!("{written:?} is not a URL ({e})"))?,
-        Err(e) => return Err(format!("{written:?} is not a URL ({e})")),
+            .map_err(not_url)?,
+        Err(e) => return Err(not_url(e)),
     };
     let scheme = parsed.scheme();
     if !schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
-        return Err(format!(
-            "{scheme}: URLs are refused (allowed: {}); open pages by their http(s) address",
-            schemes.join(", ")
-        ));
+        return Err(FetchUrlError::Scheme {
+            scheme: scheme.to_string(),
+            allowed: schemes.join(", "),
+        });
     }
     if matches!(scheme, "http" | "https") && parsed.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{written:?} has no host"));
+        return Err(FetchUrlError::NoHost(written.to_string()));
     }
     Ok(parsed)
 }
@@ -88,7 +125,9 @@ mod tests {
             "blob:http://127.0.0.1/uuid",
             "chrome://settings",
         ] {
-            let err = fetch_target(bad, base, &defaults()).unwrap_err();
+            let err = fetch_target(bad, base, &defaults())
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("refused"), "{bad}: {err}");
         }
         let files = vec!["file".to_string()];

@@ -46,15 +46,17 @@ impl Executor {
     ) -> (Outcome, Option<ZoomRequest>) {
         let asked = match region {
             ZoomRegion::Element(id) => self.listed(*id, step).map(|e| e.visible.unwrap_or(e.bbox)),
-            ZoomRegion::Area(a, b) => super::points::to_css(*a, viewport).and_then(|p| {
-                let q = super::points::to_css(*b, viewport)?;
-                Ok(Rect {
-                    x: p.x.min(q.x),
-                    y: p.y.min(q.y),
-                    w: (p.x - q.x).abs(),
-                    h: (p.y - q.y).abs(),
+            ZoomRegion::Area(a, b) => super::points::to_css(*a, viewport)
+                .and_then(|p| {
+                    let q = super::points::to_css(*b, viewport)?;
+                    Ok(Rect {
+                        x: p.x.min(q.x),
+                        y: p.y.min(q.y),
+                        w: (p.x - q.x).abs(),
+                        h: (p.y - q.y).abs(),
+                    })
                 })
-            }),
+                .map_err(|e| e.to_string()),
         };
         let region = match asked.map(|r| fitted(r, viewport)) {
             Ok(Some(r)) => r,

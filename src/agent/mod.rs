@@ -72,6 +72,21 @@ pub enum AgentError {
     Journal(#[from] JournalError),
 }
 
+/// Why what a run goes through (its domain guard, its recorded site) could
+/// not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The guard's proxy could not listen.
+    #[error("the domain guard could not start: {0}")]
+    Guard(std::io::Error),
+    /// The start page is outside the domain policy.
+    #[error("the start URL is refused by the domain policy: {0}")]
+    StartRefused(String),
+    /// The recording could not be opened or begun.
+    #[error("{0}")]
+    Site(crate::site::SiteError),
+}
+
 /// Limits and knobs of a run.
 #[derive(Debug, Clone)]
 pub struct AgentOptions {
@@ -256,10 +271,10 @@ pub(crate) async fn start_guard(
     act: &mut ActOptions,
     browser: &mut BrowserOptions,
     attached: bool,
-) -> Result<DomainGuard, String> {
+) -> Result<DomainGuard, SetupError> {
     let guard = DomainGuard::start(act.domains.clone())
         .await
-        .map_err(|e| format!("the domain guard could not start: {e}"))?;
+        .map_err(SetupError::Guard)?;
     if attached {
         browser.request_filter = Some(guard.request_filter());
     } else {
@@ -279,8 +294,8 @@ pub(crate) fn hold_site(
     secrets: &Secrets,
     browser: &mut BrowserOptions,
     dir: &std::path::Path,
-) -> Result<Option<SiteHold>, String> {
-    let hold = SiteHold::open(site, secrets, dir).map_err(|e| e.to_string())?;
+) -> Result<Option<SiteHold>, SetupError> {
+    let hold = SiteHold::open(site, secrets, dir).map_err(SetupError::Site)?;
     if let Some(hold) = &hold {
         browser.traffic = Some(hold.traffic());
         if matches!(hold, SiteHold::Replaying(_)) && browser.cdp.is_none() {
@@ -712,7 +727,8 @@ impl Agent {
             Ok(g) => g,
             Err(reason) => {
                 let before = run.before;
-                return self.end(journal, run, started, model, Ending::failed(reason), before);
+                let ending = Ending::failed(reason.to_string());
+                return self.end(journal, run, started, model, ending, before);
             }
         };
         let site = match hold_site(
@@ -725,7 +741,8 @@ impl Agent {
             Ok(site) => site,
             Err(reason) => {
                 let before = run.before;
-                return self.end(journal, run, started, model, Ending::failed(reason), before);
+                let ending = Ending::failed(reason.to_string());
+                return self.end(journal, run, started, model, ending, before);
             }
         };
         let mut interrupt = self.interrupt.take();
@@ -893,7 +910,7 @@ impl Agent {
 
     /// Starts the domain guard when domains are limited, and routes the
     /// browser and the executor through it.
-    async fn domain_guard(&mut self) -> Result<Option<DomainGuard>, String> {
+    async fn domain_guard(&mut self) -> Result<Option<DomainGuard>, SetupError> {
         let policy = self.options.act.domains.clone();
         if !policy.is_active() {
             return Ok(None);
@@ -902,9 +919,7 @@ impl Agent {
             self.options.browser.cdp.is_some() || self.pool.as_ref().is_some_and(|p| !p.launches());
         let start = crate::start_url::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
-            return Err(format!(
-                "the start URL is refused by the domain policy: {why}"
-            ));
+            return Err(SetupError::StartRefused(why));
         }
         start_guard(&mut self.options.act, &mut self.options.browser, attached)
             .await

@@ -306,7 +306,7 @@ impl Agent {
                     self.options.scrub,
                     self.options.list_cap,
                 )
-                .map_err(fail)?;
+                .map_err(|e| fail(e.to_string()))?;
                 let screenshot = stage
                     .journal
                     .save_image(step, "png", &view.full_png)

@@ -42,6 +42,26 @@ pub(crate) fn privacy<'a>(exec: &'a Executor, secrets: &'a Secrets, scrub: bool)
     }
 }
 
+/// Why the model cannot be shown what it asked to see.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    /// A screenshot that could not be marked (which one, and why).
+    #[error("{0} could not be marked: {1}")]
+    Mark(&'static str, mark::MarkError),
+    /// A marked image that could not be encoded for the model.
+    #[error("the marked image could not be encoded: {0}")]
+    Encode(mark::EncodeError),
+    /// The close look could not be captured.
+    #[error("{0}")]
+    Capture(crate::browser::BrowserError),
+    /// A downloaded file that could not be read.
+    #[error("{0}")]
+    Unreadable(std::io::Error),
+    /// A downloaded file that is no image.
+    #[error("it is no image that can be decoded: {0}")]
+    NoImage(image::ImageError),
+}
+
 /// Shows an observation the executor made: its list, title and marked image.
 pub(crate) fn model_view(
     obs: &Observation,
@@ -49,7 +69,7 @@ pub(crate) fn model_view(
     secrets: &Secrets,
     scrub: bool,
     list_cap: usize,
-) -> Result<ModelView, String> {
+) -> Result<ModelView, ViewError> {
     let privacy = privacy(exec, secrets, scrub);
     let elements = prompt::model_list(obs, list_cap, &privacy);
     let title = privacy.text(&obs.title);
@@ -123,7 +143,7 @@ pub(crate) async fn close_look(
     secrets: &Secrets,
     obs: &Observation,
     zoom: ZoomRequest,
-) -> Result<CloseLookView, String> {
+) -> Result<CloseLookView, ViewError> {
     let r = zoom.region;
     let px_per_css = mark::close_look_scale(r.w, r.h, mark::DEFAULT_LONG_EDGE);
     let region = Region {
@@ -135,11 +155,11 @@ pub(crate) async fn close_look(
     let viewport = session.viewport();
     let png = crate::browser::close_look(session.page(), region, px_per_css, viewport.scale.get())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(ViewError::Capture)?;
     let style = MarkStyle::default();
     let hide = hidden(obs, exec, secrets);
     let image = mark::mark_close_look(&png, &obs.table.elements, r, px_per_css, &hide, &style)
-        .map_err(|e| format!("the close look could not be marked: {e}"))?;
+        .map_err(|e| ViewError::Mark("the close look", e))?;
     let (full_png, sent) = encoded(&image, &style)?;
     Ok(CloseLookView {
         region: r,
@@ -186,30 +206,29 @@ pub(crate) fn files_note(obs: &Observation, files: Option<&UploadFolder>) -> Opt
 }
 
 /// The marked screenshot as PNG at full size, and as sent to a model.
-fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), String> {
+fn marked(obs: &Observation, hide: &[Rect]) -> Result<(Vec<u8>, Image), ViewError> {
     let style = MarkStyle::default();
     let image = mark::mark_observation(obs, &style, hide)
-        .map_err(|e| format!("the screenshot could not be marked: {e}"))?;
+        .map_err(|e| ViewError::Mark("the screenshot", e))?;
     encoded(&image, &style)
 }
 
 /// A marked image as PNG at full size, and as sent to a model.
 /// A downloaded image as the model is shown it: decoded (a corrupt file
 /// is an error), shrunk to the size a screenshot is sent at.
-pub(crate) fn shown_file(path: &std::path::Path) -> Result<Image, String> {
+pub(crate) fn shown_file(path: &std::path::Path) -> Result<Image, ViewError> {
     let image = image::ImageReader::open(path)
         .and_then(|r| r.with_guessed_format())
-        .map_err(|e| e.to_string())?
+        .map_err(ViewError::Unreadable)?
         .decode()
-        .map_err(|e| format!("it is no image that can be decoded: {e}"))?
+        .map_err(ViewError::NoImage)?
         .to_rgb8();
     encoded(&image, &MarkStyle::default()).map(|(_, sent)| sent)
 }
 
-fn encoded(image: &image::RgbImage, style: &MarkStyle) -> Result<(Vec<u8>, Image), String> {
+fn encoded(image: &image::RgbImage, style: &MarkStyle) -> Result<(Vec<u8>, Image), ViewError> {
     let long_edge = style.send_long_edge.unwrap_or(mark::DEFAULT_LONG_EDGE);
-    let (png, base64) = mark::for_model(image, long_edge)
-        .map_err(|e| format!("the marked image could not be encoded: {e}"))?;
+    let (png, base64) = mark::for_model(image, long_edge).map_err(ViewError::Encode)?;
     Ok((
         png,
         Image {

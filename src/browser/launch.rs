@@ -85,13 +85,33 @@ impl Drop for BrowserProcess {
     }
 }
 
+/// Why Chromium did not start listening.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// It could not be started.
+    #[error("{0}")]
+    Spawn(std::io::Error),
+    /// Its standard error could not be read.
+    #[error("reading Chromium's standard error: {0}")]
+    Stderr(std::io::Error),
+    /// Its standard error was not given to seamark.
+    #[error("Chromium's standard error could not be read")]
+    NoStderr,
+    /// It exited first: what it said.
+    #[error("Chromium exited before it listened: {}", .0.trim_end())]
+    Exited(String),
+    /// It did not say in time.
+    #[error("Chromium did not say where it listens within {} s", LISTEN_WITHIN.as_secs())]
+    Silent,
+}
+
 /// Starts `path` with `args` (bare keys, as in [`super::FLAGS`]) and the
 /// profile `profile`, and waits until it says where its DevTools listen.
 pub(super) async fn launch(
     path: &Path,
     profile: &Path,
     args: &[String],
-) -> Result<Launched, String> {
+) -> Result<Launched, LaunchError> {
     // A file an earlier browser of this profile left would name a dead port.
     let _ = std::fs::remove_file(profile.join(super::devtools::ACTIVE_PORT_FILE));
     let mut cmd = Command::new(path);
@@ -109,9 +129,9 @@ pub(super) async fn launch(
     // the terminal then reaches seamark only, which ends the browser itself.
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = BrowserProcess::new(cmd.spawn().map_err(|e| e.to_string())?);
+    let mut child = BrowserProcess::new(cmd.spawn().map_err(LaunchError::Spawn)?);
     let Some(stderr) = child.child.stderr.take() else {
-        return Err("Chromium's standard error could not be read".into());
+        return Err(LaunchError::NoStderr);
     };
     let mut lines = tokio::io::BufReader::new(stderr).lines();
     let mut said = String::new();
@@ -133,26 +153,21 @@ pub(super) async fn launch(
                     // A wrapper script may send the browser's standard error
                     // elsewhere: its profile's DevToolsActivePort tells then.
                     Ok(None) => stderr_open = false,
-                    Err(e) => return Err(format!("reading Chromium's standard error: {e}")),
+                    Err(e) => return Err(LaunchError::Stderr(e)),
                 },
                 _ = tick.tick() => {
                     if let Ok(url) = super::devtools::from_folder(profile) {
                         return Ok(url);
                     }
                     if matches!(child.try_wait(), Ok(Some(_))) && !stderr_open {
-                        return Err(format!("Chromium exited before it listened: {said}"));
+                        return Err(LaunchError::Exited(said.clone()));
                     }
                 }
             }
         }
     })
     .await
-    .unwrap_or_else(|_| {
-        Err(format!(
-            "Chromium did not say where it listens within {} s",
-            LISTEN_WITHIN.as_secs()
-        ))
-    });
+    .unwrap_or(Err(LaunchError::Silent));
     match found {
         Ok(ws_url) => {
             // Bytes, not lines: a line that is not UTF-8 ended the old
@@ -170,7 +185,7 @@ pub(super) async fn launch(
         Err(reason) => {
             child.start_kill();
             let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-            Err(reason.trim_end().to_string())
+            Err(reason)
         }
     }
 }

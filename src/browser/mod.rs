@@ -474,7 +474,7 @@ impl SharedBrowser {
         };
         let launched = launch::launch(&path, &profile_dir, &args)
             .await
-            .map_err(fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         let config = HandlerConfig {
             viewport: Some(vp.to_cdp()),
             request_timeout: options.command_timeout,

@@ -61,12 +61,13 @@ impl PersonalBrowser {
         if is_root() {
             args.extend(["no-sandbox", "disable-setuid-sandbox"].map(String::from));
         }
-        let launched = launch::launch(&path, profile, &args)
-            .await
-            .map_err(|reason| BrowserError::Launch {
-                path: path.clone(),
-                reason,
-            })?;
+        let launched =
+            launch::launch(&path, profile, &args)
+                .await
+                .map_err(|e| BrowserError::Launch {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?;
         let mut browser = Self {
             child: launched.child,
             ws_url: launched.ws_url,

@@ -215,7 +215,8 @@ impl Desk {
                 || self.options.pool.as_ref().is_some_and(|p| !p.launches());
             let guard =
                 agent::start_guard(&mut self.options.act, &mut self.options.browser, attached)
-                    .await?;
+                    .await
+                    .map_err(|e| e.to_string())?;
             self.guard = Some(guard);
         }
         // The recording, too, outlives a browser that died: it goes on in
@@ -227,7 +228,8 @@ impl Desk {
                 &self.options.act.secrets,
                 &mut self.options.browser,
                 self.journal.dir(),
-            )?;
+            )
+            .map_err(|e| e.to_string())?;
         }
         let session = match &self.options.pool {
             Some(pool) => pool.open(&self.options.browser).await,
@@ -416,7 +418,7 @@ impl Desk {
             self.options.list_cap,
         ) {
             Ok(v) => v,
-            Err(why) => return ToolOutput::error(why),
+            Err(why) => return ToolOutput::error(why.to_string()),
         };
         self.looks += 1;
         let screenshot = match self.journal.save_image(self.looks, "png", &view.full_png) {
@@ -652,7 +654,7 @@ impl Desk {
                 out.text = format!("{message}\n\n{}", out.text);
                 out
             }
-            Some(Err(why)) => ToolOutput::error(why),
+            Some(Err(why)) => ToolOutput::error(why.to_string()),
             None => match exec.tabs(session).await {
                 Ok(tabs) => ToolOutput {
                     text: self
@@ -664,7 +666,7 @@ impl Desk {
                     close_look: None,
                     is_error: false,
                 },
-                Err(why) => self.lose_browser(&why).await,
+                Err(why) => self.lose_browser(&why.to_string()).await,
             },
         }
     }

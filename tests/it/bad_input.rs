@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::cli::{profiles_in, run_with_model, run_with_model_and_env, seamark_with_env, Run};
 use crate::model_server::{reply, say, ModelServer, Received, Reply, Turn};
 use crate::server::Server;
+use crate::support::{
+    profiles_in, run_with_model, run_with_model_and_env, seamark_with_env, Run, Seamark,
+};
 
 /// A run of `seamark run` that must stop at its configuration: exit 2, the
 /// reason on stderr, and no browser started.
@@ -49,7 +51,7 @@ async fn a_start_url_seamark_cannot_open_is_refused_with_exit_2_before_anything_
     for command in ["mark", "read"] {
         let run = seamark_with_env(&[command, "ftp://x"], &[]).await;
         assert_eq!(run.code(), Some(2), "{command}: {}", run.stderr());
-        assert!(run.stderr().contains("does not open ftp: URLs"));
+        run.stderr_has("does not open ftp: URLs");
     }
 }
 
@@ -61,21 +63,19 @@ async fn an_empty_task_is_refused_with_exit_2() {
 
 #[tokio::test]
 async fn a_model_base_url_that_is_not_a_url_is_refused_before_a_browser_starts() {
-    let run = seamark_with_env(
-        &[
-            "run",
-            "--task",
-            "look",
-            "--url",
-            "about:blank",
-            "--out",
-            "rec",
-        ],
-        &[
-            ("OPENAI_BASE_URL", "not a url"),
-            ("SEAMARK_MODEL", "openai/x"),
-        ],
-    )
+    let run = Seamark::new(&[
+        "run",
+        "--task",
+        "look",
+        "--url",
+        "about:blank",
+        "--out",
+        "rec",
+    ])
+    .env("OPENAI_BASE_URL", "not a url")
+    .env("SEAMARK_MODEL", "openai/x")
+    .fails(2)
+    .run()
     .await;
     refused(&run, "OPENAI_BASE_URL=\"not a url\" is not an http(s) URL");
 }
@@ -167,7 +167,7 @@ async fn a_save_storage_state_that_fails_at_the_end_makes_the_run_fail() {
     )
     .await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
-    let reason = run.result()["reason"]
+    let reason = run.json()["reason"]
         .as_str()
         .unwrap_or_default()
         .to_string();
@@ -181,7 +181,7 @@ async fn a_save_storage_state_that_fails_at_the_end_makes_the_run_fail() {
 async fn out_naming_a_directory_that_holds_a_run_is_refused_unless_overwrite() {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || reply(|_| "COMPLETE:looked".into())).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let url = server.url("form.html");
     let args = [
         "run", "--json", "--task", "look", "--url", &url, "--out", "rec",
@@ -324,7 +324,7 @@ async fn no_key_or_secret_in_any_output_in_any_form() {
     )
     .await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
-    let result = run.result();
+    let result = run.json();
     assert!(
         result["reason"]
             .as_str()
@@ -387,7 +387,7 @@ async fn a_reply_of_1000_commands_runs_50_and_a_reply_of_megabytes_is_kept_cut()
         "the model was not told: {}",
         second.text()
     );
-    let steps = crate::agent::records(&run.path("rec"), "step");
+    let steps = crate::support::records(&run.path("rec"), "step");
     let outcomes = steps[0]["report"]["outcomes"].as_array().unwrap().len();
     assert_eq!(outcomes, 50);
     let answer = steps[0]["answer"].as_str().unwrap();
@@ -410,7 +410,7 @@ async fn a_skill_file_over_the_size_limit_is_refused_unread() {
     // A sparse file: as large as the probe's, without writing 300 MB.
     let file = std::fs::File::create(skills.join("huge.json")).unwrap();
     file.set_len(300 * 1024 * 1024).unwrap();
-    let out = crate::cli::command_in(dir.path(), &["skill", "list", "--skills", "skills"])
+    let out = crate::support::command_in(dir.path(), &["skill", "list", "--skills", "skills"])
         .output()
         .await
         .unwrap();
@@ -518,7 +518,7 @@ async fn a_start_page_that_never_answers_ends_at_the_load_timeout_and_says_so() 
     ])
     .await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
-    let reason = run.result()["reason"]
+    let reason = run.json()["reason"]
         .as_str()
         .unwrap_or_default()
         .to_string();
@@ -558,7 +558,7 @@ async fn max_time_holds_inside_a_step() {
     .await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
     assert_eq!(model.received().len(), 1, "the step asked the model");
-    let result = run.result();
+    let result = run.json();
     assert_eq!(result["status"], "budget", "{result}");
     assert!(
         result["reason"]
@@ -597,7 +597,7 @@ async fn an_mcp_open_of_a_page_that_never_answers_ends_and_the_call_behind_it_is
 /// `seamark run` in a directory of its own (for `--out` and the files a
 /// flag names), with a scripted model that is never reached: exit 2 with
 /// `reason`, no browser started, no run written.
-async fn refused_in(work: &crate::cli::Workdir, args: &[&str], reason: &str) {
+async fn refused_in(work: &crate::support::Workdir, args: &[&str], reason: &str) {
     let mut all = vec!["run", "--task", "look"];
     all.extend_from_slice(args);
     let ran = work.run(&all).await;
@@ -616,7 +616,7 @@ async fn refused_in(work: &crate::cli::Workdir, args: &[&str], reason: &str) {
 #[tokio::test]
 async fn configuration_errors_exit_2_before_anything_starts() {
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:unreached".into())).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     std::fs::write(work.path("a-file"), "x").unwrap();
     // Nothing answers at this port: it was bound, then let go.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -713,7 +713,7 @@ async fn a_devtools_active_port_that_is_a_fifo_a_link_to_dev_zero_or_a_gigabyte_
         (&huge, "is no port"),
     ] {
         assert_eq!(run.code(), Some(2), "{}", run.stderr());
-        assert!(run.stderr().contains(why), "{}", run.stderr());
+        run.stderr_has(why);
         assert!(
             run.stderr().len() < 2_000,
             "{} bytes on stderr",
@@ -786,7 +786,7 @@ fn accept_key(key: &str) -> String {
 #[tokio::test]
 async fn a_suite_line_that_reads_a_local_file_is_refused_with_every_bad_line_told() {
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:unreached".into())).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let good = json!({"web_name": "Forms", "id": "Forms--0", "ques": "Look", "web": "https://example.com/"});
     let passwd = json!({"web_name": "Local", "id": "Local--0", "ques": "Read it", "web": "file:///etc/passwd"});
     // A byte order mark first, as some editors write; then six bad lines.
@@ -826,7 +826,7 @@ async fn a_suite_line_that_reads_a_local_file_is_refused_with_every_bad_line_tol
 async fn file_names_reach_the_prompt_quoted_and_a_folder_of_5000_files_is_counted_whole() {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:looked".into())).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let files = work.path("files");
     std::fs::create_dir_all(&files).unwrap();
     for n in 0..5000 {
@@ -955,7 +955,7 @@ async fn fifty_zooms_in_one_reply_show_the_first_and_say_the_others_are_not_show
     )
     .await;
     assert_eq!(run.code(), Some(1), "{}", run.stderr());
-    let steps = crate::agent::records(&run.path("rec"), "step");
+    let steps = crate::support::records(&run.path("rec"), "step");
     let outcomes = steps[0]["report"]["outcomes"].as_array().unwrap();
     assert_eq!(outcomes.len(), 50);
     assert_eq!(outcomes[0]["status"], "done", "{}", outcomes[0]);
@@ -971,10 +971,10 @@ async fn fifty_zooms_in_one_reply_show_the_first_and_say_the_others_are_not_show
 
 /// A run of one step in `rec` of a new directory, its model one that stops
 /// (and answers a resume the same): the directory, and the servers.
-async fn one_step_run() -> (crate::cli::Workdir, ModelServer, Server) {
+async fn one_step_run() -> (crate::support::Workdir, ModelServer, Server) {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:cut off".into())).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let url = server.url("form.html");
     let ran = work
         .run(&["run", "--task", "look", "--url", &url, "--out", "rec"])
@@ -1005,12 +1005,7 @@ async fn a_resume_whose_start_record_is_broken_says_what_is_wrong_with_it() {
     // A journal of that start alone says the same of its one line.
     std::fs::write(&journal, format!("{start}\n")).unwrap();
     let ran = work.run(&["resume", "rec"]).await;
-    assert!(
-        ran.stderr()
-            .contains("a start record: invalid type: string \"abc\""),
-        "{}",
-        ran.stderr()
-    );
+    ran.stderr_has("a start record: invalid type: string \"abc\"");
 }
 
 /// A `--chrome` wrapper script that runs `body` (with `$REAL`, the real
@@ -1073,7 +1068,7 @@ async fn a_page_whose_script_loops_forever_is_stopped_and_the_run_goes_on() {
         })
     })
     .await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let url = server.url("busy.html");
     // No --max-time: the step must end on its own.
     let ran = work
@@ -1154,7 +1149,7 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
         );
         // Every refusal is in the run: during a command, or while a popup
         // that opened blank went on to the refused host.
-        let blocked = crate::agent::blocked_targets(&run.path("rec"));
+        let blocked = crate::support::blocked_targets(&run.path("rec"));
         for path in ["/offer", "/apart", "/later", "/link"] {
             assert!(
                 blocked.iter().any(|t| t.ends_with(path)),

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use crate::server::Server;
+use crate::support::{Ran, Workdir};
 
 /// A batch to run: a working directory of its own, a tasks file in it, and
 /// the scripted model.
@@ -244,7 +244,7 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
         // Each run has its own run directory, whose journal ended as the record says.
         let dir = batch.path("b").join(r["run_dir"].as_str().unwrap());
         assert_eq!(dir, batch.path(&format!("b/runs/{id}/1")));
-        let end = crate::agent::records(&dir, "end");
+        let end = crate::support::records(&dir, "end");
         assert_eq!(end.len(), 1, "{id}: one end record");
         assert_eq!(end[0]["result"]["status"], r["status"], "{id}");
         assert_eq!(end[0]["result"]["steps"], r["steps"], "{id}");
@@ -320,16 +320,8 @@ async fn each_check_kind_passes_when_it_should_and_fails_when_it_should() {
     );
     assert!(table.contains("the text_contains check failed"), "{table}");
     // Progress went to stderr, a line per run (stderr is no terminal here).
-    assert!(
-        ran.stderr().contains("14 runs, 3 at once"),
-        "{}",
-        ran.stderr()
-    );
-    assert!(
-        ran.stderr().contains("url-pass#1 passed"),
-        "{}",
-        ran.stderr()
-    );
+    ran.stderr_has("14 runs, 3 at once");
+    ran.stderr_has("url-pass#1 passed");
 }
 
 /// The scripted model of the isolation page, for runs `alpha` and `beta` at
@@ -459,7 +451,7 @@ async fn ended(
         .expect("batch hung")
         .expect("join")
         .expect("run");
-    (Ran { out }, batch.results("b"))
+    (Ran::of(out), batch.results("b"))
 }
 
 /// Waits until the model has been asked about a task that starts with `task`.
@@ -959,7 +951,7 @@ async fn sigterm_writes_what_finished_exits_143_and_resume_runs_only_the_rest() 
         .await
         .expect("batch did not end after SIGTERM")
         .expect("wait");
-    let ran = Ran { out };
+    let ran = Ran::of(out);
     assert_eq!(ran.code(), Some(143), "{}", ran.stderr());
     // Only what finished is recorded; the summary says what did not.
     let results = batch.results("b");
@@ -976,7 +968,7 @@ async fn sigterm_writes_what_finished_exits_143_and_resume_runs_only_the_rest() 
         ran.stdout()
     );
     // The interrupted runs ended as such, with their journal's end.
-    let end = crate::agent::records(&batch.path("b/runs/slow-1/1"), "end");
+    let end = crate::support::records(&batch.path("b/runs/slow-1/1"), "end");
     assert_eq!(end[0]["result"]["status"], "interrupted");
     let reason = end[0]["result"]["reason"].as_str().unwrap_or_default();
     assert!(reason.starts_with("interrupted (SIGTERM)"), "{reason}");
@@ -1020,7 +1012,7 @@ async fn sigterm_writes_what_finished_exits_143_and_resume_runs_only_the_rest() 
     );
     assert_eq!(summary["interrupted"], 0);
     // The interrupted run's directory was replaced by the finished run's.
-    let end = crate::agent::records(&batch.path("b/runs/slow-1/1"), "end");
+    let end = crate::support::records(&batch.path("b/runs/slow-1/1"), "end");
     assert_eq!(end.len(), 1);
     assert_eq!(end[0]["result"]["status"], "done");
 }
@@ -1084,12 +1076,7 @@ async fn bad_input_is_refused_with_a_clear_message_before_anything_runs() {
     assert_eq!(ran.code(), Some(2), "{}", ran.stderr());
     let ran = batch.run(&["one.jsonl", "--resume", "nothing-here"]).await;
     assert_eq!(ran.code(), Some(2));
-    assert!(
-        ran.stderr()
-            .contains("nothing-here is not a batch directory"),
-        "{}",
-        ran.stderr()
-    );
+    ran.stderr_has("nothing-here is not a batch directory");
     // A MiniWoB++ task that does not exist is named, with those that do.
     let checkout = crate::server::miniwob_dir();
     let ran = batch
@@ -1101,13 +1088,8 @@ async fn bad_input_is_refused_with_a_clear_message_before_anything_runs() {
         ])
         .await;
     assert_eq!(ran.code(), Some(2), "{}", ran.stderr());
-    assert!(
-        ran.stderr()
-            .contains("no MiniWoB++ task named \"click-nothing\""),
-        "{}",
-        ran.stderr()
-    );
-    assert!(ran.stderr().contains("click-button"), "{}", ran.stderr());
+    ran.stderr_has("no MiniWoB++ task named \"click-nothing\"");
+    ran.stderr_has("click-button");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1147,7 +1129,7 @@ async fn domain_limits_hold_in_every_run_of_a_batch_each_with_its_own_guard() {
     );
     // Each run's own journal has the refusals of its own page.
     for id in ["one", "two"] {
-        let steps = crate::agent::records(&batch.path(&format!("b/runs/{id}/1")), "step");
+        let steps = crate::support::records(&batch.path(&format!("b/runs/{id}/1")), "step");
         let all = serde_json::to_string(&steps).unwrap();
         assert!(
             all.contains("/pixel.png"),

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::cli::{seamark_with_env, Run};
 use crate::server::Server;
+use crate::support::{seamark_with_env, Run};
 
 const STAGES: [&str; 10] = [
     "screenshot",
@@ -142,12 +142,7 @@ async fn bad_pages_runs_and_baselines_are_told_clearly() {
         "a page not measured: exit 1\n{}",
         ran.stderr()
     );
-    assert!(
-        ran.stderr()
-            .contains(&format!("{gone} could not be measured: cannot open {gone}")),
-        "{}",
-        ran.stderr()
-    );
+    ran.stderr_has(&format!("{gone} could not be measured: cannot open {gone}"));
     assert!(
         ran.stdout().contains(&format!("| {gone} | not measured: ")),
         "{}",
@@ -161,11 +156,7 @@ async fn bad_pages_runs_and_baselines_are_told_clearly() {
 
     let zero = bench(&[&form, "--runs", "0"]).await;
     assert_eq!(zero.code(), Some(2));
-    assert!(
-        zero.stderr().contains("--runs must be 1 or more"),
-        "{}",
-        zero.stderr()
-    );
+    zero.stderr_has("--runs must be 1 or more");
 
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.json");

@@ -6,11 +6,10 @@
 
 use serde_json::json;
 
-use crate::agent::records;
-use crate::cli::Workdir;
 use crate::mcp::Mcp;
 use crate::model_server::{between, id_in, ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::support::{records, Workdir};
 
 /// Goes through the two-step wizard, but "starts over" by mistake right
 /// after keeping the name's phase, and goes back to it instead of typing

@@ -1,265 +1,10 @@
 //! `seamark mark`, `run` and `replay` as a user runs them: the real binary
 //! against the test server (and a scripted model), good input and bad alike.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
-use crate::processes::{net_logs_of, tmp_of, TestDir};
 use crate::server::Server;
-
-/// One run of the binary, with its own temp dir (also its TMPDIR, so that a
-/// leftover browser profile or process would show).
-pub struct Run {
-    dir: TestDir,
-    out: Output,
-}
-
-impl Run {
-    pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    pub fn code(&self) -> Option<i32> {
-        self.out.status.code()
-    }
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-    /// The one JSON object `--json` printed.
-    pub fn result(&self) -> serde_json::Value {
-        serde_json::from_str(self.stdout().trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
-                self.stdout(),
-                self.stderr()
-            )
-        })
-    }
-    /// The temporary browser profile is gone.
-    fn profile_removed(&self) -> bool {
-        profiles_in(&self.path("tmp")).is_empty()
-    }
-}
-
-pub fn profiles_in(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("seamark-profile-"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The binary with these arguments, in a new temp dir that is also its TMPDIR.
-pub fn command(args: &[&str]) -> (tokio::process::Command, TestDir) {
-    let dir = TestDir::new();
-    (command_in(dir.path(), args), dir)
-}
-
-/// The binary with these arguments in `dir`, whose `tmp/` is its TMPDIR.
-pub fn command_in(dir: &Path, args: &[&str]) -> tokio::process::Command {
-    let tmp = tmp_of(dir);
-    std::fs::create_dir_all(&tmp).unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_seamark"));
-    cmd.current_dir(dir)
-        .env("TMPDIR", &tmp)
-        .env(seamark::browser::NET_LOG_ENV, net_logs_of(dir))
-        .env_remove("SEAMARK_CHROME")
-        .args(args);
-    cmd
-}
-
-/// A working directory of its own for several runs of the binary against
-/// the scripted model (files one run leaves, the next one reads).
-pub struct Workdir {
-    dir: TestDir,
-    model: String,
-}
-
-impl Workdir {
-    /// A new directory, runs in it against `model`.
-    pub fn new(model: &crate::model_server::ModelServer) -> Workdir {
-        Workdir {
-            dir: TestDir::new(),
-            model: model.base.clone(),
-        }
-    }
-
-    /// A path in the directory.
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    /// The binary with these arguments, to run or to start.
-    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut cmd = command_in(self.dir.path(), args);
-        with_model(&mut cmd, &self.model);
-        cmd.kill_on_drop(true);
-        cmd
-    }
-
-    /// Runs the binary with these arguments to its end. One that is still
-    /// running after three minutes is sent SIGTERM, which makes it end the
-    /// way it tells (a run's end and report, a batch's summary), and the
-    /// test fails with what it printed: a hang shows where it hung.
-    pub async fn run(&self, args: &[&str]) -> Ran {
-        self.run_with_env(args, &[]).await
-    }
-
-    /// [`Workdir::run`], with these variables set in its environment.
-    pub async fn run_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
-        let mut cmd = self.command(args);
-        cmd.envs(env.iter().copied());
-        cmd.stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let child = cmd.spawn().expect("start seamark");
-        let pid = child.id().expect("a pid");
-        let out = child.wait_with_output();
-        tokio::pin!(out);
-        let out = match tokio::time::timeout(Duration::from_secs(180), &mut out).await {
-            Ok(out) => out.expect("run seamark"),
-            Err(_) => {
-                crate::processes::kill(&[pid], "TERM");
-                // A future that ended is not waited on again (it would panic).
-                let (ended, out) =
-                    match tokio::time::timeout(Duration::from_secs(60), &mut out).await {
-                        Ok(out) => ("ended by SIGTERM", out),
-                        Err(_) => {
-                            // Stuck past the signal too: what it printed still
-                            // shows how far it got.
-                            crate::processes::kill(&[pid], "KILL");
-                            let out = tokio::time::timeout(Duration::from_secs(30), &mut out)
-                                .await
-                                .expect("seamark's output did not end after SIGKILL");
-                            ("outlived SIGTERM by a minute, killed", out)
-                        }
-                    };
-                let out = out.expect("run seamark");
-                panic!(
-                    "seamark hung: still running after 180 s, {ended}\nstdout:\n{}\nstderr:\n{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-        };
-        Ran { out }
-    }
-}
-
-/// What one run of the binary printed.
-pub struct Ran {
-    pub out: Output,
-}
-
-impl Ran {
-    pub fn code(&self) -> Option<i32> {
-        self.out.status.code()
-    }
-    pub fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    /// The one JSON object `--json` printed.
-    pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(self.stdout().trim()).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON object ({e}):\n{}\nstderr:\n{}",
-                self.stdout(),
-                self.stderr()
-            )
-        })
-    }
-}
-
-/// Points the command at the scripted model (OpenAI's wire format), with
-/// none of the user's own model settings.
-pub fn with_model(cmd: &mut tokio::process::Command, model_base: &str) {
-    for var in [
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "SEAMARK_PRICES",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("OPENAI_BASE_URL", format!("{model_base}/v1"))
-        .env("SEAMARK_MODEL", "openai/scripted");
-}
-
-async fn seamark(args: &[&str]) -> Run {
-    seamark_with_env(args, &[]).await
-}
-
-/// Runs the binary with extra environment variables (model keys and URLs are
-/// cleared first, so the user's own never leak into a test).
-pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let (mut cmd, dir) = command(args);
-    for var in [
-        "SEAMARK_MODEL",
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "SEAMARK_PRICES",
-    ] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
-        .await
-        .expect("seamark hung")
-        .expect("run seamark");
-    Run { dir, out }
-}
-
-/// `seamark run --json --out rec` with the scripted model, started and left
-/// running: for tests that interrupt or kill it. The directory is the run's
-/// working directory.
-pub fn spawn_with_model(
-    model: &crate::model_server::ModelServer,
-    args: &[&str],
-) -> (tokio::process::Child, TestDir) {
-    let mut all = vec!["run", "--json", "--out", "rec"];
-    all.extend_from_slice(args);
-    let (mut cmd, dir) = command(&all);
-    with_model(&mut cmd, &model.base);
-    cmd.stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    (cmd.spawn().expect("start seamark"), dir)
-}
-
-/// `seamark run --json --out rec` with the scripted model as its model
-/// (OpenAI's wire format) and these flags.
-pub async fn run_with_model(model: &crate::model_server::ModelServer, args: &[&str]) -> Run {
-    run_with_model_and_env(model, args, &[]).await
-}
-
-/// The same, with extra environment variables.
-pub async fn run_with_model_and_env(
-    model: &crate::model_server::ModelServer,
-    args: &[&str],
-    extra: &[(&str, &str)],
-) -> Run {
-    let base = format!("{}/v1", model.base);
-    let mut env = vec![
-        ("OPENAI_BASE_URL", base.as_str()),
-        ("SEAMARK_MODEL", "openai/scripted"),
-    ];
-    env.extend_from_slice(extra);
-    let mut all = vec!["run", "--json", "--out", "rec"];
-    all.extend_from_slice(args);
-    seamark_with_env(&all, &env).await
-}
+use crate::support::{command, profiles_in, run_seamark, seamark_with_env, Seamark};
 
 /// A browser with a temporary profile is killed at the end, not closed
 /// (nothing of the profile is kept, and a close takes up to half a second):
@@ -297,7 +42,7 @@ async fn a_browser_with_a_temporary_profile_ends_at_once_and_leaves_nothing() {
 #[tokio::test]
 async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
     let server = Server::start(None).await;
-    let run = seamark(&[
+    let run = run_seamark(&[
         "mark",
         &server.url("form.html"),
         "-o",
@@ -345,7 +90,7 @@ async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
 #[tokio::test]
 async fn viewport_and_image_format_follow_the_flags() {
     let server = Server::start(None).await;
-    let run = seamark(&[
+    let run = run_seamark(&[
         "mark",
         &server.url("checkboxes.html"),
         "--viewport",
@@ -363,13 +108,11 @@ async fn viewport_and_image_format_follow_the_flags() {
 
 #[tokio::test]
 async fn a_malformed_viewport_is_a_usage_error() {
-    let run = seamark(&["mark", "about:blank", "--viewport", "1280by800"]).await;
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr().contains("expected WIDTHxHEIGHT"),
-        "{}",
-        run.stderr()
-    );
+    let run = Seamark::new(&["mark", "about:blank", "--viewport", "1280by800"])
+        .fails(2)
+        .run()
+        .await;
+    run.stderr_has("expected WIDTHxHEIGHT");
 }
 
 #[tokio::test]
@@ -381,8 +124,7 @@ async fn an_unreachable_url_is_one_clear_line_and_exit_1() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/");
-    let run = seamark(&["mark", &url]).await;
-    assert_eq!(run.code(), Some(1));
+    let run = Seamark::new(&["mark", &url]).fails(1).run().await;
     let err = run.stderr();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
@@ -397,25 +139,17 @@ async fn an_unreachable_url_is_one_clear_line_and_exit_1() {
 #[tokio::test]
 async fn an_image_is_perceived_and_said_not_to_be_a_page() {
     let server = Server::start(None).await;
-    let run = seamark(&["mark", &server.url("image.png")]).await;
+    let run = run_seamark(&["mark", &server.url("image.png")]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("not an HTML page but image/png"),
-        "{}",
-        run.stderr()
-    );
-    assert!(
-        run.stderr().contains("no interactive element found"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("not an HTML page but image/png");
+    run.stderr_has("no interactive element found");
     assert_eq!(run.stdout(), "");
 }
 
 #[tokio::test]
 async fn a_pdf_is_said_not_to_be_a_page() {
     let server = Server::start(None).await;
-    let run = seamark(&["mark", &server.url("doc.pdf")]).await;
+    let run = run_seamark(&["mark", &server.url("doc.pdf")]).await;
     let err = run.stderr();
     assert_eq!(run.code(), Some(0), "{err}");
     assert!(
@@ -427,37 +161,33 @@ async fn a_pdf_is_said_not_to_be_a_page() {
 #[tokio::test]
 async fn a_page_that_never_finishes_loading_is_perceived_after_the_timeout() {
     let server = Server::start(None).await;
-    let run = seamark(&["mark", &server.url("slow"), "--timeout", "2"]).await;
+    let run = run_seamark(&["mark", &server.url("slow"), "--timeout", "2"]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("had not finished loading"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("had not finished loading");
     assert_eq!(run.stdout(), "[1] button \"Early button\"\n");
 }
 
 #[tokio::test]
 async fn about_blank_has_nothing_to_mark() {
-    let run = seamark(&["mark", "about:blank", "-o", "b.png"]).await;
+    let run = run_seamark(&["mark", "about:blank", "-o", "b.png"]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert!(run.stderr().contains("no interactive element found"));
+    run.stderr_has("no interactive element found");
     assert!(run.path("b.png").is_file());
 }
 
 #[tokio::test]
 async fn an_http_error_page_is_marked_and_its_status_reported() {
     let server = Server::start(None).await;
-    let run = seamark(&["mark", &server.url("missing")]).await;
+    let run = run_seamark(&["mark", &server.url("missing")]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    assert!(run.stderr().contains("HTTP 404"), "{}", run.stderr());
+    run.stderr_has("HTTP 404");
     assert_eq!(run.stdout(), "[1] \"Home\"\n");
 }
 
 #[tokio::test]
 async fn a_page_with_fifty_thousand_nodes_gives_a_bounded_list() {
     let server = Server::start(None).await;
-    let run = seamark(&["mark", &server.url("big"), "--json", "t.json"]).await;
+    let run = run_seamark(&["mark", &server.url("big"), "--json", "t.json"]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(
         run.stdout().starts_with("[1] \"Row link 0\"\n"),
@@ -468,13 +198,15 @@ async fn a_page_with_fifty_thousand_nodes_gives_a_bounded_list() {
     let table: serde_json::Value =
         serde_json::from_slice(&std::fs::read(run.path("t.json")).unwrap()).unwrap();
     assert_eq!(table["elements"].as_array().unwrap().len(), 1);
-    assert!(run.stderr().contains("distant parts"), "{}", run.stderr());
+    run.stderr_has("distant parts");
 }
 
 #[tokio::test]
 async fn a_missing_chromium_says_where_it_looked_and_how_to_fix_it() {
-    let run = seamark(&["mark", "about:blank", "--chrome", "/nonexistent/chromium"]).await;
-    assert_eq!(run.code(), Some(1));
+    let run = Seamark::new(&["mark", "about:blank", "--chrome", "/nonexistent/chromium"])
+        .fails(1)
+        .run()
+        .await;
     assert_eq!(
         run.stderr().trim(),
         "seamark: Chromium not found at /nonexistent/chromium (from --chrome)"
@@ -524,7 +256,7 @@ async fn ctrl_c_removes_the_profile_and_exits_130() {
 async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
     let server = Server::start(None).await;
     let (mut browser, ws, _profile) = crate::support::running_chromium().await;
-    let run = seamark(&["mark", &server.url("disabled.html"), "--cdp", &ws]).await;
+    let run = run_seamark(&["mark", &server.url("disabled.html"), "--cdp", &ws]).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(
         run.stdout().contains("[6] button \"Enabled button\""),
@@ -541,7 +273,7 @@ async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
 #[tokio::test]
 async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
     let server = Server::start(None).await;
-    let run = seamark(&[
+    let run = run_seamark(&[
         "mark",
         &server.url("form.html"),
         "--viewport",
@@ -577,25 +309,19 @@ async fn run_without_a_model_says_exactly_what_to_set() {
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
     }
-    let run = seamark_with_env(
-        &[
-            "run",
-            "--task",
-            "x",
-            "--url",
-            "http://127.0.0.1:9/",
-            "--model",
-            "openai/gpt-4o",
-        ],
-        &[],
-    )
+    let run = Seamark::new(&[
+        "run",
+        "--task",
+        "x",
+        "--url",
+        "http://127.0.0.1:9/",
+        "--model",
+        "openai/gpt-4o",
+    ])
+    .fails(2)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr().contains("OPENAI_API_KEY is not set"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("OPENAI_API_KEY is not set");
 }
 
 #[tokio::test]
@@ -665,14 +391,11 @@ async fn run_prints_one_json_result_and_replay_does_the_same_again() {
 
 #[tokio::test]
 async fn replay_of_a_missing_recording_is_a_usage_error() {
-    let run = seamark(&["replay", "no/such/run"]).await;
-    assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr()
-            .contains("cannot read no/such/run/journal.jsonl"),
-        "{}",
-        run.stderr()
-    );
+    let run = Seamark::new(&["replay", "no/such/run"])
+        .fails(2)
+        .run()
+        .await;
+    run.stderr_has("cannot read no/such/run/journal.jsonl");
 }
 
 #[tokio::test]
@@ -694,20 +417,10 @@ async fn bad_safety_configuration_is_a_usage_error_that_names_the_problem() {
     };
     let run = seamark_with_env(&with(&["--allow-domain", "https://example.com/x"]), &env).await;
     assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr()
-            .contains("is not a domain pattern (a domain, not a URL)"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("is not a domain pattern (a domain, not a URL)");
     let run = seamark_with_env(&with(&["--secret", "pw=abc"]), &env).await;
     assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr()
-            .contains("secret pw: the value is shorter than 4 characters"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("secret pw: the value is shorter than 4 characters");
     assert!(
         !run.stderr().contains("abc"),
         "the value is not echoed: {}",
@@ -715,18 +428,8 @@ async fn bad_safety_configuration_is_a_usage_error_that_names_the_problem() {
     );
     let run = seamark_with_env(&with(&["--secret", "pw=env:SEAMARK_TEST_UNSET_VAR"]), &env).await;
     assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr()
-            .contains("env SEAMARK_TEST_UNSET_VAR is not set"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("env SEAMARK_TEST_UNSET_VAR is not set");
     let run = seamark_with_env(&with(&["--confirm", "sometimes"]), &env).await;
     assert_eq!(run.code(), Some(2));
-    assert!(
-        run.stderr()
-            .contains("--confirm takes ask, deny, allow or park"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("--confirm takes ask, deny, allow or park");
 }

@@ -8,10 +8,9 @@
 
 use std::path::PathBuf;
 
-use crate::agent::records;
-use crate::cli::{run_with_model, Run};
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
+use crate::support::{records, run_with_model, Run};
 
 /// What the banners' buttons are called, on any of the three.
 const BANNER_BUTTONS: [&str; 5] = [
@@ -56,7 +55,7 @@ fn first_prompt(model: &ModelServer) -> String {
 
 /// The run's directory (`--out rec`, in the run's own folder).
 fn run_dir(run: &Run) -> PathBuf {
-    run.path(run.result()["run_dir"].as_str().unwrap_or_default())
+    run.path(run.json()["run_dir"].as_str().unwrap_or_default())
 }
 
 /// `seamark run` of the reader on `page`, with `more` arguments.
@@ -98,7 +97,7 @@ async fn three_platforms_banners_are_refused_by_rule_before_the_model_looks() {
     ];
     for (page, cmp, cookie) in platforms {
         let (run, model) = read_past_banner(&server, page, &[]).await;
-        let v = run.result();
+        let v = run.json();
         assert_eq!(v["success"], true, "{page}: {v}\n{}", run.stderr());
         // The site got the refusal, in the platform's own cookie.
         let sent = server.cookies("/consent-next.html");
@@ -130,7 +129,7 @@ async fn consent_accept_accepts_and_consent_ask_leaves_the_banner_to_the_model()
     let server = Server::start(None).await;
     let (run, model) =
         read_past_banner(&server, "consent-cookieyes.html", &["--consent", "accept"]).await;
-    assert_eq!(run.result()["success"], true, "{}", run.stderr());
+    assert_eq!(run.json()["success"], true, "{}", run.stderr());
     let sent = server.cookies("/consent-next.html");
     assert!(
         sent.iter()
@@ -141,7 +140,7 @@ async fn consent_accept_accepts_and_consent_ask_leaves_the_banner_to_the_model()
 
     let (run, model) =
         read_past_banner(&server, "consent-onetrust.html", &["--consent", "ask"]).await;
-    assert_eq!(run.result()["success"], true, "{}", run.stderr());
+    assert_eq!(run.json()["success"], true, "{}", run.stderr());
     // The banner was the model's to see, and nothing answered it.
     let first = first_prompt(&model);
     assert!(first.contains("\"Reject All\""), "{first}");

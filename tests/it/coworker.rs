@@ -11,11 +11,10 @@ use seamark::coworker::{Client, Session, SessionState};
 use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 
-use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::processes::browsers_under;
 use crate::server::Server;
-use crate::support::Fixture;
+use crate::support::{Fixture, Workdir};
 
 /// A `seamark serve` (or `seamark worker`) started in a working directory,
 /// its stderr kept for when a test fails.
@@ -308,7 +307,7 @@ async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_
     );
     // The question is where the run was parked, the no where it went on.
     let dir = std::path::Path::new(&done.run_dir);
-    let asked = crate::agent::records(dir, "step")
+    let asked = crate::support::records(dir, "step")
         .iter()
         .find_map(|s| s["asked"]["question"].as_str().map(str::to_string))
         .expect("a question recorded");
@@ -316,7 +315,7 @@ async fn a_server_killed_mid_step_goes_on_after_a_restart_without_repeating_the_
         asked.starts_with("Approve? seamark would CLICK:"),
         "{asked}"
     );
-    let resumes = crate::agent::records(dir, "resume");
+    let resumes = crate::support::records(dir, "resume");
     assert_eq!(resumes.last().unwrap()["answer"], "no", "{resumes:#?}");
     let events = served.client_events(&id).await;
     assert!(
@@ -597,7 +596,7 @@ async fn a_server_others_can_reach_wants_a_token_and_every_route_checks_it() {
     let w = Workdir::new(&model);
     let open = w.run(&["serve", "--listen", "0.0.0.0:0"]).await;
     assert_eq!(open.code(), Some(2), "{}", open.stderr());
-    assert!(open.stderr().contains("wants a token"), "{}", open.stderr());
+    open.stderr_has("wants a token");
 
     let served = Served::serve(&w, &["--workers", "0", "--token", "s3cret"]).await;
     let http = reqwest::Client::new();
@@ -695,15 +694,16 @@ async fn a_destructive_action_waits_for_approve_on_the_page_and_then_goes_ahead(
     assert_eq!(sites.posted("/deleted").len(), 1, "approved: done once");
     assert_eq!(done.answer.as_deref(), Some("yes"));
     // The yes is recorded as a person's, as at the terminal.
-    let decisions: Vec<Value> = crate::agent::records(std::path::Path::new(&done.run_dir), "step")
-        .iter()
-        .flat_map(|s| {
-            s["report"]["confirmations"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect();
+    let decisions: Vec<Value> =
+        crate::support::records(std::path::Path::new(&done.run_dir), "step")
+            .iter()
+            .flat_map(|s| {
+                s["report"]["confirmations"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
     assert!(
         decisions
             .iter()
@@ -759,7 +759,7 @@ async fn two_workers_on_postgresql_drain_forty_sessions_and_one_killed_loses_non
         // One run each: a taken-over session goes on in its journal.
         let dir = std::path::Path::new(&done.run_dir);
         assert_eq!(
-            crate::agent::records(dir, "start").len(),
+            crate::support::records(dir, "start").len(),
             1,
             "{}",
             done.run_dir
@@ -834,7 +834,7 @@ async fn a_worker_killed_after_its_run_ended_done_leaves_the_session_done_not_in
     let done = wait_for(&served, &id, SessionState::Done).await;
     assert_eq!(done.result.as_ref().unwrap()["answer"], "7");
     assert_eq!(
-        crate::agent::records(std::path::Path::new(&dir), "resume").len(),
+        crate::support::records(std::path::Path::new(&dir), "resume").len(),
         0,
         "a done run is not run again"
     );
@@ -935,7 +935,7 @@ async fn a_running_session_stops_when_a_person_stops_it() {
     let stopped = wait_for(&served, &id, SessionState::Stopped).await;
     assert_eq!(stopped.reason, "stopped by a person");
     // The run ended as Ctrl-C ends one: its journal's end says so.
-    let ends = crate::agent::records(std::path::Path::new(&stopped.run_dir), "end");
+    let ends = crate::support::records(std::path::Path::new(&stopped.run_dir), "end");
     assert_eq!(ends[0]["result"]["status"], "interrupted", "{ends:#?}");
     served.terminate().await;
 }

@@ -6,7 +6,7 @@
 //! One test, its runs one after another: the demo serves its site on the
 //! fixed port the recording was made on.
 
-use crate::cli::{seamark_with_env, Run};
+use crate::support::{seamark_with_env, Run};
 
 const RECORDING: &str = include_str!("../../demo/recording/journal.jsonl");
 
@@ -17,7 +17,7 @@ async fn demo(args: &[&str]) -> Run {
 }
 
 fn divergences(ran: &Run) -> usize {
-    ran.result()["divergences"]
+    ran.json()["divergences"]
         .as_array()
         .map(Vec::len)
         .unwrap_or(0)
@@ -26,7 +26,7 @@ fn divergences(ran: &Run) -> usize {
 #[tokio::test]
 async fn the_demo_runs_as_recorded_and_fails_when_its_pages_no_longer_match() {
     let ran = demo(&["--out", "rec"]).await;
-    let result = ran.result();
+    let result = ran.json();
     assert_eq!(
         divergences(&ran),
         0,
@@ -51,12 +51,8 @@ async fn the_demo_runs_as_recorded_and_fails_when_its_pages_no_longer_match() {
     let html = std::fs::read_to_string(ran.path("rec/report.html")).expect("report");
     assert!(html.contains("none (a replay calls no model)"), "{html}");
     // Progress went to stderr, and it says where the answers came from.
-    assert!(
-        ran.stderr().contains("the answers come from a recording"),
-        "{}",
-        ran.stderr()
-    );
-    assert!(ran.stderr().contains("step 3/10"), "{}", ran.stderr());
+    ran.stderr_has("the answers come from a recording");
+    ran.stderr_has("step 3/10");
 
     // A recording whose second page looked otherwise: the replay diverges
     // there, and the demo fails and says how to make the recording anew.

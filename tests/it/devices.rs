@@ -3,10 +3,9 @@
 //! touches, SCROLL a swipe, a point of the image lands where it shows on
 //! the phone's dense screen; and a device no one knows is told.
 
-use crate::cli::{run_with_model, seamark_with_env};
 use crate::model_server::{reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::{centre_of, told, told_text};
+use crate::support::{centre_of, run_with_model, seamark_with_env, told, told_text};
 
 #[tokio::test]
 async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_page() {
@@ -141,11 +140,7 @@ async fn an_unknown_device_or_one_with_a_viewport_is_a_usage_error() {
     )
     .await;
     assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("cannot be used with"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("cannot be used with");
 
     let list = seamark_with_env(&["devices"], &[]).await;
     assert_eq!(list.code(), Some(0), "{}", list.stderr());

@@ -5,9 +5,9 @@
 
 use regex::Regex;
 
-use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::support::{Ran, Workdir};
 
 /// A model that gets the chart, looks at it, opens the invoice, reads it,
 /// and answers its total as the PDF's text says it.
@@ -48,9 +48,7 @@ async fn a_downloaded_image_is_seen_and_an_opened_pdf_is_read_in_the_clock_of_th
         "--json",
     ]);
     cmd.env(seamark::clock::NOW_ENV, "2026-03-14T09:26:53Z");
-    let ran = Ran {
-        out: cmd.output().await.expect("run seamark"),
-    };
+    let ran = Ran::of(cmd.output().await.expect("run seamark"));
     let out = ran.json();
     assert_eq!(out["answer"], "EUR 1,234.50", "{}", ran.stderr());
     let seen = model.received();

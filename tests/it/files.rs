@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use crate::cli::{run_with_model, Run};
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
+use crate::support::{run_with_model, Run};
 
 /// The files the server received: (field, name, bytes as hex).
 fn received_files(server: &Server) -> Vec<(String, String, String)> {
@@ -164,7 +164,7 @@ async fn without_files_every_upload_is_refused_and_the_model_is_told_before_it_t
         say("STOP:no file to send"),
     ];
     let (run, prompts) = run_upload(&server, script, None).await;
-    assert_eq!(run.result()["success"], false, "{}", run.stderr());
+    assert_eq!(run.json()["success"], false, "{}", run.stderr());
     assert!(
         prompts[0]
             .text()
@@ -296,7 +296,7 @@ async fn a_download_is_a_result_of_the_run_named_everywhere_and_read_by_the_mode
     );
     assert!(!run.path("x").exists() && !run.path("rec/x").exists());
     // Named in the result, the journal and the report.
-    let result = run.result();
+    let result = run.json();
     let listed: Vec<&str> = result["downloads"]
         .as_array()
         .unwrap()

@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::{Server, DESK_COOKIE, DESK_PASSWORD};
+use crate::support::Workdir;
 
 /// The secret's spec as `--secret` takes it.
 fn desk_secret() -> String {
@@ -459,20 +459,16 @@ async fn a_fixed_clock_gives_the_page_and_the_model_one_time_and_the_same_draws_
         ])
         .await;
     assert_eq!(bad.code(), Some(2));
-    assert!(bad.stderr().contains("--fixed-clock"), "{}", bad.stderr());
+    bad.stderr_has("--fixed-clock");
     std::fs::write(w.path("not.har"), "{\"log\": {}}").unwrap();
     let not_har = w
         .run(&["run", "--task", "t", "--url", &url, "--site", "not.har"])
         .await;
     assert_eq!(not_har.code(), Some(2));
-    assert!(
-        not_har.stderr().contains("is not a HAR 1.2 recording"),
-        "{}",
-        not_har.stderr()
-    );
+    not_har.stderr_has("is not a HAR 1.2 recording");
     let alone = w
         .run(&["run", "--task", "t", "--url", &url, "--fixed-clock"])
         .await;
     assert_eq!(alone.code(), Some(2));
-    assert!(alone.stderr().contains("--site"), "{}", alone.stderr());
+    alone.stderr_has("--site");
 }

@@ -9,12 +9,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::cli::{command, run_with_model, seamark_with_env};
 use crate::mcp::Mcp;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::processes::{terminate, TestDir};
 use crate::server::Server;
-use crate::support::persons_chromium;
+use crate::support::{command, persons_chromium, run_with_model, seamark_with_env};
 
 /// A person's Chromium, started as a person starts one (a profile folder of
 /// its own, `--remote-debugging-port=0`), with a tab of theirs open.
@@ -306,11 +305,7 @@ async fn a_cdp_that_points_at_nothing_is_a_usage_error_that_says_what_to_do() {
         &[],
     )
     .await;
-    assert!(
-        run.stderr().contains("seamark browser --profile"),
-        "{}",
-        run.stderr()
-    );
+    run.stderr_has("seamark browser --profile");
 }
 
 #[tokio::test]
@@ -352,12 +347,12 @@ async fn seamark_browser_starts_one_to_attach_to_by_the_line_it_prints_and_ends_
     // A second one on the same folder is refused, and says how to attach.
     let again = seamark_with_env(&["browser", "--headless", "--profile", cdp], &[]).await;
     assert_eq!(again.code(), Some(2), "{}", again.stderr());
-    assert!(again.stderr().contains("--cdp"), "{}", again.stderr());
+    again.stderr_has("--cdp");
     terminate(&mut browser, "seamark browser").await;
     // Its browser ended with it: the port it wrote answers no more.
     let gone = seamark_with_env(&["mark", &server.url("guest.html"), "--cdp", cdp], &[]).await;
     assert_eq!(gone.code(), Some(2), "{}", gone.stderr());
-    assert!(gone.stderr().contains("is stale"), "{}", gone.stderr());
+    gone.stderr_has("is stale");
 }
 
 #[tokio::test]

@@ -4,10 +4,9 @@
 
 use serde_json::Value;
 
-use crate::agent::records;
-use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::support::{records, Ran, Workdir};
 use crate::verify::tick;
 
 /// The judge's model, as `--judge` names it.

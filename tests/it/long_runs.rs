@@ -3,8 +3,8 @@
 //! loop's rules need (a refusal, a checkpoint, the person's answer) still
 //! there however old it is.
 
-use crate::agent::Task;
 use crate::model_server::{reply, Received};
+use crate::support::Task;
 use seamark::safety::DomainPolicy;
 
 /// Keeps a checkpoint and marks the first button, asks the person a

@@ -17,13 +17,12 @@ use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::agent::{all_bytes, records};
-use crate::cli::command;
 use crate::model_server::id_in;
 use crate::processes::{
     kill, kill_browsers_under, terminate, wait_for_browsers_to_end, wait_for_exit, TestDir,
 };
 use crate::server::{Server, SESSION_PASSWORD};
+use crate::support::{all_bytes, command, records};
 
 /// A client connected to `seamark mcp`, and the temp dir it runs in (its
 /// run directory is `rec` there).
@@ -1016,4 +1015,23 @@ async fn the_official_python_sdk_drives_seamark_over_stdio_and_over_http() {
         "the session the SDK ended was not reported"
     );
     terminate(&mut mcp, "seamark mcp --http").await;
+}
+
+/// A client that sends one request and closes its end: the answer comes on
+/// stdout, and the end of input ends the server, which writes its report.
+#[tokio::test]
+async fn the_end_of_input_ends_the_server_after_its_answer() {
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "a test", "version": "1"},
+        },
+    });
+    let run = crate::support::Seamark::new(&["mcp"])
+        .stdin(&format!("{initialize}\n"))
+        .run()
+        .await;
+    run.stdout_has("\"serverInfo\":{\"name\":\"seamark\"")
+        .stderr_has("session ended; report runs/");
 }

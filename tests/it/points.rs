@@ -4,10 +4,9 @@
 use base64::Engine;
 use seamark::records::Status;
 
-use crate::cli::run_with_model;
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
-use crate::support::{centre_of, told};
+use crate::support::{centre_of, run_with_model, told, Seamark};
 
 #[tokio::test]
 async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
@@ -142,8 +141,19 @@ async fn a_zoom_shows_the_region_enlarged_in_the_next_request() {
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("canvas.html");
-    let run = run_with_model(&model, &["--task", "Look closer at the dot", "--url", &url]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&[
+        "run",
+        "--json",
+        "--out",
+        "rec",
+        "--task",
+        "Look closer at the dot",
+        "--url",
+        &url,
+    ])
+    .model(&model)
+    .run()
+    .await;
     let second = &model.received()[1];
     let images = second.images();
     // The close look, then this step's screenshot (a ZOOM changes nothing:
@@ -201,7 +211,7 @@ async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
         ],
     )
     .await;
-    assert_eq!(run.result()["success"], false, "{}", run.stderr());
+    assert_eq!(run.json()["success"], false, "{}", run.stderr());
     let said = model.received()[1].text();
     assert!(
         said.contains("is outside the image you were sent (1568×882"),
@@ -314,7 +324,7 @@ fn dot_clicker(r: &Received) -> crate::model_server::Reply {
 async fn a_skill_replays_a_point_in_its_element_and_hands_over_when_the_element_changed() {
     let server = Server::start(None).await;
     let model = ModelServer::answering(dot_clicker).await;
-    let work = crate::cli::Workdir::new(&model);
+    let work = crate::support::Workdir::new(&model);
     let url = server.url("canvas.html");
     let run = |out: &'static str, viewport: &'static str| {
         let url = url.clone();

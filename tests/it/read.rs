@@ -8,11 +8,9 @@ use serde_json::{json, Value};
 use seamark::perceive::{self, PerceiveOptions};
 use seamark::read::{self, Marks, ReadOptions, Scope, Values};
 
-use crate::agent::{records, stop_script};
-use crate::cli::{run_with_model, seamark_with_env};
 use crate::model_server::{reply, ModelServer, Received};
 use crate::server::Server;
-use crate::support::Fixture;
+use crate::support::{records, run_with_model, seamark_with_env, stop_script, Fixture};
 
 /// The pricing page served with its FAQ from another origin.
 async fn pricing() -> (Server, Server) {
@@ -176,11 +174,7 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
     );
     let none = seamark_with_env(&["read", &url, "--section", "no such words"], &[]).await;
     assert_eq!(none.code(), Some(1), "{}", none.stderr());
-    assert!(
-        none.stderr().contains("no text \"no such words\""),
-        "{}",
-        none.stderr()
-    );
+    none.stderr_has("no text \"no such words\"");
     // A bounded read ends with what is left.
     let cut = seamark_with_env(&["read", &url, "--max-chars", "300"], &[]).await;
     let out = cut.stdout();
@@ -189,7 +183,7 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
     // An element the page does not have is a usage error.
     let bad = seamark_with_env(&["read", &url, "--id", "999"], &[]).await;
     assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
-    assert!(bad.stderr().contains("no element 999"), "{}", bad.stderr());
+    bad.stderr_has("no element 999");
 }
 
 #[tokio::test]
@@ -233,7 +227,7 @@ async fn read_more_continues_where_the_part_before_stopped_with_nothing_lost_or_
         ],
     )
     .await;
-    assert_eq!(run.result()["success"], true, "{}", run.stderr());
+    assert_eq!(run.json()["success"], true, "{}", run.stderr());
     let parts: Vec<String> = model.received().iter().filter_map(reading_in).collect();
     assert!(parts.len() >= 3, "{parts:?}");
     for p in &parts {
@@ -346,7 +340,7 @@ async fn an_answer_with_a_schema_is_validated_corrected_after_the_validators_mes
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert_eq!(
         v["data"],
@@ -431,11 +425,7 @@ async fn bad_reads_are_explained_and_never_a_panic() {
     // The CLI on an empty page and on a PDF: a note, no panic.
     let empty = seamark_with_env(&["read", &sites.url("empty.html")], &[]).await;
     assert_eq!(empty.code(), Some(0), "{}", empty.stderr());
-    assert!(
-        empty.stderr().contains("no readable text"),
-        "{}",
-        empty.stderr()
-    );
+    empty.stderr_has("no readable text");
     let dir = tempfile::tempdir().expect("tempdir");
     let pdf = dir.path().join("doc.pdf");
     std::fs::write(&pdf, MINIMAL_PDF).expect("write the PDF");
@@ -481,7 +471,7 @@ async fn a_schema_that_is_not_json_schema_is_a_usage_error_before_the_browser_st
         )
         .await;
         assert_eq!(run.code(), Some(2), "{}", run.stderr());
-        assert!(run.stderr().contains(says), "{}", run.stderr());
+        run.stderr_has(says);
         assert!(!run.stderr().contains("browser"), "{}", run.stderr());
     }
 }

@@ -9,11 +9,11 @@ use chromiumoxide::cdp::browser_protocol::input::{DispatchKeyEventParams, Dispat
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
 use serde_json::Value;
 
-use crate::agent::{records, stop_script};
-use crate::cli::{run_with_model, seamark_with_env, spawn_with_model, Run};
 use crate::model_server::{hang, reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::Fixture;
+use crate::support::{
+    records, run_with_model, seamark_with_env, spawn_with_model, stop_script, Fixture, Run, Seamark,
+};
 
 /// What a hostile page tries to run in whoever shows its names.
 const OWNED: &str = "document.title='owned'";
@@ -122,7 +122,7 @@ async fn hostile_run() -> (Run, Server) {
 #[tokio::test]
 async fn a_run_writes_a_report_a_person_can_read_and_a_hostile_page_leaves_it_inert() {
     let (run, _server) = hostile_run().await;
-    let result = run.result();
+    let result = run.json();
     // Relative to where seamark ran, as the run directory is.
     let report = run.path(result["report"].as_str().expect("the report's path"));
     assert_eq!(report, run.path("rec/report.html"));
@@ -372,11 +372,7 @@ async fn a_killed_run_whose_journal_was_cut_is_reported_as_interrupted() {
     let again = seamark_with_env(&["report", rec.to_str().unwrap_or_default()], &[]).await;
     assert_eq!(again.code(), Some(0), "{}", again.stderr());
     // Line 4: after the start, step 1's commands (act) and step 1.
-    assert!(
-        again.stderr().contains("line 4 of the journal was cut off"),
-        "{}",
-        again.stderr()
-    );
+    again.stderr_has("line 4 of the journal was cut off");
     let shown = Shown::open(&rec.join("report.html")).await;
     let text = shown.eval("document.body.innerText").await;
     let text = text.as_str().unwrap_or_default();
@@ -389,21 +385,17 @@ async fn a_killed_run_whose_journal_was_cut_is_reported_as_interrupted() {
 
 #[tokio::test]
 async fn report_of_a_missing_directory_or_one_without_a_journal_is_a_usage_error() {
-    let missing = seamark_with_env(&["report", "no/such/run"], &[]).await;
-    assert_eq!(missing.code(), Some(2));
-    assert!(
-        missing.stderr().contains("no run directory at no/such/run"),
-        "{}",
-        missing.stderr()
-    );
+    let missing = Seamark::new(&["report", "no/such/run"])
+        .fails(2)
+        .run()
+        .await;
+    missing.stderr_has("no run directory at no/such/run");
     let empty = tempfile::tempdir().expect("temp dir");
-    let none = seamark_with_env(&["report", empty.path().to_str().unwrap_or_default()], &[]).await;
-    assert_eq!(none.code(), Some(2));
-    assert!(
-        none.stderr().contains("holds no journal.jsonl"),
-        "{}",
-        none.stderr()
-    );
+    let none = Seamark::new(&["report", empty.path().to_str().unwrap_or_default()])
+        .fails(2)
+        .run()
+        .await;
+    none.stderr_has("holds no journal.jsonl");
     std::fs::write(empty.path().join("journal.jsonl"), "garbage\n\u{0}\u{1}\n").expect("write");
     let garbage =
         seamark_with_env(&["report", empty.path().to_str().unwrap_or_default()], &[]).await;
@@ -469,7 +461,7 @@ async fn a_replay_report_marks_the_steps_whose_page_differs_from_the_recording()
         &[],
     )
     .await;
-    let result = again.result();
+    let result = again.json();
     assert!(
         !result["divergences"]
             .as_array()

@@ -4,9 +4,9 @@
 //! changes the page makes on its own are not a command's effect, and the
 //! first look waits for the page's first content.
 
-use crate::cli::run_with_model;
 use crate::model_server::{reply, ModelServer, Turn};
 use crate::server::Server;
+use crate::support::run_with_model;
 
 /// A model that searches flights from Paris to Lisbon, then answers the
 /// cheapest price it reads off the results, again and again without COMPLETE.
@@ -51,7 +51,7 @@ async fn an_answer_given_twice_without_complete_ends_the_run_as_done_not_stuck()
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert_eq!(run.code(), Some(0));
     assert_eq!(v["answer"], "The cheapest flight costs $289");
@@ -95,7 +95,7 @@ async fn scrolling_one_area_again_and_again_is_progress_not_a_loop() {
     let model = ModelServer::start(Vec::new(), patient_scroller).await;
     let url = server.url("scroll-list.html");
     let run = run_with_model(&model, &["--task", "Tick City 55 and save", "--url", &url]).await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert!(server.was_requested("/scroll-list.html?city=55"));
     // The same SCROLL was sent many times, each moving the area further.
@@ -146,7 +146,7 @@ async fn a_login_wall_with_a_popup_does_not_end_a_run_that_makes_progress_agains
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert_eq!(
         server.posted("/signed-in.html"),
@@ -184,12 +184,12 @@ async fn a_ticking_countdown_neither_cuts_a_batch_nor_counts_as_a_clicks_effect(
         &["--task", "Reserve for Ada Lovelace", "--url", &url],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert!(server.was_requested("/countdown.html?first=Ada&last=Lovelace"));
     // The whole batch ran in one step, and the idle click did nothing but
     // take the focus.
-    let steps = crate::agent::records(&run.path("rec"), "step");
+    let steps = crate::support::records(&run.path("rec"), "step");
     let report = &steps[0]["report"];
     assert_eq!(
         report["outcomes"].as_array().map(Vec::len),
@@ -230,6 +230,6 @@ async fn the_first_look_waits_for_controls_a_page_draws_after_its_load() {
     .await;
     let first = model.received()[0].text();
     assert!(first.contains("checkbox \"Weekly news\""), "{first}");
-    assert_eq!(run.result()["success"], true, "{}", run.stderr());
+    assert_eq!(run.json()["success"], true, "{}", run.stderr());
     assert!(server.was_requested("/late-controls.html?news=on"));
 }

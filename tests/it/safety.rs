@@ -9,8 +9,8 @@ use seamark::mark::HIDDEN;
 use seamark::safety::{ConfirmGuard, ConfirmPolicy, DomainPolicy, Secrets, DEFAULT_WORDS};
 use serde_json::Value;
 
-use crate::agent::{all_bytes, base64_decode, records, stop_script, Task};
 use crate::model_server::{reply, say, Turn};
+use crate::support::{all_bytes, base64_decode, records, stop_script, Task};
 
 fn allow_only_127() -> DomainPolicy {
     DomainPolicy {
@@ -93,7 +93,7 @@ async fn a_lure_is_blocked_by_every_route(cdp: Option<String>) {
     // Every refusal is in the run, and was told to the model.
     let steps = records(&done.result.run_dir, "step");
     // Refusals during commands, and while pages loaded (the image, the iframe).
-    let blocked = crate::agent::blocked_targets(&done.result.run_dir);
+    let blocked = crate::support::blocked_targets(&done.result.run_dir);
     for path in [
         "/prize",
         "/tab",
@@ -534,7 +534,7 @@ async fn routes_heard(cdp: Option<&str>, limited: bool) -> Heard {
     if let Some(cdp) = cdp {
         args.extend(["--cdp", cdp]);
     }
-    let run = crate::cli::run_with_model(&model, &args).await;
+    let run = crate::support::run_with_model(&model, &args).await;
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     listener.abort();
     let said = model

@@ -9,10 +9,9 @@
 use seamark::perceive::Direction;
 use seamark::records::Status::*;
 
-use crate::cli::run_with_model;
 use crate::model_server::{reply, ModelServer, Turn};
 use crate::server::Server;
-use crate::support::{Fixture, ReportExt};
+use crate::support::{run_with_model, Fixture, ReportExt};
 
 #[tokio::test]
 async fn checkboxes_reached_by_scroll_are_ticked_not_reported_covered() {
@@ -257,7 +256,7 @@ async fn the_article_job_search_ticks_three_salary_boxes_below_the_fold_through_
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert_eq!(
         v["answer"],

@@ -9,10 +9,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::agent::records;
-use crate::cli::{with_model, Workdir};
 use crate::model_server::{scripted_brain, ModelServer, Received, Reply};
 use crate::server::{Server, SESSION_COOKIE, SESSION_PASSWORD};
+use crate::support::{records, with_model, Workdir};
 
 /// The scripted model of the shop: signs in as ada with the secret `pw` on
 /// the sign-in page; on the account page answers who it says is signed in
@@ -434,11 +433,7 @@ async fn a_question_without_a_terminal_ends_as_needs_input_and_resume_takes_the_
     // A completed run is not resumed.
     let again = w.run(&["resume", "rec"]).await;
     assert_eq!(again.code(), Some(2));
-    assert!(
-        again.stderr().contains("the run is complete"),
-        "{}",
-        again.stderr()
-    );
+    again.stderr_has("the run is complete");
 }
 
 /// `seamark run` with a terminal (`script` gives it one): what it shows
@@ -894,11 +889,7 @@ async fn a_run_out_of_steps_goes_on_with_a_higher_budget() {
     assert_eq!(short.json()["status"], "budget");
     let low = w.run(&["resume", "rec"]).await;
     assert_eq!(low.code(), Some(2));
-    assert!(
-        low.stderr().contains("give --max-steps above 2"),
-        "{}",
-        low.stderr()
-    );
+    low.stderr_has("give --max-steps above 2");
     let done = w
         .run(&["resume", "rec", "--max-steps", "5", "--json"])
         .await;

@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::agent::records;
-use crate::cli::{command, profiles_in};
 use crate::processes::{browsers_under, kill, terminate, wait_for_browsers_to_end};
 use crate::report::{run_stuck_at_step_two, signal};
 use crate::server::Server;
+use crate::support::{command, profiles_in, records};
 
 /// Ends a run stuck at step 2 with `name`, and checks what a run ended so
 /// must leave: the exit status, the interrupted end naming the signal, the

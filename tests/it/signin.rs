@@ -4,10 +4,9 @@
 //! made-up password is still held, a login wall without a secret still ends
 //! the run, and the secret reaches neither the model nor the run directory.
 
-use crate::agent::{all_bytes, records};
-use crate::cli::{run_with_model, Run};
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
+use crate::support::{all_bytes, records, run_with_model, Run};
 
 pub const PW: &str = "hunter2-Acme-7731";
 
@@ -58,7 +57,7 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     // The sign-in posted the secret, and nothing deleted the account.
     assert_eq!(
         server.posted("/signed-in.html"),
@@ -154,7 +153,7 @@ async fn without_a_secret_a_made_up_password_is_held_and_the_login_wall_ends_the
         ],
     )
     .await;
-    let v = run.result();
+    let v = run.json();
     assert_eq!(run.code(), Some(1));
     assert!(
         server.posted("/signed-in.html").is_empty(),

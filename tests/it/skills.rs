@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::agent::{all_bytes, records};
-use crate::cli::{Ran, Workdir};
 use crate::mcp::Mcp;
 use crate::model_server::{between, job_seeker, ModelServer, Received, Reply, INPUT_TOKENS};
 use crate::server::Server;
+use crate::support::{all_bytes, records, Ran, Workdir};
 
 /// The demo's job board, copied where a test can change it, and served.
 struct Board {
@@ -176,11 +175,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
         url.contains("q=Data+Engineer&l=Pune&salary=50-75&salary=75-100"),
         "{url}"
     );
-    assert!(
-        second.stderr().contains("from skill"),
-        "{}",
-        second.stderr()
-    );
+    second.stderr_has("from skill");
     let html = std::fs::read_to_string(work.path("r2/report.html")).expect("report");
     assert!(
         html.contains("with no model call"),
@@ -210,7 +205,7 @@ async fn a_task_done_once_is_done_again_without_the_model_and_the_model_takes_ov
     // The model was told where the skill stopped and why.
     let told = model.received()[calls].text();
     assert!(told.contains("stops following it here"), "{told}");
-    assert!(third.stderr().contains("the model took over"));
+    third.stderr_has("the model took over");
     let files = skill_files(&work);
     assert_eq!(files.len(), 1, "the same skill, updated");
     let updated = read_json(&files[0]);
@@ -347,11 +342,7 @@ async fn broken_and_ambiguous_skills_are_told_and_never_run() {
     assert!(!work.path("skills/copy.json").exists());
     let missing = work.run(&["skill", "rm", "copy"]).await;
     assert_eq!(missing.code(), Some(2));
-    assert!(
-        missing.stderr().contains("no skill \"copy\""),
-        "{}",
-        missing.stderr()
-    );
+    missing.stderr_has("no skill \"copy\"");
     let shown = work.run(&["skill", "show", &name]).await;
     assert!(
         shown

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use crate::cli::{run_with_model_and_env, seamark_with_env};
 use crate::model_server::{reply, say, ModelServer, Turn};
 use crate::netlog::{foreign_in, logs_in, Foreign};
 use crate::server::Server;
+use crate::support::{run_with_model_and_env, seamark_with_env};
 use seamark::browser::NET_LOG_ENV;
 
 /// The runs of each flow: `SEAMARK_SOAK_RUNS`, 1 when unset.

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::cli::seamark_with_env;
 use crate::model_server::{say, status, ModelServer};
+use crate::support::{seamark_with_env, Seamark};
 
 /// The checks `doctor --json` printed, by name: (health, found, todo).
 fn checks(stdout: &str) -> Vec<(String, String, String, String)> {
@@ -156,8 +156,7 @@ async fn the_shells_accept_the_completion_scripts() {
         assert_eq!(run.code(), Some(0), "{}", run.stderr());
         assert!(run.stdout().contains("doctor"), "{shell}");
     }
-    let bad = seamark_with_env(&["completions", "tcsh"], &[]).await;
-    assert_eq!(bad.code(), Some(2));
+    Seamark::new(&["completions", "tcsh"]).fails(2).run().await;
 }
 
 #[tokio::test]
@@ -192,13 +191,8 @@ async fn man_renders_seamarks_page_a_subcommands_and_writes_them_all() {
     ] {
         assert!(all.path("man1").join(name).is_file(), "{name}");
     }
-    let bad = seamark_with_env(&["man", "nope"], &[]).await;
-    assert_eq!(bad.code(), Some(2));
-    assert!(
-        bad.stderr().contains("has no subcommand \"nope\""),
-        "{}",
-        bad.stderr()
-    );
+    let bad = Seamark::new(&["man", "nope"]).fails(2).run().await;
+    bad.stderr_has("has no subcommand \"nope\"");
 }
 
 /// The page as `man -l` shows it, plain.

@@ -3,10 +3,10 @@
 //! commands as spans below the run's, with the GenAI token attributes, and
 //! no secret in any of it; a batch is one trace with its runs below it.
 
-use crate::cli::{run_with_model_and_env, seamark_with_env};
 use crate::model_server::{reply, say, ModelServer, INPUT_TOKENS, OUTPUT_TOKENS};
 use crate::otlp_receiver::{OtlpReceiver, ReceivedSpan};
 use crate::server::Server;
+use crate::support::{run_with_model_and_env, seamark_with_env};
 
 const PW: &str = "correct-horse-battery-staple";
 
@@ -182,7 +182,7 @@ async fn a_collector_that_is_not_there_costs_the_run_nothing_and_a_bad_one_is_to
     assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let bad = seamark_with_env(&["devices", "--otlp", "not a url"], &[]).await;
     assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
-    assert!(bad.stderr().contains("--otlp"), "{}", bad.stderr());
+    bad.stderr_has("--otlp");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,7 +193,7 @@ async fn each_session_of_a_server_is_a_trace_of_its_own() {
     let collector = OtlpReceiver::start().await;
     let sites = Server::start(None).await;
     let model = ModelServer::answering(titles).await;
-    let w = crate::cli::Workdir::new(&model);
+    let w = crate::support::Workdir::new(&model);
     // --otlp on the server reaches the runs its workers start.
     let served = Served::serve(&w, &["--workers", "1", "--otlp", &collector.base]).await;
     let mut dirs = Vec::new();

@@ -6,10 +6,9 @@
 
 use serde_json::Value;
 
-use crate::agent::records;
-use crate::cli::{Ran, Workdir};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::support::{records, Ran, Workdir};
 
 const ALL_TICKED: &str = "document.querySelectorAll('input:checked').length === 3";
 
@@ -152,12 +151,7 @@ async fn bad_checks_get_clear_errors_and_a_check_that_never_returns_is_bounded()
     let url = server.url("three-boxes.html");
     let bad = run(&work, "Tick the boxes", &url, &["--expect-regex", "("]).await;
     assert_eq!(bad.code(), Some(2));
-    assert!(
-        bad.stderr()
-            .contains("--expect-regex \"(\" is not a regular expression"),
-        "{}",
-        bad.stderr()
-    );
+    bad.stderr_has("--expect-regex \"(\" is not a regular expression");
     assert!(model.received().is_empty(), "nothing ran");
     let ran = run(
         &work,

@@ -9,8 +9,8 @@
 use base64::Engine;
 use image::RgbImage;
 
-use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
+use crate::support::Workdir;
 
 /// A connected group of pixels of the image.
 #[derive(Debug, Clone, Copy)]

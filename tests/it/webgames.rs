@@ -11,9 +11,9 @@
 use regex::Regex;
 use serde_json::Value;
 
-use crate::cli::Workdir;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::webgames_dir;
+use crate::support::Workdir;
 
 /// The password a solved challenge shows, in what READ gave.
 fn password_in(read: &str) -> Option<String> {

@@ -2,6 +2,17 @@
 //! with a guard that perception changed nothing, and assertions that read as
 //! sentences: `seen.named("Buy now").button().occluded_by("Cookie consent")`.
 
+pub mod journal;
+pub mod process;
+pub mod task;
+
+pub use journal::{all_bytes, base64_decode, blocked_targets, records};
+pub use process::{
+    command, command_in, profiles_in, run_seamark, run_with_model, run_with_model_and_env,
+    seamark_with_env, spawn_with_model, with_model, Ran, Run, Seamark, Workdir,
+};
+pub use task::{stop_script, Task, KEY};
+
 use seamark::records::{BatchReport, Outcome, Status};
 
 use std::sync::{Arc, OnceLock};

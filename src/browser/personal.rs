@@ -10,7 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{devtools, find_chromium, is_root, launch, profile_holder, BrowserError};
+use super::shared::is_root;
+use super::{devtools, find_chromium, launch, profile_holder, BrowserError};
 
 /// How long a started browser may take to write its `DevToolsActivePort`.
 const ACTIVE_PORT_WITHIN: Duration = Duration::from_secs(20);

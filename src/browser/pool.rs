@@ -135,7 +135,7 @@ impl Pool {
                     continue;
                 }
             };
-            match browser.open_context(options).await {
+            match Session::in_context(&browser, options).await {
                 Ok(session) => return Ok(session),
                 Err(e) => {
                     // A browser that stopped answering is started again by

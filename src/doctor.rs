@@ -384,17 +384,7 @@ fn disk(runs: &Path, fix: bool) -> Finding {
             );
         }
     }
-    // The nearest folder that exists: run directories are made below it.
-    let mut at = runs;
-    while !at.exists() {
-        match at.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => at = parent,
-            _ => {
-                at = Path::new(".");
-                break;
-            }
-        }
-    }
+    let at = crate::files::nearest_existing(runs);
     let probe = tempfile::Builder::new()
         .prefix(".seamark-doctor")
         .tempdir_in(at);

@@ -21,7 +21,8 @@ use seamark::clock::utc_stamp;
 use seamark::journal::slug;
 use seamark::safety::{ConfirmPolicy, Confirmer, Hold};
 
-use super::run::{model_name, CommonArgs, JudgeArgs, TerminalConfirmer};
+use super::person::TerminalConfirmer;
+use super::run::{model_name, CommonArgs, JudgeArgs};
 use super::UsageError;
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ mod fixture;
 mod man;
 mod mark;
 mod mcp;
+mod person;
 mod read;
 mod replay;
 mod report;
@@ -441,17 +442,7 @@ impl StorageArgs {
 /// place). Nothing is left behind by the check.
 fn writable_folder(flag: &str, dir: &std::path::Path) -> Result<(), UsageError> {
     let refused = |why: String| UsageError(format!("{flag} {}: {why}", dir.display()));
-    // The nearest part of the path that exists: a run's folder is made
-    // below it.
-    let mut existing = dir;
-    while !existing.as_os_str().is_empty() && std::fs::symlink_metadata(existing).is_err() {
-        existing = existing.parent().unwrap_or(std::path::Path::new(""));
-    }
-    let existing = if existing.as_os_str().is_empty() {
-        std::path::Path::new(".")
-    } else {
-        existing
-    };
+    let existing = seamark::files::nearest_existing(dir);
     if !existing.is_dir() {
         return Err(refused(if existing == dir {
             "it is a file, not a folder".into()

@@ -14,7 +14,8 @@ use seamark::brain;
 use seamark::files::UploadFolder;
 use seamark::safety::{ConfirmGuard, ConfirmPolicy, Confirmer, Secrets, DEFAULT_WORDS};
 
-use super::run::{run_agent, ModelCallArgs, TerminalConfirmer};
+use super::person::TerminalConfirmer;
+use super::run::{run_agent, ModelCallArgs};
 use super::{BrowserArgs, UsageError};
 
 #[derive(Debug, Args)]

@@ -27,6 +27,14 @@ pub fn size_text(bytes: u64) -> String {
     }
 }
 
+/// The nearest part of `path` that exists (itself, or a folder above it),
+/// or `.` when none does: what is made at `path` is made below it.
+pub fn nearest_existing(path: &std::path::Path) -> &std::path::Path {
+    path.ancestors()
+        .find(|p| !p.as_os_str().is_empty() && std::fs::symlink_metadata(p).is_ok())
+        .unwrap_or(std::path::Path::new("."))
+}
+
 /// The SHA-256 of a file's bytes, in hex, read in pieces (a file may be
 /// large).
 pub fn sha256_of(path: &std::path::Path) -> std::io::Result<String> {
@@ -52,6 +60,14 @@ pub fn sha256_of(path: &std::path::Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nearest_existing_part_of_a_path_is_where_folders_are_made() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(nearest_existing(&dir.path().join("a/b/c")), dir.path());
+        let missing = std::path::Path::new("no-such-folder-of-seamark/runs");
+        assert_eq!(nearest_existing(missing), std::path::Path::new("."));
+    }
 
     #[test]
     fn sizes_read_as_people_read_them() {

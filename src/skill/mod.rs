@@ -18,6 +18,7 @@ mod export;
 mod fill;
 mod follow;
 mod learn;
+mod script;
 mod store;
 mod target;
 pub mod template;

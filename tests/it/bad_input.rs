@@ -527,8 +527,10 @@ async fn a_start_page_that_never_answers_ends_at_the_load_timeout_and_says_so() 
         "{reason}"
     );
     for command in ["read", "mark"] {
-        let out = seamark_with_env(&[command, &server.url("silent"), "--timeout", "3"], &[]).await;
-        assert_eq!(out.code(), Some(1), "{command}: {}", out.stderr());
+        let out = Seamark::new(&[command, &server.url("silent"), "--timeout", "3"])
+            .fails(1)
+            .run()
+            .await;
         assert!(
             out.stderr().contains("did not finish loading in 3 s"),
             "{command}: {}",

@@ -5,7 +5,7 @@
 
 use crate::model_server::{reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::{centre_of, run_with_model, seamark_with_env, told, told_text};
+use crate::support::{centre_of, run_with_model, seamark_with_env, told, told_text, Seamark};
 
 #[tokio::test]
 async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_page() {
@@ -119,14 +119,12 @@ async fn an_android_phone_names_the_chromium_that_runs_and_says_it_is_mobile() {
 
 #[tokio::test]
 async fn an_unknown_device_or_one_with_a_viewport_is_a_usage_error() {
-    let run = seamark_with_env(&["mark", "about:blank", "--device", "Nokia 3310"], &[]).await;
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
-    assert!(
-        run.stderr().contains("no device is called \"Nokia 3310\"")
-            && run.stderr().contains("iPhone 15"),
-        "{}",
-        run.stderr()
-    );
+    let run = Seamark::new(&["mark", "about:blank", "--device", "Nokia 3310"])
+        .fails(2)
+        .run()
+        .await;
+    run.stderr_has("no device is called \"Nokia 3310\"")
+        .stderr_has("iPhone 15");
     let run = seamark_with_env(
         &[
             "mark",

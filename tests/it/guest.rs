@@ -13,7 +13,7 @@ use crate::mcp::Mcp;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::processes::{terminate, TestDir};
 use crate::server::Server;
-use crate::support::{command, persons_chromium, run_with_model, seamark_with_env};
+use crate::support::{command, persons_chromium, run_with_model, seamark_with_env, Seamark};
 
 /// A person's Chromium, started as a person starts one (a profile folder of
 /// its own, `--remote-debugging-port=0`), with a tab of theirs open.
@@ -290,9 +290,11 @@ async fn a_cdp_that_points_at_nothing_is_a_usage_error_that_says_what_to_do() {
         (port.clone(), "no browser answers at http://127.0.0.1:"),
     ];
     for (cdp, says) in cases {
-        let run = seamark_with_env(&["mark", "http://127.0.0.1:9/", "--cdp", &cdp], &[]).await;
-        assert_eq!(run.code(), Some(2), "--cdp {cdp}: {}", run.stderr());
-        assert!(run.stderr().contains(says), "--cdp {cdp}: {}", run.stderr());
+        Seamark::new(&["mark", "http://127.0.0.1:9/", "--cdp", &cdp])
+            .fails(2)
+            .run()
+            .await
+            .stderr_has(says);
     }
     // How to start a browser that writes the file is told.
     let run = seamark_with_env(

@@ -25,6 +25,7 @@ pub enum Health {
 }
 
 /// One check's outcome.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// What was checked, one word or two: `chromium`, `model`.
@@ -34,7 +35,6 @@ pub struct Finding {
     /// What was found.
     pub found: String,
     /// What to do about it, when something is to be done.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub todo: Option<String>,
 }
 

@@ -17,6 +17,7 @@ use crate::brain::Usage;
 pub const RESULTS: &str = "results.jsonl";
 
 /// One finished run of a batch: a line of `results.jsonl`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// The task's id.
@@ -38,16 +39,17 @@ pub struct RunRecord {
     /// Why it ended.
     pub reason: String,
     /// What the model answered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub answer: Option<String>,
     /// The answer as data, with a schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub data: Option<serde_json::Value>,
     /// Steps taken.
     pub steps: usize,
     /// Tokens in and out.
     pub tokens: Usage,
     /// USD, when the model's price is known.
+    #[serialize_always]
     pub cost_usd: Option<f64>,
     /// Seconds the run took.
     pub wall_time_s: f64,
@@ -56,23 +58,23 @@ pub struct RunRecord {
     /// The run directory, relative to the batch directory (absolute in a merge).
     pub run_dir: PathBuf,
     /// Its report, when one was written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub report: Option<PathBuf>,
     /// The browser it ran in (the binary launched, or the DevTools URL),
     /// when it had a page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub browser: Option<String>,
     /// The files the run downloaded (their paths in the batch directory).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<crate::files::DownloadedFile>,
     /// What the judge model said of the run, when it was asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub judge: Option<crate::records::JudgeReport>,
     /// When it ended, RFC 3339 UTC.
     pub finished: String,
     /// How many times the model was asked: its steps, less those done from
     /// a skill. `None` in results written before it was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub model_calls: Option<usize>,
 }
 

@@ -11,6 +11,7 @@ use crate::safety::Secret;
 use crate::schema::AnswerSchema;
 
 /// One task of a batch (a line of `TASKS.jsonl`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskSpec {
@@ -22,20 +23,20 @@ pub struct TaskSpec {
     /// Where to start: a URL, or a local HTML file (relative to the tasks file).
     pub url: String,
     /// How the run is scored; without one, by its own ending (done or not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub check: Option<Check>,
     /// What must hold before the run's COMPLETE is taken, as `--expect-*`
     /// gives it: a run that ends done held them all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Check>,
     /// Most steps, instead of the batch's `--max-steps`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub max_steps: Option<usize>,
     /// Most seconds, instead of the batch's `--max-time`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub max_time: Option<f64>,
     /// The JSON Schema the answer must follow (as `--schema` gives it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub schema: Option<serde_json::Value>,
     /// Secrets of this task, in `--secret`'s form: `NAME=env:VAR`,
     /// `NAME=@FILE`, `NAME@example.com=…` (a value written here is a secret in
@@ -44,15 +45,15 @@ pub struct TaskSpec {
     pub secrets: Vec<String>,
     /// JavaScript run in the start page once it has loaded, before the first
     /// step: the state the task starts from (MiniWoB++ starts its episode so).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub setup: Option<String>,
     /// A recording (HAR 1.2, in the tasks file's folder) that answers the
     /// run instead of the network: a fixture (`seamark fixture`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub site: Option<String>,
     /// The pages' clock fixed: `recording` (where the recording began) or a
     /// time in UTC.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fixed_clock: Option<String>,
 }
 

@@ -146,6 +146,7 @@ pub struct StageFigures {
 }
 
 /// One page's figures, or why it could not be measured.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageFigures {
     /// The page as given.
@@ -153,7 +154,7 @@ pub struct PageFigures {
     /// The URL opened.
     pub url: String,
     /// Why it could not be measured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error: Option<String>,
     /// Elements in its table.
     #[serde(default)]

@@ -115,6 +115,7 @@ pub enum ElementState {
 /// An element's nodes as the registry of its document numbered them
 /// (perceive/registry.rs): telling them apart costs nothing, and their
 /// backendNodeIds are asked for only when a command names the element.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NodeNumbers {
     /// The registry that numbered them, one per document (0: a table built
@@ -123,11 +124,12 @@ pub struct NodeNumbers {
     /// The element's node.
     pub number: u32,
     /// The number of the control a label draws for (see `control_node_id`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub control: Option<u32>,
 }
 
 /// One interactive element of the page.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Element {
     /// The mark id the model sees: small, in reading order.
@@ -145,10 +147,10 @@ pub struct Element {
     /// Border box in top-level viewport CSS pixels (may lie outside the viewport).
     pub bbox: Rect,
     /// The part of the box that is visible in the viewport, if any.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub visible: Option<Rect>,
     /// A point inside the element that a hit test showed reaches it.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub click_point: Option<Point>,
     /// Lower-case tag name.
     pub tag: String,
@@ -159,28 +161,28 @@ pub struct Element {
     /// For an element without a name (an icon): the words of a small
     /// vocabulary (`menu`, `close`, `search`, …) found in its id and classes,
     /// its icons' classes and the symbols its SVG draws, e.g. `menu toggle`.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub hint: Option<String>,
     /// `type` of an input.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub input_type: Option<String>,
     /// Current value (never a password's).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub value: Option<String>,
     /// For a password field: whether it holds something (its value never leaves the browser).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub has_value: Option<bool>,
     /// Link target.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub href: Option<String>,
     /// Checked state of a checkbox, radio or ARIA equivalent.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub checked: Option<bool>,
     /// `aria-selected`.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub selected: Option<bool>,
     /// `aria-expanded`, or a `<details>` summary's open state.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub expanded: Option<bool>,
     /// Has keyboard focus.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
@@ -189,7 +191,7 @@ pub struct Element {
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub options: Vec<String>,
     /// How many options the select really has.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub option_count: Option<u32>,
     /// A list that takes several options (`<select multiple>`, a listbox with
     /// `aria-multiselectable`).
@@ -201,7 +203,7 @@ pub struct Element {
     /// When a visually hidden control is drawn by its label, the label is the
     /// node acted on and this is the control's own backendNodeId (once asked
     /// for, as `backend_node_id`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(default)]
     pub control_node_id: Option<i64>,
     /// Interactable, offscreen, occluded or disabled.
     pub state: ElementState,

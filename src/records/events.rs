@@ -67,15 +67,16 @@ impl CheckRecord {
 
 /// How a step of a run stands to a skill: done from it, or where the model
 /// took over from it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepMark {
     /// The skill.
     pub name: String,
     /// The skill's step this run step did, when it was done from the skill.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub step: Option<usize>,
     /// Why the model took over at this step, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub took_over: Option<String>,
 }
 
@@ -96,6 +97,7 @@ pub enum SkillEvent {
 }
 
 /// The journal's record of a skill event.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SkillRecord {
     /// Always `skill`.
@@ -104,7 +106,7 @@ pub struct SkillRecord {
     /// What happened.
     pub event: SkillEvent,
     /// The skill, when one is named.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub name: Option<String>,
     /// In a sentence.
     pub detail: String,

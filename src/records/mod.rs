@@ -79,6 +79,7 @@ impl RunStatus {
 }
 
 /// How a run ended.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     /// The task was completed.
@@ -86,6 +87,7 @@ pub struct RunResult {
     /// How the run ended, in one word.
     pub status: RunStatus,
     /// What the model gave with ANSWER (the last one, when several).
+    #[serialize_always]
     pub answer: Option<String>,
     /// Why the run ended: the completion summary, the STOP reason, or the budget.
     pub reason: String,
@@ -94,6 +96,7 @@ pub struct RunResult {
     /// Tokens, in and out.
     pub tokens: Usage,
     /// USD, when the model's price is known.
+    #[serialize_always]
     pub cost_usd: Option<f64>,
     /// The run directory.
     pub run_dir: PathBuf,
@@ -105,26 +108,26 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub divergences: Vec<String>,
     /// With a schema: the answer as the JSON value that followed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub data: Option<serde_json::Value>,
     /// Each step's prompt in tokens, counted before it was sent.
     pub prompt_tokens: Vec<brain::PromptTokens>,
     /// The run's `report.html`, once it is written (the journal's end record,
     /// written before it, never has it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub report: Option<PathBuf>,
     /// What the run did with skills.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub skill: Option<SkillReport>,
     /// The files the run downloaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub downloads: Vec<DownloadedFile>,
     /// The judge's part, when a judge model was asked (`--judge`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub judge: Option<JudgeReport>,
     /// What the run did with the site's traffic: recorded it
     /// (`--record-site`), or was answered from a recording (`--site`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub site: Option<crate::site::SiteReport>,
 }
 
@@ -188,19 +191,20 @@ impl RunResult {
 
 /// What a run did with skills: the one it followed, how far, and the one it
 /// learned.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SkillReport {
     /// The skill it followed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub followed: Option<String>,
     /// Steps done from the skill, with no model call.
     #[serde(default)]
     pub steps: usize,
     /// Why the model took over, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub took_over: Option<String>,
     /// The skill file learned or updated from the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub learned: Option<PathBuf>,
 }
 
@@ -218,6 +222,7 @@ pub struct StepTimings {
 }
 
 /// The journal's first record: what the run was asked to do.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StartRecord {
     /// Always `start`.
@@ -236,7 +241,7 @@ pub struct StartRecord {
     /// The step budget.
     pub max_steps: usize,
     /// The rules it runs under (what `seamark resume` restores).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub policy: Option<RunPolicy>,
 }
 
@@ -248,6 +253,7 @@ pub fn kept_answer(text: &str) -> String {
 }
 
 /// The journal record of one step.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRecord {
     /// Always `step`.
@@ -271,7 +277,7 @@ pub struct StepRecord {
     pub screenshot: String,
     /// The close look (`ZOOM`) the model was shown beside it, if any: its
     /// file in the run directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub close_look: Option<String>,
     /// Characters of prompt text sent.
     pub prompt_chars: usize,
@@ -281,17 +287,18 @@ pub struct StepRecord {
     /// Images sent.
     pub images: usize,
     /// The model's raw answer.
+    #[serialize_always]
     pub answer: Option<String>,
     /// The plan after this step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub plan: Option<String>,
     /// The commands as parsed.
     pub commands: Vec<String>,
     /// Why the answer could not be parsed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub parse_error: Option<String>,
     /// What the commands did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub report: Option<BatchReport>,
     /// Requests the domain policy refused outside the commands (while a page
     /// loaded, or from its timers).
@@ -303,20 +310,20 @@ pub struct StepRecord {
     /// Tokens and cost of this step.
     pub spend: Spend,
     /// Where the page differs from a replayed recording.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub divergence: Option<String>,
     /// An error that ended the run at this step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error: Option<String>,
     /// The page's URL after the commands (where a resumed run opens it again).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub url_after: Option<String>,
     /// What the model asked the person (ASK), and the answer when one came.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub asked: Option<Asked>,
     /// A step done from a skill (no model call), or where the model took
     /// over from one and why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub skill: Option<StepMark>,
     /// Costs.
     pub timings: StepTimings,
@@ -386,12 +393,13 @@ impl StepRecord {
 
 /// A question put to the person, and its answer (a secret's placeholder for
 /// a secret answer; none when no one could answer).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Asked {
     /// The question.
     pub question: String,
     /// The answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub answer: Option<String>,
 }
 
@@ -467,6 +475,7 @@ pub struct ActRecord {
 }
 
 /// The journal record of a run going on (`seamark resume`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResumeRecord {
     /// Always `resume`.
@@ -479,7 +488,7 @@ pub struct ResumeRecord {
     /// How the run had ended before.
     pub after: String,
     /// The person's answer given now (a secret's placeholder for a secret).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub answer: Option<String>,
     /// Commands whose outcome was never recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -112,6 +112,7 @@ pub enum Finish {
 }
 
 /// What a batch did: the commands that ran, and those dropped and why.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BatchReport {
     /// Outcomes of the commands that ran, in order.
@@ -119,7 +120,7 @@ pub struct BatchReport {
     /// Commands not run, as written.
     pub dropped: Vec<String>,
     /// Why they were dropped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub dropped_because: Option<String>,
     /// Whether a page command changed something (WAIT and the commands that
     /// end a task do not count): what the orchestrator calls progress.
@@ -132,17 +133,17 @@ pub struct BatchReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub readings: Vec<String>,
     /// The region the last `ZOOM` asked to see closer, for the next look.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub zoom: Option<ZoomRequest>,
     /// A downloaded image a `READ:download` asked to see, for the next look.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub shown: Option<ShownFile>,
     /// The answer as data: the JSON value of the last `ANSWER` that followed
     /// the schema (with a schema only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub data: Option<serde_json::Value>,
     /// `COMPLETE` or `STOP`, when one ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub finish: Option<Finish>,
     /// JS dialogs the page opened during the batch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -194,6 +195,7 @@ pub struct Dialog {
 }
 
 /// A download an action started.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Download {
     /// Where it came from.
@@ -204,7 +206,7 @@ pub struct Download {
     /// or `too large` (it passed the cap, and what came was removed).
     pub state: String,
     /// The file it became, once completed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub saved: Option<DownloadedFile>,
     /// The frame that started it: in a browser other runs share, it tells
     /// whose download it is.

@@ -44,6 +44,7 @@ pub const FORMAT: u32 = 1;
 const ID: &str = "@";
 
 /// A task learned from a run that ended done.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Skill {
@@ -63,13 +64,14 @@ pub struct Skill {
     /// When it was learned (RFC 3339 UTC).
     pub learned: String,
     /// When the model last had to take over and the skill was learned again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub updated: Option<String>,
     /// The steps, in order.
     pub steps: Vec<SkillStep>,
 }
 
 /// One step of a skill: the commands of one look at one page.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkillStep {
@@ -81,11 +83,12 @@ pub struct SkillStep {
     pub actions: Vec<Action>,
     /// After the commands, the model goes on from this step: the learned
     /// run READ, ANSWERed or ASKed here, which is the model's to do.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub then_model: Option<String>,
 }
 
 /// One command of a skill's step.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Action {
@@ -95,11 +98,11 @@ pub struct Action {
     pub command: String,
     /// The element it acts on, for a command that acts on one; for a
     /// command at a point, the element the point fell on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub target: Option<Target>,
     /// For a command at a point (`CLICK:@0,0` stands for it): where in its
     /// target's box the point was, and that box's size then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub within: Option<Within>,
 }
 

@@ -12,6 +12,7 @@ use crate::perceive::{Element, Observation};
 const NEAR: usize = 2;
 
 /// An element of a skill's step, as found again on a new page.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
@@ -20,11 +21,11 @@ pub struct Target {
     /// Its accessible name.
     pub name: String,
     /// An input's `type`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub input_type: Option<String>,
     /// For an element without a name (an icon): the words its classes and
     /// symbols gave.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub hint: Option<String>,
     /// The names of the elements nearest to it: what tells equals apart
     /// when their number changed.

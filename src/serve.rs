@@ -162,31 +162,29 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
     r
 }
 
-/// The content type of a file, by its extension.
+/// The content type of a file, by its extension; text is UTF-8.
 pub fn mime_of(path: &Path) -> &'static str {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or_default()
-    {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "js" => "text/javascript",
-        "css" => "text/css",
-        "json" => "application/json",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "svg" => "image/svg+xml",
-        "wasm" => "application/wasm",
-        "pdf" => "application/pdf",
-        "txt" => "text/plain; charset=utf-8",
-        _ => "application/octet-stream",
+    match crate::files::downloads::mime_of(&path.to_string_lossy()) {
+        "text/html" => "text/html; charset=utf-8",
+        "text/plain" => "text/plain; charset=utf-8",
+        mime => mime,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_are_served_with_their_type_and_text_as_utf_8() {
+        let of = |name: &str| mime_of(Path::new(name));
+        assert_eq!(of("index.HTML"), "text/html; charset=utf-8");
+        assert_eq!(of("notes.txt"), "text/plain; charset=utf-8");
+        assert!(of("app.js").ends_with("/javascript"), "{}", of("app.js"));
+        assert_eq!(of("game.wasm"), "application/wasm");
+        assert_eq!(of("data.json"), "application/json");
+        assert_eq!(of("no-extension"), "application/octet-stream");
+    }
 
     #[test]
     fn no_path_leaves_the_folder() {

@@ -106,30 +106,12 @@ pub fn unique_path(dir: &Path, name: &str) -> PathBuf {
         .unwrap_or(first)
 }
 
-/// The type a file's name says it holds.
+/// The type a file's name says it holds (by its extension, as
+/// `mime_guess` knows them), `application/octet-stream` when it says none.
 pub fn mime_of(name: &str) -> &'static str {
-    let ext = split_extension(name)
-        .1
-        .trim_start_matches('.')
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "csv" => "text/csv",
-        "tsv" => "text/tab-separated-values",
-        "txt" | "log" => "text/plain",
-        "md" | "markdown" => "text/markdown",
-        "html" | "htm" => "text/html",
-        "xml" => "text/xml",
-        "json" => "application/json",
-        "pdf" => "application/pdf",
-        "zip" => "application/zip",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "svg" => "image/svg+xml",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        _ => "application/octet-stream",
-    }
+    mime_guess::from_path(name)
+        .first_raw()
+        .unwrap_or("application/octet-stream")
 }
 
 #[cfg(test)]

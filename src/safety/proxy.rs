@@ -178,26 +178,15 @@ async fn serve(
     policy: &DomainPolicy,
     log: &Mutex<Vec<Blocked>>,
 ) -> std::io::Result<()> {
-    let Some((buf, head_end)) = read_head(&mut client).await? else {
+    let Some((head, buf)) = read_head(&mut client).await? else {
         return Ok(());
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or_default().to_string();
-    let mut parts = request_line.split_whitespace();
-    let (method, target, version) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or("HTTP/1.1"),
-    );
-    let body = &buf[head_end..];
-    if method.eq_ignore_ascii_case("CONNECT") {
-        return tunnel(client, target, body, policy, log).await;
+    let body = &buf[head.end..];
+    if head.method.eq_ignore_ascii_case("CONNECT") {
+        return tunnel(client, &head.target, body, policy, log).await;
     }
-    let Ok(url) = url::Url::parse(target) else {
-        return client
-            .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            .await;
+    let Ok(url) = url::Url::parse(&head.target) else {
+        return client.write_all(BAD_REQUEST).await;
     };
     let host = url.host_str().unwrap_or_default().to_string();
     if let Some(reason) = policy.refusal(&host) {
@@ -216,8 +205,7 @@ async fn serve(
     let Ok(mut upstream) = TcpStream::connect((host.as_str(), port)).await else {
         return client.write_all(BAD_GATEWAY).await;
     };
-    let forwarded = forwarded_head(method, &url, version, lines);
-    upstream.write_all(forwarded.as_bytes()).await?;
+    upstream.write_all(&head.forwarded(&url)).await?;
     upstream.write_all(body).await?;
     tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
     Ok(())
@@ -226,9 +214,79 @@ async fn serve(
 /// What the proxy answers when the host cannot be reached.
 const BAD_GATEWAY: &[u8] = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n";
 
-/// Reads a request's head: the bytes read and where the head ends; none
-/// when the client closed first. A head too large is answered 431.
-async fn read_head(client: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+/// What the proxy answers a head that is not HTTP, or a target that is no URL.
+const BAD_REQUEST: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+
+/// What the proxy answers a head too large.
+const TOO_LARGE: &[u8] = b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n";
+
+/// Most header lines a request head may have.
+const MAX_HEADERS: usize = 128;
+
+/// A request's head, as httparse read it.
+#[derive(Debug)]
+struct Head {
+    method: String,
+    /// The request target: an absolute URL, or `host:port` for CONNECT.
+    target: String,
+    /// The `1` of HTTP/1.1.
+    minor_version: u8,
+    headers: Vec<(String, Vec<u8>)>,
+    /// Where the head ends in the bytes read (the body, if any, follows).
+    end: usize,
+}
+
+impl Head {
+    /// Reads a head from `bytes`: none yet when it is not all there.
+    fn parse(bytes: &[u8]) -> Result<Option<Head>, httparse::Error> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut request = httparse::Request::new(&mut headers);
+        let httparse::Status::Complete(end) = request.parse(bytes)? else {
+            return Ok(None);
+        };
+        Ok(Some(Head {
+            method: request.method.unwrap_or_default().to_string(),
+            target: request.path.unwrap_or_default().to_string(),
+            minor_version: request.version.unwrap_or(1),
+            headers: request
+                .headers
+                .iter()
+                .map(|h| (h.name.to_string(), h.value.to_vec()))
+                .collect(),
+            end,
+        }))
+    }
+
+    /// The head sent on to `url`'s host: an origin-form request line and the
+    /// client's headers but those of its connection, closed after one
+    /// request (so each request is checked).
+    fn forwarded(&self, url: &url::Url) -> Vec<u8> {
+        let path = match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        };
+        let mut out =
+            format!("{} {path} HTTP/1.{}\r\n", self.method, self.minor_version).into_bytes();
+        let hop = |name: &str| {
+            ["connection", "proxy-connection", "keep-alive"]
+                .iter()
+                .any(|h| name.eq_ignore_ascii_case(h))
+        };
+        for (name, value) in self.headers.iter().filter(|(n, _)| !hop(n)) {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"Connection: close\r\n\r\n");
+        out
+    }
+}
+
+/// Reads a request's head and the bytes read with it; none when the client
+/// closed first, or sent what is no HTTP head (answered 400) or one too
+/// large (431).
+async fn read_head(client: &mut TcpStream) -> std::io::Result<Option<(Head, Vec<u8>)>> {
     let mut buf = Vec::with_capacity(4096);
     let mut chunk = [0u8; 4096];
     loop {
@@ -239,15 +297,15 @@ async fn read_head(client: &mut TcpStream) -> std::io::Result<Option<(Vec<u8>, u
             return Ok(None);
         }
         buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            return Ok(Some((buf, i + 4)));
-        }
-        if buf.len() > MAX_HEAD {
-            client
-                .write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n")
-                .await?;
-            return Ok(None);
-        }
+        let refusal = match Head::parse(&buf) {
+            Ok(Some(head)) => return Ok(Some((head, buf))),
+            Ok(None) if buf.len() > MAX_HEAD => TOO_LARGE,
+            Ok(None) => continue,
+            Err(httparse::Error::TooManyHeaders) => TOO_LARGE,
+            Err(_) => BAD_REQUEST,
+        };
+        client.write_all(refusal).await?;
+        return Ok(None);
     }
 }
 
@@ -278,40 +336,6 @@ async fn tunnel(
     Ok(())
 }
 
-/// The head sent on: an origin-form request line and the client's headers
-/// but those of its connection, closed after one request (so each request
-/// is checked).
-fn forwarded_head<'a>(
-    method: &str,
-    url: &url::Url,
-    version: &str,
-    headers: impl Iterator<Item = &'a str>,
-) -> String {
-    let path = match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
-    };
-    let mut forwarded = format!("{method} {path} {version}\r\n");
-    for line in headers.filter(|l| !l.is_empty()) {
-        let name = line
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase();
-        if matches!(
-            name.as_str(),
-            "connection" | "proxy-connection" | "keep-alive"
-        ) {
-            continue;
-        }
-        forwarded.push_str(line);
-        forwarded.push_str("\r\n");
-    }
-    forwarded.push_str("Connection: close\r\n\r\n");
-    forwarded
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,6 +349,29 @@ mod tests {
         assert_eq!(host_port("example.com", 443), ("example.com".into(), 443));
         assert_eq!(host_port("[::1]:8080", 80), ("::1".into(), 8080));
         assert_eq!(host_port("[::1]", 80), ("::1".into(), 80));
+    }
+
+    #[test]
+    fn a_forwarded_head_is_origin_form_without_the_clients_connection_headers() {
+        let sent = b"GET http://site.test:8080/a/b?q=1 HTTP/1.1\r\nHost: site.test:8080\r\n\
+            Proxy-Connection: keep-alive\r\nKeep-Alive: 5\r\nX-Raw: caf\xc3\xa9\r\n\r\nbody";
+        let head = Head::parse(sent).unwrap().unwrap();
+        assert_eq!(&sent[head.end..], b"body");
+        let url = url::Url::parse(&head.target).unwrap();
+        let forwarded = String::from_utf8(head.forwarded(&url)).unwrap();
+        assert_eq!(
+            forwarded,
+            "GET /a/b?q=1 HTTP/1.1\r\nHost: site.test:8080\r\nX-Raw: caf\u{e9}\r\n\
+             Connection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn a_head_not_yet_whole_waits_and_one_that_is_no_http_is_an_error() {
+        assert!(Head::parse(b"GET http://a.test/ HTTP/1.1\r\nHost: a")
+            .unwrap()
+            .is_none());
+        assert!(Head::parse(b"\x16\x03\x01 not http\r\n\r\n").is_err());
     }
 
     #[tokio::test]

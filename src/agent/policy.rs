@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::AgentOptions;
+use super::options::AgentOptions;
 use crate::act::DialogPolicy;
 use crate::records::RunPolicy;
 use crate::safety::{ConfirmGuard, DomainPattern, DomainPatternError, DomainPolicy};

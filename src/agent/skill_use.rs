@@ -11,7 +11,8 @@ use crate::records::BatchReport;
 use crate::safety::Secrets;
 use crate::skill::{self, Follow, Found, Planned, SkillStore, Trail};
 
-use super::{Progress, RunStatus, SkillReport};
+use super::options::Progress;
+use super::{RunStatus, SkillReport};
 
 /// Where a run leaves the skill it learned, unsaved, for its caller to save
 /// once it has judged the run (a batch saves it when the run passes its

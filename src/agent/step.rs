@@ -6,7 +6,8 @@ use crate::records::{BatchReport, CheckpointEvent, CheckpointRecord, Finish};
 use std::time::Instant;
 use tracing::Instrument;
 
-use super::{ask, prompt, skill_use, view, Agent, Ending, Run};
+use super::state::{Ending, Run};
+use super::{ask, prompt, skill_use, view, Agent};
 use crate::act::Executor;
 use crate::brain::{self, Image, Prompt};
 use crate::browser::{self, ConsentRecord, Session};

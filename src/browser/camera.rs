@@ -19,7 +19,7 @@
 //! own, over the page's own connection: rare, and it must not disturb the
 //! camera's metrics.
 
-use super::remote::RemoteError;
+use super::wire::RemoteError;
 use async_tungstenite::tokio::ConnectStream;
 use async_tungstenite::tungstenite::Message;
 use async_tungstenite::WebSocketStream;

@@ -56,7 +56,7 @@ pub enum DevToolsError {
         /// The file.
         file: String,
         /// What is wrong with it.
-        reason: String,
+        reason: ActivePortFault,
     },
     /// The file names a port where nothing answers: its browser has ended.
     #[error(
@@ -98,6 +98,23 @@ pub enum DevToolsError {
         /// The folders looked in.
         looked: String,
     },
+}
+
+/// What is wrong with a `DevToolsActivePort` file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ActivePortFault {
+    /// It could not be read at all.
+    #[error("{0}")]
+    Unreadable(String),
+    /// It holds nothing.
+    #[error("it is empty")]
+    Empty,
+    /// Its first line (its start here) is no port.
+    #[error("its first line, {0:?}, is no port")]
+    NoPort(String),
+    /// Its second line (its start here) is no browser's websocket path.
+    #[error("its second line, {0:?}, is no /devtools/browser/ path")]
+    NoPath(String),
 }
 
 impl std::str::FromStr for DevTools {
@@ -240,7 +257,7 @@ pub fn from_folder(dir: &Path) -> Result<String, DevToolsError> {
         Err(e) => {
             return Err(DevToolsError::BadActivePort {
                 file: file.display().to_string(),
-                reason: e.to_string(),
+                reason: ActivePortFault::Unreadable(e.to_string()),
             })
         }
     };
@@ -298,22 +315,20 @@ fn describe_kind(kind: std::fs::FileType) -> &'static str {
 }
 
 /// The port and websocket path of a `DevToolsActivePort` file: two lines.
-fn read_active_port(text: &str) -> Result<(u16, String), String> {
+fn read_active_port(text: &str) -> Result<(u16, String), ActivePortFault> {
     let mut lines = text.lines().map(str::trim);
     let port = lines
         .next()
         .filter(|l| !l.is_empty())
-        .ok_or("it is empty")?;
-    let port: u16 = port.parse().ok().filter(|&p| p > 0).ok_or_else(|| {
-        let start: String = port.chars().take(40).collect();
-        format!("its first line, {start:?}, is no port")
-    })?;
+        .ok_or(ActivePortFault::Empty)?;
+    let port: u16 = port
+        .parse()
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| ActivePortFault::NoPort(port.chars().take(40).collect()))?;
     let path = lines.next().unwrap_or_default();
     if !path.starts_with("/devtools/browser/") {
-        let start: String = path.chars().take(80).collect();
-        return Err(format!(
-            "its second line, {start:?}, is no /devtools/browser/ path"
-        ));
+        return Err(ActivePortFault::NoPath(path.chars().take(80).collect()));
     }
     Ok((port, path.to_string()))
 }
@@ -415,13 +430,13 @@ mod tests {
             read_active_port("37989\n/devtools/browser/ca99\n").unwrap(),
             (37989, "/devtools/browser/ca99".to_string())
         );
-        assert!(read_active_port("").unwrap_err().contains("empty"));
-        assert!(read_active_port("port\n/devtools/browser/x")
-            .unwrap_err()
-            .contains("no port"));
-        assert!(read_active_port("9222\n")
-            .unwrap_err()
-            .contains("no /devtools/browser/ path"));
+        assert_eq!(read_active_port(""), Err(ActivePortFault::Empty));
+        assert_eq!(
+            read_active_port("port\n/devtools/browser/x"),
+            Err(ActivePortFault::NoPort("port".into()))
+        );
+        let no_path = read_active_port("9222\n").unwrap_err();
+        assert!(no_path.to_string().contains("no /devtools/browser/ path"));
     }
 
     #[test]

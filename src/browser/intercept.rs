@@ -12,11 +12,15 @@
 
 use std::sync::Arc;
 
-use chromiumoxide::cdp::browser_protocol::fetch::{EnableParams, RequestPattern};
+use super::wire::Call;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams, FailRequestParams, RequestId, RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
 use chromiumoxide::cdp::browser_protocol::page::AddScriptToEvaluateOnNewDocumentParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::error::CdpError;
 use chromiumoxide::Page;
-use serde_json::{json, Value};
 
 /// Says whether a request to a URL may leave the browser (and records a
 /// refusal where its maker keeps them), with the seal for the routes out
@@ -65,46 +69,36 @@ impl std::fmt::Debug for RequestFilter {
 }
 
 /// Every request, at its start (before it is sent).
-fn every_request() -> EnableParams {
+pub(crate) fn every_request() -> EnableParams {
     EnableParams::builder()
         .pattern(RequestPattern::builder().url_pattern("*").build())
         .build()
 }
 
-/// The same, as the protocol's JSON, for a frame's session on the side connection.
-pub(crate) fn every_request_json() -> Value {
-    serde_json::to_value(every_request())
-        .unwrap_or_else(|_| json!({ "patterns": [{ "urlPattern": "*" }] }))
-}
-
-/// The commands that seal a document target's (a frame's, a tab's) scripts
-/// from its first document on, and a held worker's at once, when `filter`
-/// has a seal: the method and its parameters.
-pub(crate) fn seal_steps(filter: &RequestFilter, worker: bool) -> Option<(&'static str, Value)> {
+/// The call that seals a document target's (a frame's, a tab's) scripts
+/// from its first document on, or a held worker's at once, when `filter`
+/// has a seal.
+pub(crate) fn seal_call(filter: &RequestFilter, worker: bool) -> Option<Call> {
     let seal = filter.seal()?;
     Some(if worker {
-        ("Runtime.evaluate", json!({ "expression": seal }))
+        Call::of(&EvaluateParams::new(seal))
     } else {
-        (
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({ "source": seal, "runImmediately": true }),
-        )
+        let mut add = AddScriptToEvaluateOnNewDocumentParams::new(seal);
+        add.run_immediately = Some(true);
+        Call::of(&add)
     })
 }
 
-/// What to answer a paused request to `url`: the method and its parameters.
-pub(crate) fn decision(
-    filter: &RequestFilter,
-    request_id: &str,
-    url: &str,
-) -> (&'static str, Value) {
+/// What to answer a paused request to `url`: go on, or fail as blocked.
+pub(crate) fn decision(filter: &RequestFilter, request_id: &str, url: &str) -> Call {
+    let request = RequestId::new(request_id);
     if filter.allows(url) {
-        ("Fetch.continueRequest", json!({ "requestId": request_id }))
+        Call::of(&ContinueRequestParams::new(request))
     } else {
-        (
-            "Fetch.failRequest",
-            json!({ "requestId": request_id, "errorReason": "BlockedByClient" }),
-        )
+        Call::of(&FailRequestParams::new(
+            request,
+            ErrorReason::BlockedByClient,
+        ))
     }
 }
 
@@ -129,14 +123,29 @@ mod tests {
     #[test]
     fn a_paused_request_goes_on_or_fails_as_blocked_by_the_client() {
         let filter = RequestFilter::new(|url| !url.contains("tracker"));
-        let (method, params) = decision(&filter, "R1", "http://site.test/a");
+        let call = decision(&filter, "R1", "http://site.test/a");
         assert_eq!(
-            (method, &params["requestId"]),
-            ("Fetch.continueRequest", &json!("R1"))
+            (call.method.as_ref(), &call.params["requestId"]),
+            ("Fetch.continueRequest", &serde_json::json!("R1"))
         );
-        let (method, params) = decision(&filter, "R2", "http://tracker.test/b");
-        assert_eq!(method, "Fetch.failRequest");
-        assert_eq!(params["errorReason"], "BlockedByClient");
-        assert_eq!(every_request_json()["patterns"][0]["urlPattern"], "*");
+        let call = decision(&filter, "R2", "http://tracker.test/b");
+        assert_eq!(call.method, "Fetch.failRequest");
+        assert_eq!(call.params["errorReason"], "BlockedByClient");
+        let every = Call::of(&every_request());
+        assert_eq!(every.method, "Fetch.enable");
+        assert_eq!(every.params["patterns"][0]["urlPattern"], "*");
+    }
+
+    #[test]
+    fn a_seal_runs_at_once_in_a_worker_and_in_each_new_document_of_a_page() {
+        let filter = RequestFilter::new(|_| true);
+        assert_eq!(seal_call(&filter, false), None);
+        let filter = filter.sealed_with("seal()".into());
+        let worker = seal_call(&filter, true).unwrap();
+        assert_eq!(worker.method, "Runtime.evaluate");
+        assert_eq!(worker.params["expression"], "seal()");
+        let page = seal_call(&filter, false).unwrap();
+        assert_eq!(page.method, "Page.addScriptToEvaluateOnNewDocument");
+        assert_eq!(page.params["runImmediately"], true);
     }
 }

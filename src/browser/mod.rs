@@ -11,6 +11,7 @@ mod error;
 mod evaluate;
 mod find;
 mod hit;
+mod hold;
 mod intercept;
 mod launch;
 mod options;
@@ -20,15 +21,19 @@ mod pool;
 mod remote;
 mod session;
 mod shared;
+mod side;
 mod traffic;
 mod viewport;
+mod wire;
 
 pub use launch::tie_to_this_process;
 
 pub use camera::{close_look, screenshot, Region};
 pub use consent::{consent_note, Consent, ConsentOutcome, ConsentRecord};
 pub use device::{Device, DeviceOs, UnknownDevice, DEVICES, FALLBACK_CHROME};
-pub use devtools::{own_profile_folder, usual_folders, DevTools, DevToolsError, ACTIVE_PORT_FILE};
+pub use devtools::{
+    own_profile_folder, usual_folders, ActivePortFault, DevTools, DevToolsError, ACTIVE_PORT_FILE,
+};
 pub use dialogs::DialogAnswer;
 pub use error::BrowserError;
 pub use evaluate::{evaluate, EvalError};
@@ -41,8 +46,9 @@ pub use personal::PersonalBrowser;
 pub use place::{local_time, PageClock, Place};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
-pub use remote::{CdpReply, Link, RemoteError, RemoteSession};
+pub use remote::{CdpReply, Link, RemoteSession};
 pub use session::{Navigation, Session};
 pub use shared::{profile_holder, sandboxed, SharedBrowser};
 pub use traffic::{Answer, Asked, Exchange, Got, Responder, Tap, Traffic, MAX_BODY};
 pub use viewport::{DeviceScale, Viewport};
+pub use wire::RemoteError;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use seamark::coworker::api::{self, ApiConfig};
+use seamark::coworker::api::{self, ApiConfig, RunArgsRefused};
 use seamark::coworker::{OptionKind, OptionSpec, Store, Worker, WorkerConfig};
 use tokio::sync::watch;
 
@@ -87,18 +87,21 @@ pub fn run_options() -> Vec<OptionSpec> {
 
 /// A session's run, parsed as `seamark run` will: a value its flag would
 /// refuse is refused at submission.
-fn check_run(args: &[String]) -> Result<(), String> {
+fn check_run(args: &[String]) -> Result<(), RunArgsRefused> {
     use clap::Args as _;
     let command = super::run::RunArgs::augment_args(clap::Command::new("run"))
         .color(clap::ColorChoice::Never);
     let argv = std::iter::once("run".to_string()).chain(args.iter().cloned());
     command.try_get_matches_from(argv).map(drop).map_err(|e| {
         let text = e.render().to_string();
-        text.lines()
-            .next()
-            .unwrap_or_default()
-            .trim_start_matches("error: ")
-            .to_string()
+        RunArgsRefused {
+            reason: text
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_string(),
+        }
     })
 }
 

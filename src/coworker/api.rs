@@ -41,7 +41,16 @@ pub struct ApiConfig {
     /// Checks a session's run as `seamark run` will parse it (its
     /// arguments after `run`): a value a flag refuses is refused at
     /// submission, with the flag's reason.
-    pub check: fn(&[String]) -> Result<(), String>,
+    pub check: fn(&[String]) -> Result<(), RunArgsRefused>,
+}
+
+/// Why a session's run options would not parse as `seamark run`'s: the
+/// flag's own reason, as its parser worded it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct RunArgsRefused {
+    /// The reason, on one line.
+    pub reason: String,
 }
 
 /// Serves the API and the page on `listener` until `shutdown` turns true.

@@ -18,8 +18,11 @@
 
 mod consent;
 mod desk;
+mod options;
+mod record;
 mod sessions;
 pub mod stdio;
+mod tools;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -33,7 +36,8 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ServerHandler};
 use tokio::sync::Mutex;
 
 pub use consent::{Consent, ElicitConfirmer, PeerSlot};
-pub use desk::{Desk, McpOptions, ToolOutput};
+pub use desk::Desk;
+pub use options::{McpOptions, ToolOutput};
 pub use sessions::Desks;
 
 use crate::commands::ReadTarget;

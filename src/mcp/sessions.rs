@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
-use super::desk::{Desk, McpOptions};
+use super::desk::Desk;
+use super::options::McpOptions;
 use crate::browser::{BrowserError, Pool};
 use crate::journal::JournalError;
 

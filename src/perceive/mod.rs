@@ -6,9 +6,12 @@
 //! checked by a mutation counter that lives in an isolated world.
 
 mod ambient;
+mod covers;
 mod frames;
 mod list;
+mod places;
 mod prime;
+mod raw;
 mod recent;
 mod registry;
 mod sheets;
@@ -408,8 +411,9 @@ fn enumerate_options(options: &PerceiveOptions) -> frames::EnumerateOptions {
     }
 }
 
-pub use frames::frame_origin;
-pub(crate) use frames::{call_on_registry, frame_spots, FrameSpot};
+pub(crate) use frames::call_on_registry;
+pub use places::frame_origin;
+pub(crate) use places::{frame_spots, FrameSpot};
 
 pub(crate) fn view_rect(viewport: Viewport) -> Rect {
     Rect {
@@ -489,7 +493,7 @@ async fn finish(
         .collect();
     let mut obs = assemble(frames, viewport, screenshot_png, stable, notes);
     if obs.table.elements.iter().any(|e| e.frame != obs.frame) {
-        frames::check_child_frame_covers(page, &obs.frame, &holders, &mut obs.table.elements).await;
+        covers::check_child_frame_covers(page, &obs.frame, &holders, &mut obs.table.elements).await;
     }
     obs
 }

@@ -4,7 +4,15 @@
 # tests fail (they never skip) when Chromium cannot run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase says how long it took (bash's SECONDS), so that a slow CI run
+# shows where its time went.
+phase_start=$SECONDS
+phase() {
+  echo "test: $1 took $((SECONDS - phase_start)) s" >&2
+  phase_start=$SECONDS
+}
 scripts/setup.sh
+phase "setup"
 # The corpus of saved real pages lives outside the repository: SEAMARK_CORPUS
 # names its folder, ../shared/corpus beside the clone by default. Without it
 # the tests that read it (their names say "corpus") are skipped, unless
@@ -21,6 +29,7 @@ if [ ! -d "$SEAMARK_CORPUS/pages" ]; then
 fi
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
+phase "formatting and clippy"
 # Every process the tests start carries this mark in its environment, so
 # that a browser any test left behind is found afterwards (the integration
 # tests check their own at the end of each test; this also covers the
@@ -62,7 +71,11 @@ trap 'rm -rf "$test_tmp"' EXIT
 export TMPDIR="$test_tmp"
 # Doc tests first, so that the last summary printed is the integration tests'.
 cargo test --locked --doc
+phase "doc tests (with their build)"
+cargo test --locked --lib --bins --tests --no-run
+phase "the test build"
 cargo test --locked --lib --bins --tests "${skip[@]}"
+phase "unit and integration tests"
 if ! none_left_behind; then
   echo "test: FAILED: browsers were left running (listed above)" >&2
   exit 1

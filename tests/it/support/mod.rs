@@ -141,6 +141,28 @@ struct TestBrowser {
     pool: Arc<Pool>,
 }
 
+/// The name of the shared browser's profile folders, before the pid of the
+/// test binary that made it.
+const SHARED_PROFILE: &str = "seamark-it-shared-";
+
+/// The shared browser's profile: a folder of this test binary's own, since
+/// nothing removes the profile of a browser kept in a static (one seamark
+/// made would be left at each run). The folders of test binaries that have
+/// ended are removed first, so one is left at most.
+fn shared_profile() -> std::path::PathBuf {
+    let tmp = std::env::temp_dir();
+    for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(SHARED_PROFILE) else {
+            continue;
+        };
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    tmp.join(format!("{SHARED_PROFILE}{}", std::process::id()))
+}
+
 /// The shared browser, launched on first use, or why it could not be.
 fn shared_browser() -> &'static TestBrowser {
     static SHARED: OnceLock<Result<TestBrowser, String>> = OnceLock::new();
@@ -159,7 +181,11 @@ fn shared_browser() -> &'static TestBrowser {
                         return;
                     }
                 };
-                let pool = runtime.block_on(Pool::start(&BrowserOptions::default(), &[]));
+                let options = BrowserOptions {
+                    profile: Some(shared_profile()),
+                    ..BrowserOptions::default()
+                };
+                let pool = runtime.block_on(Pool::start(&options, &[]));
                 let shared = pool
                     .map(|pool| TestBrowser {
                         runtime: runtime.handle().clone(),

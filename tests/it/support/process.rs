@@ -77,6 +77,22 @@ impl Seamark {
 
     /// Runs it to its end (at most two minutes) and checks its exit status.
     pub async fn run(self) -> Run {
+        let (code, args) = (self.code, self.args.join(" "));
+        let run = self.output().await;
+        assert_eq!(
+            run.code(),
+            Some(code),
+            "seamark {args} ended with {:?}, not {code}\nstdout:\n{}\nstderr:\n{}",
+            run.code(),
+            run.stdout(),
+            run.stderr()
+        );
+        run
+    }
+
+    /// Runs it to its end (at most two minutes), whatever its exit status:
+    /// for the checks that read the status themselves.
+    pub async fn output(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let (mut cmd, dir) = command(&args);
         for var in MODEL_VARIABLES {
@@ -102,21 +118,10 @@ impl Seamark {
             .await
             .unwrap_or_else(|_| panic!("seamark {} hung", self.args.join(" ")))
             .expect("run seamark");
-        let run = Run {
+        Run {
             dir: Some(dir),
             out,
-        };
-        assert_eq!(
-            run.code(),
-            Some(self.code),
-            "seamark {} ended with {:?}, not {}\nstdout:\n{}\nstderr:\n{}",
-            self.args.join(" "),
-            run.code(),
-            self.code,
-            run.stdout(),
-            run.stderr()
-        );
-        run
+        }
     }
 }
 
@@ -316,23 +321,13 @@ pub async fn run_seamark(args: &[&str]) -> Run {
 }
 
 /// Runs the binary with extra environment variables (model keys and URLs are
-/// cleared first, so the user's own never leak into a test).
+/// cleared first, so the user's own never leak into a test), whatever its
+/// exit status.
 pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let (mut cmd, dir) = command(args);
-    for var in MODEL_VARIABLES {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())
+    env.iter()
+        .fold(Seamark::new(args), |s, (k, v)| s.env(k, v))
+        .output()
         .await
-        .expect("seamark hung")
-        .expect("run seamark");
-    Run {
-        dir: Some(dir),
-        out,
-    }
 }
 
 /// `seamark run --json --out rec` with the scripted model, started and left

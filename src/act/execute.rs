@@ -109,7 +109,7 @@ impl Executor {
             (Some(id), _) => Some(
                 self.element(session.page(), id, step)
                     .await
-                    .map_err(|why| fail(Status::Failed, why))?,
+                    .map_err(|why| fail(Status::Failed, why.to_string()))?,
             ),
             // A point is guarded as the element it falls on.
             (None, Some(at)) => {
@@ -129,7 +129,7 @@ impl Executor {
             } => Some(
                 self.element(session.page(), *id, step)
                     .await
-                    .map_err(|why| fail(Status::Failed, why))?,
+                    .map_err(|why| fail(Status::Failed, why.to_string()))?,
             ),
             _ => None,
         };

@@ -44,6 +44,53 @@ pub use urls::{fetch_target, host_of, FetchUrlError, DEFAULT_FETCH_SCHEMES};
 pub use watch::DialogPolicy;
 pub use zoom::magnification_words;
 
+/// Why the element a command names cannot be acted on (the model is told it).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ElementError {
+    /// The page changed since the ids were given: why.
+    #[error("element ids refer to an earlier view of the page ({0}); look at the new page and use its ids")]
+    Stale(String),
+    /// No look at the page yet.
+    #[error("nothing was observed yet")]
+    NothingObserved,
+    /// An id the table does not have (of `count` ids).
+    #[error(
+        "there is no element {id}: {}",
+        if *count == 0 {
+            "the page shows no interactive elements".to_string()
+        } else {
+            format!("this page's ids run from 1 to {count}")
+        }
+    )]
+    NoElement {
+        /// The id.
+        id: u32,
+        /// How many the table has.
+        count: usize,
+    },
+    /// The name the command echoed is not the element's: its role and name.
+    #[error("element {id} is {} \"{}\", not \"{echo}\"; nothing was done", is.0, is.1)]
+    NotEchoed {
+        /// The id.
+        id: u32,
+        /// Its role and name.
+        is: (String, String),
+        /// The name the command gave.
+        echo: String,
+    },
+    /// The page crashed or the browser went: which.
+    #[error("{0}")]
+    PageGone(&'static str),
+    /// The page did not say in time which node the element is.
+    #[error("the page did not tell which node element {0} is")]
+    Untold(u32),
+    /// Its node left the page.
+    #[error(
+        "element {0} is gone from the page since it was seen; look at the page again and use its new ids"
+    )]
+    Gone(u32),
+}
+
 /// The download size cap unless told otherwise, in MB.
 pub const DEFAULT_MAX_DOWNLOAD_MB: u64 = 100;
 
@@ -368,14 +415,14 @@ impl Executor {
         page: &chromiumoxide::Page,
         id: u32,
         step: &Step,
-    ) -> Result<Element, String> {
+    ) -> Result<Element, ElementError> {
         let e = self.listed(id, step)?;
         if e.backend_node_id != 0 {
             return Ok(e);
         }
         // A crashed page would never answer.
         if let Some(why) = watch::lock(&self.watch.events).gone() {
-            return Err(why.to_string());
+            return Err(ElementError::PageGone(why));
         }
         let Some(seen) = self.seen.as_mut() else {
             return Ok(e);
@@ -386,42 +433,39 @@ impl Executor {
             match tokio::time::timeout(LIVE_ANSWER, perceive::identify(page, one)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(why)) => tracing::debug!("element {id} not identified: {why}"),
-                Err(_) => return Err(format!("the page did not tell which node element {id} is")),
+                Err(_) => return Err(ElementError::Untold(id)),
             }
             if one[0].backend_node_id != 0 {
                 return Ok(one[0].clone());
             }
         }
-        Err(format!(
-            "element {id} is gone from the page since it was seen; look at the page again and use its new ids"
-        ))
+        Err(ElementError::Gone(id))
     }
 
     /// The element a command names, as listed in the table: the table is
     /// current, the id is in it, and the echoed name (if any) matches.
-    fn listed(&self, id: u32, step: &Step) -> Result<Element, String> {
+    fn listed(&self, id: u32, step: &Step) -> Result<Element, ElementError> {
         if let Some(why) = &self.stale {
-            return Err(format!(
-                "element ids refer to an earlier view of the page ({why}); look at the new page and use its ids"
-            ));
+            return Err(ElementError::Stale(why.clone()));
         }
-        let table = &self.seen.as_ref().ok_or("nothing was observed yet")?.table;
+        let table = &self
+            .seen
+            .as_ref()
+            .ok_or(ElementError::NothingObserved)?
+            .table;
         let Some(e) = table.get(id) else {
-            return Err(if table.is_empty() {
-                format!("there is no element {id}: the page shows no interactive elements")
-            } else {
-                format!(
-                    "there is no element {id}: this page's ids run from 1 to {}",
-                    table.len()
-                )
+            return Err(ElementError::NoElement {
+                id,
+                count: table.len(),
             });
         };
         if let Some(echo) = &step.echo {
             if !names_match(echo, &e.name) {
-                return Err(format!(
-                    "element {id} is {} \"{}\", not \"{echo}\"; nothing was done",
-                    e.role, e.name
-                ));
+                return Err(ElementError::NotEchoed {
+                    id,
+                    is: (e.role.clone(), e.name.clone()),
+                    echo: echo.clone(),
+                });
             }
         }
         Ok(e.clone())

@@ -74,7 +74,9 @@ impl Executor {
                 frame: e.frame,
                 node: e.backend_node_id,
             },
-            (_, Some(Err(why))) => return (Outcome::new(step, Status::Failed, why), None),
+            (_, Some(Err(why))) => {
+                return (Outcome::new(step, Status::Failed, why.to_string()), None)
+            }
             (ReadTarget::Text(t), None) => read::Scope::Text(t.clone()),
             _ => read::Scope::Page,
         };

@@ -45,7 +45,10 @@ impl Executor {
         region: &ZoomRegion,
     ) -> (Outcome, Option<ZoomRequest>) {
         let asked = match region {
-            ZoomRegion::Element(id) => self.listed(*id, step).map(|e| e.visible.unwrap_or(e.bbox)),
+            ZoomRegion::Element(id) => self
+                .listed(*id, step)
+                .map(|e| e.visible.unwrap_or(e.bbox))
+                .map_err(|e| e.to_string()),
             ZoomRegion::Area(a, b) => super::points::to_css(*a, viewport)
                 .and_then(|p| {
                     let q = super::points::to_css(*b, viewport)?;

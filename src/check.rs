@@ -144,7 +144,7 @@ pub fn told(check: &Check, detail: &str, sealed: bool) -> String {
 }
 
 /// The value of a script in the page (a promise awaited), from seamark's
-/// side, within [`LOOK_TIMEOUT`]; or why there is none.
+/// side, within `LOOK_TIMEOUT`; or why there is none.
 pub async fn page_value(session: &Session, js: &str) -> Result<serde_json::Value, EvalError> {
     match tokio::time::timeout(LOOK_TIMEOUT, evaluate(session.page(), js)).await {
         Ok(result) => result,

@@ -2,7 +2,7 @@
 //! itself ("tick all 13 boxes", "list the 5 cheapest flights") is done only
 //! when seamark's own count agrees: the boxes checked on the page, or the
 //! items of the answer. The model is told so from the first prompt
-//! ([`told_up_front`]); its COMPLETE need not name the count, but a count it
+//! ([`told_up_front`](crate::evidence::told_up_front)); its COMPLETE need not name the count, but a count it
 //! names must be the task's. Counts of anything else (nights, passengers)
 //! are the model's word alone.
 

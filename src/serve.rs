@@ -1,7 +1,7 @@
 //! A static file server on 127.0.0.1, for pages seamark serves to the browser
 //! it drives itself (a MiniWoB++ suite's task pages, the demo's site, the
 //! WebGames app). GET and HEAD only; no path leaves the folder. A single-page
-//! app's server ([`StaticServer::start_app`]) answers every path that is no
+//! app's server ([`StaticServer::start_app`](crate::serve::StaticServer::start_app)) answers every path that is no
 //! file with its `index.html` (the app routes on the client), and a POST to
 //! `/api/…` with `200 {}` (where such an app records what a visitor did).
 

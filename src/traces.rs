@@ -3,7 +3,7 @@
 //! when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `--otlp URL`) says where.
 //!
 //! The spans are `tracing` spans of target `seamark`, made by the helpers
-//! below; [`Traces`] turns them into OpenTelemetry spans. Without an
+//! below; [`Traces`](crate::traces::Traces) turns them into OpenTelemetry spans. Without an
 //! endpoint nothing is made: no exporter, no thread, and the spans cost what
 //! a disabled `tracing` span costs. The standard variables hold
 //! (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_HEADERS`,

@@ -5,7 +5,7 @@
 //! waits for the page to settle and looks again; when the page signature moved
 //! (a dropdown opened, a new page loaded) the rest of the batch is dropped and
 //! reported, so no command runs on a page it was not planned for. Every command
-//! ends in an [`Outcome`] the model can act on: done (with what changed), no
+//! ends in an [`Outcome`](crate::records::Outcome) the model can act on: done (with what changed), no
 //! visible effect, or failed (with why).
 
 mod actions;

@@ -12,7 +12,7 @@ use crate::browser::{BrowserError, Pool};
 use super::TaskSpec;
 
 /// Errors that keep a batch from running. Once it runs, every run's ending,
-/// failures included, is a [`RunRecord`].
+/// failures included, is a [`RunRecord`](crate::batch::RunRecord).
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
     /// The batch directory cannot be used.

@@ -1,4 +1,4 @@
-//! The model side of the loop: a [`Brain`] takes one rendered prompt (text and
+//! The model side of the loop: a [`Brain`](crate::brain::Brain) takes one rendered prompt (text and
 //! the marked screenshots) and answers with raw text and token usage. The
 //! providers speak their real wire formats over HTTP; the replay brain answers
 //! from a recorded run.

@@ -18,7 +18,7 @@ use super::{find_chromium, launch, remote, BrowserError, BrowserOptions, NET_LOG
 
 /// A running Chromium that seamark drives: one it launched (with a fresh
 /// profile, removed when it ends) or one it attached to (`--cdp`). Sessions
-/// open in it: a run's own [`Session`], or, in a batch, one session per run,
+/// open in it: a run's own [`Session`](crate::browser::Session), or, in a batch, one session per run,
 /// each in a browser context of its own (cookies, storage, cache and
 /// permissions apart) of one shared browser.
 pub struct SharedBrowser {

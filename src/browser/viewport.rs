@@ -160,7 +160,7 @@ impl fmt::Display for Viewport {
 
 impl Viewport {
     /// Refuses a size and scale whose screenshots could not be decoded: a
-    /// side of more than [`MAX_SIDE`] device pixels (4000x4000 at scale 4
+    /// side of more than `MAX_SIDE` device pixels (4000x4000 at scale 4
     /// is 16000 a side, a gigabyte a screenshot, past the decoder's limit).
     pub fn check_device_size(self) -> Result<Self, ViewportError> {
         let (width, height) = self.device_size();

@@ -1,5 +1,5 @@
 //! The command language the model speaks (`CLICK:3`, `TYPE:5:John Smith`,
-//! `SCROLL:down`, …): a typed [`Command`], and a forgiving parser whose errors
+//! `SCROLL:down`, …): a typed [`Command`](crate::commands::Command), and a forgiving parser whose errors
 //! are written for the model to correct itself.
 //!
 //! What the parser accepts, because models write it: commands inside code

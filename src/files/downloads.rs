@@ -56,7 +56,7 @@ impl DownloadedFile {
 /// A name the site suggested, made safe to save: its last part only (no
 /// folder separators), no control characters nor characters file systems
 /// refuse, no leading dot (no hidden file, no `..`), at most
-/// [`MAX_NAME_CHARS`] characters; `download` when nothing is left.
+/// `MAX_NAME_CHARS` characters; `download` when nothing is left.
 pub fn safe_file_name(suggested: &str) -> String {
     let last = suggested.rsplit(['/', '\\']).next().unwrap_or_default();
     let cleaned: String = last

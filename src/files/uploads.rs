@@ -223,7 +223,7 @@ impl UploadFolder {
 
     /// The files the model may name, sorted, at most [`MAX_LISTED`], with
     /// their sizes: `"cv.pdf" (12.3 KB), "photos/me.png" (2.0 KB)`; then how
-    /// many more there are (counted up to [`MAX_WALKED`]).
+    /// many more there are (counted up to `MAX_WALKED`).
     pub fn listing(&self) -> String {
         let mut found = Vec::new();
         self.walk(&self.root, "", 1, &mut found);

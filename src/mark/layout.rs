@@ -695,7 +695,7 @@ impl Layout {
 
     /// The marks of `part` (and those near the cut, whose boxes cross its
     /// rows), colored. A half needs nothing from the other. A half of a
-    /// layout that is not split has no marks; [`Part::All`] is every mark as
+    /// layout that is not split has no marks; [`SplitPart::All`] is every mark as
     /// one part, even where the layout is split (whose labels are then
     /// asked for by halves, as [`Layout::all_labels`] does).
     pub fn colored(&self, part: SplitPart) -> Colored<'_> {

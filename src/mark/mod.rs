@@ -329,7 +329,7 @@ pub fn render(mut screenshot: RgbImage, marks: &[MarkBox], style: &MarkStyle) ->
 /// image row.
 type Strip<'a> = (i32, &'a mut [u8]);
 
-/// A part of the image (see [`Part`]) and its strips still to draw.
+/// A part of the image (see [`SplitPart`](crate::mark::layout::SplitPart)) and its strips still to draw.
 struct PartDrawing<'a, 'p> {
     part: SplitPart,
     width: u32,

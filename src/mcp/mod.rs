@@ -13,7 +13,7 @@
 //!
 //! Over stdio, one browser serves the server's life, started at the first
 //! call that needs it. Over HTTP, each MCP session has a browser context of
-//! its own in one shared browser ([`Desks`]). Calls of a session run one at
+//! its own in one shared browser ([`Desks`](crate::mcp::Desks)). Calls of a session run one at
 //! a time, and every session has a run directory.
 
 mod consent;

@@ -46,7 +46,7 @@ const OFFSCREEN_NAME_SHOWN: usize = 40;
 /// first, in id order, then the offscreen ones under one line per direction
 /// (`offscreen below:`) instead of a state on each line; a link's line has
 /// no role word (`[12] "Pricing"`: every other role is written); an
-/// offscreen element's name is cut at [`OFFSCREEN_NAME_SHOWN`] characters.
+/// offscreen element's name is cut at `OFFSCREEN_NAME_SHOWN` characters.
 pub fn element_list(table: &ElementTable, cap: usize) -> String {
     let rank = |e: &Element| match e.state {
         ElementState::Interactable => 0,

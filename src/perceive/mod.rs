@@ -1,5 +1,5 @@
-//! Perception: from one consistent moment of the page, an [`Observation`]: the
-//! screenshot, the [`ElementTable`], the page signature, URL and title.
+//! Perception: from one consistent moment of the page, an [`Observation`](crate::perceive::Observation): the
+//! screenshot, the [`ElementTable`](crate::perceive::ElementTable), the page signature, URL and title.
 //!
 //! Perception never changes the page: the enumerator only reads (no attributes,
 //! no overlay nodes, no focus, selection or scroll change), and the moment is

@@ -8,7 +8,7 @@
 //! them. Links and buttons that are in the element table carry their mark id
 //! (`[Pricing][12]`), so what was read can be clicked. Navigation, header,
 //! footer and cookie notices are folded to one line each, so the first part is
-//! the content. A [`Reading`] is cut into [`Part`]s of a bounded size at block
+//! the content. A [`Reading`](crate::read::Reading) is cut into [`Part`](crate::read::Part)s of a bounded size at block
 //! boundaries: `READ:more` gives the next.
 
 mod markdown;

@@ -1,5 +1,5 @@
 //! What the executor tells of the commands it ran: each command's
-//! [`Outcome`], and a sequence's [`BatchReport`] with what came with it
+//! [`Outcome`](crate::records::Outcome), and a sequence's [`BatchReport`](crate::records::BatchReport) with what came with it
 //! (dialogs, downloads, refused requests, confirmations, checkpoints). The
 //! executor writes them; the loop, MCP, the report and resume read them.
 

@@ -351,7 +351,7 @@ pub(crate) fn animated(steps: usize) -> String {
 }
 
 /// The run's animation: one frame per step that has a screenshot, of the
-/// steps [`shown_steps`] keeps.
+/// steps `shown_steps` keeps.
 pub fn animate(log: &RunLog) -> Result<Vec<u8>, animation::AnimationError> {
     let last = log.steps.len().saturating_sub(1);
     let shown = shown_steps(log.steps.len(), FRAMES_FIRST, FRAMES_LAST);

@@ -2,13 +2,13 @@
 //!
 //! After a run that ends done, seamark writes a *skill*: the task as a
 //! template whose values became `{{parameters}}`, the start page, and each
-//! step's commands with, instead of mark ids, a [`Target`] that finds the
+//! step's commands with, instead of mark ids, a [`Target`](crate::skill::Target) that finds the
 //! element again on a new look. A new task that fits the template on the
-//! same site is done from the skill ([`Follow`]) with no model call while
+//! same site is done from the skill ([`Follow`](crate::skill::Follow)) with no model call while
 //! each page shows what the step expects; at the first step that does not
 //! fit, the model takes over. READ, ANSWER and ASK are always the model's.
 //!
-//! A skill file is data: it is read whole and checked ([`Skill::check`])
+//! A skill file is data: it is read whole and checked ([`Skill::check`](crate::skill::Skill::check))
 //! before anything of it runs, it holds `{{secret:NAME}}` placeholders and
 //! never a secret's value, and its commands go through the same executor,
 //! domain guard and confirmation as any model's.

@@ -327,23 +327,9 @@ async fn contains(link: &Link, target: i64, hit: i64) -> bool {
     )
 }
 
-/// The bounding rectangle of a quad (four x,y corners).
+/// The bounding rectangle of a quad (four x,y corners), if it has an area.
 fn bounds(quad: &[f64]) -> Option<Rect> {
-    if quad.len() != 8 {
-        return None;
-    }
-    let xs = [quad[0], quad[2], quad[4], quad[6]];
-    let ys = [quad[1], quad[3], quad[5], quad[7]];
-    let x0 = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
-    let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (x1 > x0 && y1 > y0 && x0.is_finite() && y0.is_finite()).then_some(Rect {
-        x: x0,
-        y: y0,
-        w: x1 - x0,
-        h: y1 - y0,
-    })
+    Rect::around_quad(quad).filter(|r| r.w > 0.0 && r.h > 0.0)
 }
 
 /// Points to try in a box: the center first, then a ring around it, so a

@@ -20,15 +20,31 @@ pub struct AgentBuilder {
     options: AgentOptions,
     progress: Option<Box<dyn Progress>>,
     http: HttpPolicy,
-    interrupt: Option<Interrupt>,
-    pool: Option<Arc<Pool>>,
-    setup: Option<String>,
-    last_look: Option<LastLook>,
-    asker: Option<Arc<dyn Asker>>,
-    resume: Option<Resume>,
-    answer: Option<String>,
-    judge: Option<Judge>,
-    learn_into: Option<LearnedSkill>,
+    extras: Extras,
+}
+
+/// What a run may be given beside its task, model, options and progress:
+/// the builder fills it, and the [`Agent`] owns it whole.
+#[derive(Default)]
+pub(super) struct Extras {
+    /// What cuts the run short.
+    pub(super) interrupt: Option<Interrupt>,
+    /// The browsers it borrows from instead of launching its own.
+    pub(super) pool: Option<Arc<Pool>>,
+    /// Script run on the start page before the first step.
+    pub(super) setup: Option<String>,
+    /// Where the last look at the page is left.
+    pub(super) last_look: Option<LastLook>,
+    /// Who answers the model's questions.
+    pub(super) asker: Option<Arc<dyn Asker>>,
+    /// The run this one goes on with.
+    pub(super) resume: Option<Resume>,
+    /// The answer to the question a resumed run stopped at.
+    pub(super) answer: Option<String>,
+    /// The model that judges the run at COMPLETE.
+    pub(super) judge: Option<Judge>,
+    /// Where a learned skill is left unsaved.
+    pub(super) learn_into: Option<LearnedSkill>,
 }
 
 impl AgentBuilder {
@@ -60,7 +76,7 @@ impl AgentBuilder {
     /// after the checks (see [`crate::judge`]): its `fail` refuses COMPLETE
     /// with its reason, as a check that fails does.
     pub fn judge(mut self, judge: Judge) -> Self {
-        self.judge = Some(judge);
+        self.extras.judge = Some(judge);
         self
     }
 
@@ -97,14 +113,14 @@ impl AgentBuilder {
 
     /// A signal that interrupts the run (see [`Interrupt`]).
     pub fn interrupt(mut self, signal: impl Future<Output = String> + Send + 'static) -> Self {
-        self.interrupt = Some(Box::pin(signal));
+        self.extras.interrupt = Some(Box::pin(signal));
         self
     }
 
     /// Runs in a browser context of its own in one of the pool's browsers,
     /// instead of launching a browser (a batch's runs share browsers so).
     pub fn pool(mut self, pool: Arc<Pool>) -> Self {
-        self.pool = Some(pool);
+        self.extras.pool = Some(pool);
         self
     }
 
@@ -112,20 +128,20 @@ impl AgentBuilder {
     /// first step (promises awaited): to put the page in the state the task
     /// starts from. An exception fails the run.
     pub fn setup(mut self, js: impl Into<String>) -> Self {
-        self.setup = Some(js.into());
+        self.extras.setup = Some(js.into());
         self
     }
 
     /// Leave a skill the run learns in `slot` instead of saving it (see
     /// [`LearnedSkill`]).
     pub fn learn_into(mut self, slot: LearnedSkill) -> Self {
-        self.learn_into = Some(slot);
+        self.extras.learn_into = Some(slot);
         self
     }
 
     /// A look at the final page before the browser closes (see [`LastLook`]).
     pub fn last_look(mut self, look: LastLook) -> Self {
-        self.last_look = Some(look);
+        self.extras.last_look = Some(look);
         self
     }
 
@@ -133,7 +149,7 @@ impl AgentBuilder {
     /// [`AgentOptions::hand_over`], who is handed a CAPTCHA. Without one, a
     /// question ends the run as [`RunStatus::NeedsInput`](super::RunStatus::NeedsInput).
     pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
-        self.asker = Some(asker);
+        self.extras.asker = Some(asker);
         self
     }
 
@@ -143,14 +159,14 @@ impl AgentBuilder {
     pub fn resume(mut self, resume: Resume) -> Self {
         self.task = Some(resume.task.clone());
         self.url = Some(resume.url.clone());
-        self.resume = Some(resume);
+        self.extras.resume = Some(resume);
         self
     }
 
     /// The person's answer to the question a resumed run ended with (a
     /// leading `!` makes it a secret).
     pub fn answer(mut self, answer: impl Into<String>) -> Self {
-        self.answer = Some(answer.into());
+        self.extras.answer = Some(answer.into());
         self
     }
 
@@ -173,16 +189,8 @@ impl AgentBuilder {
             brain,
             options: self.options,
             progress: self.progress.unwrap_or_else(|| Box::new(Silent)),
-            interrupt: self.interrupt,
-            pool: self.pool,
-            setup: self.setup,
-            last_look: self.last_look,
-            asker: self.asker,
-            resume: self.resume,
-            answer: self.answer,
+            extras: self.extras,
             open_url: None,
-            judge: self.judge,
-            learn_into: self.learn_into,
         })
     }
 }

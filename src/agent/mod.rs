@@ -34,16 +34,14 @@ mod step;
 pub(crate) mod view;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use tracing::Instrument;
 
 use crate::act::Executor;
 use crate::brain::{Brain, Usage};
-use crate::browser::{Pool, Session};
+use crate::browser::Session;
 use crate::clock::utc_rfc3339;
 use crate::journal::Journal;
-use crate::judge::Judge;
 use crate::safety::{DomainGuard, Secrets};
 use crate::storage::StorageState;
 
@@ -72,19 +70,10 @@ pub struct Agent {
     brain: Box<dyn Brain>,
     options: AgentOptions,
     progress: Box<dyn Progress>,
-    interrupt: Option<Interrupt>,
-    pool: Option<Arc<Pool>>,
-    setup: Option<String>,
-    last_look: Option<LastLook>,
-    asker: Option<Arc<dyn Asker>>,
-    resume: Option<Resume>,
-    answer: Option<String>,
+    /// What else it was given (see [`AgentBuilder`]).
+    extras: builder::Extras,
     /// The page a resumed run opens (the start URL otherwise).
     open_url: Option<String>,
-    /// The model that judges the run at COMPLETE, if any.
-    judge: Option<Judge>,
-    /// Where a learned skill is left unsaved (see [`AgentBuilder::learn_into`]).
-    learn_into: Option<LearnedSkill>,
 }
 
 /// Runs `work` unless the signal comes first (then what it resolved with).
@@ -124,7 +113,7 @@ impl Agent {
         let mut journal = self.open_journal()?;
         keep_downloads_in(&mut self.options.act, journal.dir());
         let model = self.brain.name();
-        let mut run = match self.resume.take() {
+        let mut run = match self.extras.resume.take() {
             None => self.begin(&mut journal, &model).await?,
             Some(r) => self.go_on(&r, &mut journal)?,
         };
@@ -151,8 +140,8 @@ impl Agent {
                 return self.end(journal, run, started, model, ending, before);
             }
         };
-        let mut interrupt = self.interrupt.take();
-        let opened = match self.pool.clone() {
+        let mut interrupt = self.extras.interrupt.take();
+        let opened = match self.extras.pool.clone() {
             Some(pool) => until(&mut interrupt, pool.open(&self.options.browser)).await,
             None => until(&mut interrupt, Session::start(&self.options.browser)).await,
         };
@@ -176,7 +165,7 @@ impl Agent {
                     (Ok(None), limit) => Ok(run.out_of_time(limit.unwrap_or_default())),
                     (Err(cause), _) => Err(cause),
                 };
-                if let (Ok(_), Some(look)) = (&out, self.last_look.take()) {
+                if let (Ok(_), Some(look)) = (&out, self.extras.last_look.take()) {
                     if let Err(cause) = until(&mut interrupt, look(&session)).await {
                         out = Err(cause);
                     }
@@ -206,7 +195,7 @@ impl Agent {
     /// The run's directory: the one resumed, `--out`, or a new one under the
     /// runs folder.
     fn open_journal(&self) -> Result<Journal, AgentError> {
-        Ok(match (&self.resume, &self.options.out) {
+        Ok(match (&self.extras.resume, &self.options.out) {
             (Some(r), _) => Journal::create(&r.dir)?,
             (None, Some(dir)) => Journal::create(dir)?,
             (None, None) => Journal::create_in(&self.options.runs_root, &self.task)?,
@@ -231,7 +220,7 @@ impl Agent {
         if let Some(dir) = self.options.skills.clone() {
             let (skills, usage) = skill_use::Skills::choose(
                 crate::skill::SkillStore::new(dir),
-                self.learn_into.clone(),
+                self.extras.learn_into.clone(),
                 &self.task,
                 &self.url,
                 self.brain.as_mut(),
@@ -266,7 +255,7 @@ impl Agent {
     fn go_on(&mut self, r: &Resume, journal: &mut Journal) -> Result<Run, AgentError> {
         let mut run = Run::resumed(self.system_prompt(), r);
         let mut feedback = vec![r.note()];
-        let answer = match (&r.question, self.answer.take()) {
+        let answer = match (&r.question, self.extras.answer.take()) {
             (Some(q), Some(text)) => {
                 let answer = Answer::take(&text, &mut self.options.act.secrets)
                     .map_err(|e| AgentError::Config(format!("the answer: {e}")))?;
@@ -321,8 +310,8 @@ impl Agent {
         if !policy.is_active() {
             return Ok(None);
         }
-        let attached =
-            self.options.browser.cdp.is_some() || self.pool.as_ref().is_some_and(|p| !p.launches());
+        let attached = self.options.browser.cdp.is_some()
+            || self.extras.pool.as_ref().is_some_and(|p| !p.launches());
         let start = crate::start_url::to_url(&self.url).unwrap_or_else(|_| self.url.clone());
         if let Some(why) = policy.url_refusal(&start) {
             return Err(SetupError::StartRefused(why));
@@ -420,7 +409,7 @@ impl Agent {
         {
             return (fail(e.to_string()), before);
         }
-        if let Some(js) = &self.setup {
+        if let Some(js) = &self.extras.setup {
             if let Err(e) = crate::browser::evaluate(session.page(), js).await {
                 return (fail(format!("the setup script failed: {e}")), before);
             }

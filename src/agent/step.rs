@@ -248,7 +248,7 @@ impl Agent {
             expect: &self.options.expect,
             task: &self.task,
             sealed: !self.options.act.secrets.is_empty(),
-            judge: self.judge.as_mut(),
+            judge: self.extras.judge.as_mut(),
             prices: &self.options.prices,
             now: super::history::in_full(record.step, &obs.url, report),
         };
@@ -329,7 +329,7 @@ impl Agent {
                 consent: stage.session.consent_handled(),
                 timings,
             };
-            let Some(asker) = &self.asker else {
+            let Some(asker) = &self.extras.asker else {
                 return Ok(look);
             };
             let captcha = match &look.impasse {
@@ -683,7 +683,7 @@ impl Agent {
         run: &mut Run,
         record: &mut StepRecord,
     ) -> Result<Option<Ending>, Ending> {
-        let answer = match &self.asker {
+        let answer = match &self.extras.asker {
             Some(asker) => ask::ask(asker, question).await,
             None => None,
         };

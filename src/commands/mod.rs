@@ -10,10 +10,12 @@
 //! direction or key it does not know, and an answer with no command at all.
 
 mod parse;
+mod reason;
 
 use std::fmt;
 
 pub use parse::{parse, ParseError};
+pub use reason::Reason;
 
 /// A direction to scroll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

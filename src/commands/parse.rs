@@ -1,5 +1,6 @@
 //! The forgiving parser of the model's answers.
 
+use super::reason::{Reason, LONGEST_CHECKPOINT_NAME};
 use super::{
     kept_text, Command, DragPace, ImagePoint, KeyCombo, ReadTarget, ScrollDirection, Spot, Step,
     TabTarget, ZoomRegion,
@@ -23,7 +24,7 @@ pub enum ParseError {
         /// The command as written.
         text: String,
         /// What is wrong.
-        reason: String,
+        reason: Reason,
         /// The form that command takes.
         expected: &'static str,
     },
@@ -211,14 +212,12 @@ fn segments(line: &str) -> Vec<&str> {
 
 /// Parses an id written as `3`, `[3]`, `#3` or `[#3]`, optionally followed by
 /// an echoed name in quotes. Returns (id, echo).
-fn id_and_echo(text: &str) -> Result<(u32, Option<String>), String> {
+fn id_and_echo(text: &str) -> Result<(u32, Option<String>), Reason> {
     let t = text.trim().trim_end_matches('.');
     let (head, echo) = match t.find('"') {
         Some(q) => {
             let name = t[q + 1..].trim_end();
-            let name = name
-                .strip_suffix('"')
-                .ok_or("the quoted name is not closed")?;
+            let name = name.strip_suffix('"').ok_or(Reason::QuoteNotClosed)?;
             (t[..q].trim(), Some(name.to_string()))
         }
         None => (t, None),
@@ -230,13 +229,13 @@ fn id_and_echo(text: &str) -> Result<(u32, Option<String>), String> {
         .trim_start_matches('#')
         .trim();
     if core.is_empty() {
-        return Err("the element id is missing".into());
+        return Err(Reason::IdMissing);
     }
     let id: u32 = core
         .parse()
-        .map_err(|_| format!("{core:?} is not an element id (a number from the list)"))?;
+        .map_err(|_| Reason::NotAnId(core.to_string()))?;
     if id == 0 {
-        return Err("element ids start at 1".into());
+        return Err(Reason::IdZero);
     }
     Ok((id, echo))
 }
@@ -309,13 +308,13 @@ const KEYS: &[(&str, &str)] = &[
     ("cmd", "Meta"),
 ];
 
-fn key_combo(text: &str) -> Result<KeyCombo, String> {
+fn key_combo(text: &str) -> Result<KeyCombo, Reason> {
     let t = text.trim().trim_end_matches('.').trim();
     if t.is_empty() {
-        return Err("the key is missing".into());
+        return Err(Reason::KeyMissing);
     }
     let parts: Vec<&str> = t.split('+').map(str::trim).collect();
-    let (key, mods) = parts.split_last().ok_or("the key is missing")?;
+    let (key, mods) = parts.split_last().ok_or(Reason::KeyMissing)?;
     let mut modifiers = Vec::new();
     for m in mods {
         let canon = match m.to_ascii_lowercase().as_str() {
@@ -323,11 +322,7 @@ fn key_combo(text: &str) -> Result<KeyCombo, String> {
             "alt" | "option" => "Alt",
             "shift" => "Shift",
             "meta" | "cmd" | "command" | "super" | "win" => "Meta",
-            other => {
-                return Err(format!(
-                    "{other:?} is not a modifier (Ctrl, Alt, Shift, Meta)"
-                ))
-            }
+            other => return Err(Reason::NotAModifier(other.to_string())),
         };
         if !modifiers.iter().any(|x| x == canon) {
             modifiers.push(canon.to_string());
@@ -352,16 +347,12 @@ fn key_combo(text: &str) -> Result<KeyCombo, String> {
     {
         lower.to_ascii_uppercase()
     } else {
-        return Err(format!(
-            "{key:?} is not a key seamark knows (Enter, Escape, Tab, Backspace, Delete, Space, \
-             arrows, PageUp, PageDown, Home, End, Insert, F1-F12, Shift, Control, Alt, Meta, \
-             or one character)"
-        ));
+        return Err(Reason::UnknownKey(key.to_string()));
     };
     Ok(KeyCombo { modifiers, key })
 }
 
-fn seconds(text: &str) -> Result<f64, String> {
+fn seconds(text: &str) -> Result<f64, Reason> {
     let t = text.trim().trim_end_matches('.').to_ascii_lowercase();
     let number = t
         .trim_end_matches("seconds")
@@ -370,18 +361,16 @@ fn seconds(text: &str) -> Result<f64, String> {
         .trim_end_matches("sec")
         .trim_end_matches('s')
         .trim();
-    let v: f64 = number
-        .parse()
-        .map_err(|_| format!("{t:?} is not a number of seconds"))?;
+    let v: f64 = number.parse().map_err(|_| Reason::NotSeconds(t.clone()))?;
     if !(0.0..=60.0).contains(&v) {
-        return Err(format!("{v} seconds is outside 0 to 60"));
+        return Err(Reason::SecondsOutOfRange(v));
     }
     Ok(v)
 }
 
 /// Splits `<id>:<rest>` (the id may carry an echo).
 /// An end of a DRAG: `12` or `@412,230`.
-fn spot(text: &str) -> Result<Spot, String> {
+fn spot(text: &str) -> Result<Spot, Reason> {
     let t = text.trim();
     if t.starts_with('@') {
         return image_point(t).map(Spot::At);
@@ -390,12 +379,12 @@ fn spot(text: &str) -> Result<Spot, String> {
         .trim_end_matches(']')
         .parse::<u32>()
         .map(Spot::Id)
-        .map_err(|_| format!("{t:?} is neither an id nor a point (@x,y)"))
+        .map_err(|_| Reason::NotASpot(t.to_string()))
 }
 
 /// Where a mouse command acts: an id with an optional echoed name
 /// (`3 "Show"`) or a point (`@412,230`).
-fn spot_and_echo(text: &str) -> Result<(Spot, Option<String>), String> {
+fn spot_and_echo(text: &str) -> Result<(Spot, Option<String>), Reason> {
     if text.trim_start().starts_with('@') {
         return image_point(text).map(|at| (Spot::At(at), None));
     }
@@ -403,14 +392,13 @@ fn spot_and_echo(text: &str) -> Result<(Spot, Option<String>), String> {
 }
 
 /// `HOLD:<id or @x,y>:<seconds>`.
-fn hold(args: &str) -> Result<Step, String> {
+fn hold(args: &str) -> Result<Step, Reason> {
     let t = args.trim().trim_end_matches('.').trim();
-    let missing = || "HOLD needs how long: HOLD:<id or @x,y>:<seconds>".to_string();
     let (on, echo, rest) = if t.starts_with('@') {
-        let (at, rest) = t.split_once(':').ok_or_else(missing)?;
+        let (at, rest) = t.split_once(':').ok_or(Reason::HoldHowLong)?;
         (Spot::At(image_point(at)?), None, rest)
     } else {
-        let (id, echo, rest) = id_then(t).map_err(|_| missing())?;
+        let (id, echo, rest) = id_then(t).map_err(|_| Reason::HoldHowLong)?;
         (Spot::Id(id), echo, rest)
     };
     Ok(Step {
@@ -423,7 +411,7 @@ fn hold(args: &str) -> Result<Step, String> {
 }
 
 /// `PRESS:<key>` or `PRESS:<key>:<seconds held>` (`PRESS::` is the colon key).
-fn press(args: &str) -> Result<Command, String> {
+fn press(args: &str) -> Result<Command, Reason> {
     let t = args.trim().trim_end_matches('.').trim();
     let (key, hold) = match t.rsplit_once(':') {
         Some((key, s)) if !key.trim().is_empty() => (key, Some(seconds(s)?)),
@@ -436,7 +424,7 @@ fn press(args: &str) -> Result<Command, String> {
 }
 
 /// `DRAG:<from>:<to>`, or slowly: `DRAG:<from>:<to>:<seconds>[:<hold>]`.
-fn drag(args: &str) -> Result<Command, String> {
+fn drag(args: &str) -> Result<Command, Reason> {
     let t = args.trim().trim_end_matches('.').trim();
     let parts: Vec<&str> = t.split(':').collect();
     let pace = match parts.get(2..).unwrap_or_default() {
@@ -449,7 +437,7 @@ fn drag(args: &str) -> Result<Command, String> {
             seconds: seconds(s)?,
             hold: seconds(h)?,
         }),
-        _ => return Err("DRAG takes at most four parts: <from>:<to>:<seconds>:<hold>".into()),
+        _ => return Err(Reason::DragTooManyParts),
     };
     match parts.as_slice() {
         [from, to, ..] => Ok(Command::Drag {
@@ -457,14 +445,14 @@ fn drag(args: &str) -> Result<Command, String> {
             to: spot(to)?,
             pace,
         }),
-        _ => Err("DRAG needs where it starts and where it drops: DRAG:<from>:<to>".into()),
+        _ => Err(Reason::DragEnds),
     }
 }
 
 /// `@412,230`: a point of the image the model was sent.
-fn image_point(text: &str) -> Result<ImagePoint, String> {
+fn image_point(text: &str) -> Result<ImagePoint, Reason> {
     let t = text.trim().trim_end_matches('.').trim();
-    let bad = || format!("{t:?} is no point: write @x,y in the image's pixels, e.g. @412,230");
+    let bad = || Reason::NotAPoint(t.to_string());
     let (x, y) = t
         .strip_prefix('@')
         .and_then(|xy| xy.split_once(','))
@@ -482,7 +470,7 @@ fn image_point(text: &str) -> Result<ImagePoint, String> {
     }
 }
 
-fn id_then(args: &str) -> Result<(u32, Option<String>, &str), String> {
+fn id_then(args: &str) -> Result<(u32, Option<String>, &str), Reason> {
     // The id part ends at the first ':' outside quotes.
     let mut in_quotes = false;
     for (i, c) in args.char_indices() {
@@ -495,20 +483,18 @@ fn id_then(args: &str) -> Result<(u32, Option<String>, &str), String> {
             _ => {}
         }
     }
-    Err("the part after the id is missing (a ':' and a value)".into())
+    Err(Reason::NothingAfterId)
 }
 
 /// `BACK`, `BACK:checkpoint` or `BACK:checkpoint:<name>`.
-fn back(args: &str) -> Result<Command, String> {
+fn back(args: &str) -> Result<Command, Reason> {
     let t = args.trim().trim_end_matches('.').trim();
     if t.is_empty() {
         return Ok(Command::Back);
     }
     let (word, name) = t.split_once(':').unwrap_or((t, ""));
     if !word.trim().eq_ignore_ascii_case("checkpoint") {
-        return Err(format!(
-            "BACK takes nothing after it, or checkpoint: {t:?} is neither"
-        ));
+        return Err(Reason::BackTakes(t.to_string()));
     }
     let name = match name.trim() {
         "" => None,
@@ -518,21 +504,18 @@ fn back(args: &str) -> Result<Command, String> {
 }
 
 /// A checkpoint's name: the phase, unquoted, on one line, not too long.
-fn checkpoint_name(args: &str) -> Result<String, String> {
-    const LONGEST: usize = 80;
+fn checkpoint_name(args: &str) -> Result<String, Reason> {
     let name = unquote(args.trim().trim_end_matches('.').trim());
     if name.trim().is_empty() {
-        return Err("the checkpoint's name is missing".into());
+        return Err(Reason::CheckpointNameMissing);
     }
-    if name.chars().count() > LONGEST {
-        return Err(format!(
-            "the checkpoint's name is longer than {LONGEST} characters; name the phase in a few words"
-        ));
+    if name.chars().count() > LONGEST_CHECKPOINT_NAME {
+        return Err(Reason::CheckpointNameLong);
     }
     Ok(name.trim().to_string())
 }
 
-fn command(keyword: &str, args: &str) -> Result<Step, String> {
+fn command(keyword: &str, args: &str) -> Result<Step, Reason> {
     let at_point = args.trim_start().starts_with('@');
     match keyword {
         "CLICK" | "HOVER" | "TYPE" | "SCROLL" | "ZOOM" if at_point => {
@@ -581,7 +564,7 @@ fn plain(command: Command) -> Step {
 
 /// A command at a point of the image: `CLICK:@x,y`, `HOVER:@x,y`,
 /// `TYPE:@x,y:text`, `SCROLL:@x,y:down`, `ZOOM:@x1,y1:@x2,y2`.
-fn point_command(keyword: &str, args: &str) -> Result<Command, String> {
+fn point_command(keyword: &str, args: &str) -> Result<Command, Reason> {
     match keyword {
         "CLICK" => Ok(Command::ClickAt {
             at: image_point(args)?,
@@ -591,21 +574,17 @@ fn point_command(keyword: &str, args: &str) -> Result<Command, String> {
         }),
         "ZOOM" => {
             let t = args.trim().trim_end_matches('.').trim();
-            let (a, b) = t
-                .split_once(':')
-                .ok_or("ZOOM on a box needs its two corners: ZOOM:@x1,y1:@x2,y2")?;
+            let (a, b) = t.split_once(':').ok_or(Reason::ZoomCorners)?;
             Ok(Command::Zoom {
                 region: ZoomRegion::Area(image_point(a)?, image_point(b)?),
             })
         }
         _ => {
             // `@x,y` holds no colon: the point ends at the first one.
-            let (at, rest) = args.split_once(':').ok_or_else(|| {
-                if keyword == "TYPE" {
-                    "TYPE at a point needs the text: TYPE:@x,y:text".to_string()
-                } else {
-                    "SCROLL at a point needs a direction: SCROLL:@x,y:down".to_string()
-                }
+            let (at, rest) = args.split_once(':').ok_or(if keyword == "TYPE" {
+                Reason::TypeAtNoText
+            } else {
+                Reason::ScrollAtNoDirection
             })?;
             let at = image_point(at)?;
             Ok(if keyword == "TYPE" {
@@ -624,16 +603,13 @@ fn point_command(keyword: &str, args: &str) -> Result<Command, String> {
 }
 
 /// What a direction that is none is told.
-fn not_a_direction(text: &str) -> String {
-    format!(
-        "{:?} is not a direction (up, down, left, right)",
-        text.trim()
-    )
+fn not_a_direction(text: &str) -> Reason {
+    Reason::NotADirection(text.trim().to_string())
 }
 
 /// A command that gives an element a value: `TYPE:id:text`,
 /// `SELECT:id:option`, `DESELECT:id:option`, `UPLOAD:id:a.pdf|b.png`.
-fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, String> {
+fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, Reason> {
     match keyword {
         "TYPE" => Ok(Command::Type {
             id,
@@ -646,14 +622,14 @@ fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, String> 
                 .filter(|n| !n.is_empty())
                 .collect();
             if names.is_empty() {
-                return Err("the file's name is missing".into());
+                return Err(Reason::FileNameMissing);
             }
             Ok(Command::Upload { id, names })
         }
         _ => {
             let option = unquote(rest.trim_end_matches('.'));
             if option.is_empty() {
-                return Err("the option is missing".into());
+                return Err(Reason::OptionMissing);
             }
             Ok(if keyword == "SELECT" {
                 Command::Select { id, option }
@@ -665,7 +641,7 @@ fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, String> 
 }
 
 /// `SCROLL:down` (the page) or `SCROLL:id:down` (an element).
-fn scroll(args: &str) -> Result<Step, String> {
+fn scroll(args: &str) -> Result<Step, Reason> {
     if let Some(direction) = direction(args) {
         return Ok(plain(Command::Scroll {
             id: None,
@@ -684,7 +660,7 @@ fn scroll(args: &str) -> Result<Step, String> {
 }
 
 /// `READ`, `READ:more`, `READ:download:NAME`, `READ:id` or `READ:"text"`.
-fn read(args: &str) -> Result<Step, String> {
+fn read(args: &str) -> Result<Step, Reason> {
     let t = args.trim().trim_end_matches('.').trim();
     let of = if t.is_empty() {
         ReadTarget::Page
@@ -698,7 +674,7 @@ fn read(args: &str) -> Result<Step, String> {
         .map(|_| unquote(&t[9..]))
     {
         if name.trim().is_empty() {
-            return Err("the downloaded file's name is missing".into());
+            return Err(Reason::DownloadNameMissing);
         }
         ReadTarget::Download(name.trim().to_string())
     } else if t.starts_with(|c: char| c.is_ascii_digit() || c == '[' || c == '#') {
@@ -712,7 +688,7 @@ fn read(args: &str) -> Result<Step, String> {
     } else {
         let text = unquote(t);
         if text.trim().is_empty() {
-            return Err("the text to look for is empty".into());
+            return Err(Reason::TextToFindEmpty);
         }
         ReadTarget::Text(text)
     };
@@ -721,13 +697,13 @@ fn read(args: &str) -> Result<Step, String> {
 
 /// The commands that name neither an element nor a point: keys, pages,
 /// tabs, phases, waits, and the commands that answer or end the task.
-fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
+fn other_command(keyword: &str, args: &str) -> Result<Command, Reason> {
     Ok(match keyword {
         "PRESS" => press(args)?,
         "FETCH" => {
             let url = unquote(args.trim().trim_end_matches('.'));
             if url.is_empty() || url.contains(char::is_whitespace) || !url.contains(['.', ':']) {
-                return Err(format!("{url:?} is not a URL"));
+                return Err(Reason::NotAUrl(url));
             }
             Command::Fetch { url }
         }
@@ -740,11 +716,7 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
             } else {
                 match t.trim_start_matches('#').parse::<usize>() {
                     Ok(n) if n >= 1 => TabTarget::Number(n),
-                    _ => {
-                        return Err(format!(
-                            "{t:?} is no tab: give its number (from 1) or close"
-                        ))
-                    }
+                    _ => return Err(Reason::NotATab(t.to_string())),
                 }
             };
             Command::Tab { to }
@@ -758,14 +730,14 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
         "ANSWER" => {
             let text = kept_text(args.trim(), "answer");
             if text.is_empty() {
-                return Err("the answer is empty".into());
+                return Err(Reason::Empty("answer"));
             }
             Command::Answer { text }
         }
         "ASK" => {
             let question = kept_text(args.trim(), "question");
             if question.is_empty() {
-                return Err("the question is empty".into());
+                return Err(Reason::Empty("question"));
             }
             Command::Ask { question }
         }
@@ -775,7 +747,7 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, String> {
         _ => {
             let reason = kept_text(args.trim(), "reason");
             if reason.is_empty() {
-                return Err("the reason is empty".into());
+                return Err(Reason::Empty("reason"));
             }
             Command::Stop { reason }
         }
@@ -928,7 +900,7 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
                         return Err(ParseError::Bad {
                             line: n + 1,
                             text: segment.to_string(),
-                            reason: format!("{word} is not a command"),
+                            reason: Reason::NotACommand(word.to_string()),
                             expected: expected_form(""),
                         });
                     }

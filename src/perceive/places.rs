@@ -153,24 +153,10 @@ async fn owner_box(link: &Link, id: &FrameId, origin: Point) -> Option<(i64, Rec
         )
         .await
         .ok()?;
-    let quad = model.result.model.content.inner();
-    if quad.len() < 8 {
-        return None;
-    }
-    let xs = [quad[0], quad[2], quad[4], quad[6]];
-    let ys = [quad[1], quad[3], quad[5], quad[7]];
-    let x0 = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
-    let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let content = Rect::around_quad(model.result.model.content.inner())?;
     Some((
         *owner.result.backend_node_id.inner(),
-        Rect {
-            x: x0 + origin.x,
-            y: y0 + origin.y,
-            w: x1 - x0,
-            h: y1 - y0,
-        },
+        content.offset(origin.x, origin.y),
     ))
 }
 

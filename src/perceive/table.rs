@@ -16,6 +16,28 @@ pub struct Rect {
 }
 
 impl Rect {
+    /// The bounding rectangle of a quad as CDP gives it (four x,y corners,
+    /// the first eight values), if its corners are finite numbers. It may be
+    /// empty: a caller that needs an area checks for one.
+    pub fn around_quad(quad: &[f64]) -> Option<Rect> {
+        let corners = quad.get(..8)?;
+        let xs = [corners[0], corners[2], corners[4], corners[6]];
+        let ys = [corners[1], corners[3], corners[5], corners[7]];
+        if !xs.iter().chain(&ys).all(|v| v.is_finite()) {
+            return None;
+        }
+        let x0 = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let x1 = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let y0 = ys.iter().copied().fold(f64::INFINITY, f64::min);
+        let y1 = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Rect {
+            x: x0,
+            y: y0,
+            w: x1 - x0,
+            h: y1 - y0,
+        })
+    }
+
     /// The overlap of two rectangles, if they overlap at all.
     pub fn intersect(&self, other: &Rect) -> Option<Rect> {
         let x = self.x.max(other.x);
@@ -282,5 +304,22 @@ impl ElementTable {
     /// Whether the page showed no interactive element.
     pub fn is_empty(&self) -> bool {
         self.elements.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rect;
+
+    #[test]
+    fn a_quad_is_bounded_by_its_first_four_corners_and_may_be_empty() {
+        let tilted = [50.0, 0.0, 100.0, 50.0, 50.0, 100.0, 0.0, 50.0, 999.0, 999.0];
+        let r = Rect::around_quad(&tilted).unwrap();
+        assert_eq!((r.x, r.y, r.w, r.h), (0.0, 0.0, 100.0, 100.0));
+        let flat = [5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0];
+        assert_eq!(Rect::around_quad(&flat).map(|r| r.w), Some(0.0));
+        assert!(Rect::around_quad(&[1.0, 2.0, 3.0]).is_none());
+        let broken = [f64::NAN, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+        assert!(Rect::around_quad(&broken).is_none());
     }
 }

@@ -385,6 +385,25 @@ impl Fixture {
     }
 }
 
+/// The one element of `obs` with exactly this name (the test fails, with
+/// the list, when there are none or several).
+fn only_named<'a>(obs: &'a Observation, name: &str) -> &'a Element {
+    let found: Vec<&Element> = obs
+        .table
+        .elements
+        .iter()
+        .filter(|e| e.name == name)
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "expected one element named {name:?}, found {}:\n{}",
+        found.len(),
+        perceive::element_list(&obs.table, usize::MAX)
+    );
+    found[0]
+}
+
 /// One observation under test.
 pub struct Seen {
     pub obs: Observation,
@@ -398,21 +417,7 @@ impl Seen {
 
     /// The one element with exactly this name.
     pub fn named(&self, name: &str) -> Check<'_> {
-        let found: Vec<&Element> = self
-            .obs
-            .table
-            .elements
-            .iter()
-            .filter(|e| e.name == name)
-            .collect();
-        assert_eq!(
-            found.len(),
-            1,
-            "expected one element named {name:?}, found {}:\n{}",
-            found.len(),
-            self.list()
-        );
-        Check(found[0], self)
+        Check(only_named(&self.obs, name), self)
     }
 
     /// The one element whose node has this DOM id.
@@ -588,20 +593,7 @@ impl Actor {
 
     /// The id of the one element with exactly this name in the last look.
     pub fn id(&self, name: &str) -> u32 {
-        let obs = self.exec.observation().expect("an observation");
-        let found: Vec<&Element> = obs
-            .table
-            .elements
-            .iter()
-            .filter(|e| e.name == name)
-            .collect();
-        assert_eq!(
-            found.len(),
-            1,
-            "expected one element named {name:?}:\n{}",
-            perceive::element_list(&obs.table, usize::MAX)
-        );
-        found[0].id
+        only_named(self.exec.observation().expect("an observation"), name).id
     }
 
     /// Parses and runs a batch.

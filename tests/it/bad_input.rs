@@ -10,9 +10,7 @@ use serde_json::json;
 
 use crate::model_server::{reply, say, ModelServer, Received, Reply, Turn};
 use crate::server::Server;
-use crate::support::{
-    profiles_in, run_with_model, run_with_model_and_env, seamark_with_env, Run, Seamark,
-};
+use crate::support::{profiles_in, Run, Seamark};
 
 /// A run of `seamark run` that must stop at its configuration: exit 2, the
 /// reason on stderr, and no browser started.
@@ -32,7 +30,7 @@ fn refused(run: &Run, reason: &str) {
 /// `seamark run` with a scripted model that is never reached.
 async fn run_with(args: &[&str]) -> Run {
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:unreached".into())).await;
-    let run = run_with_model(&model, args).await;
+    let run = Seamark::task(args).model(&model).output().await;
     assert!(model.received().is_empty(), "the model was called");
     run
 }
@@ -49,8 +47,7 @@ async fn a_start_url_seamark_cannot_open_is_refused_with_exit_2_before_anything_
         refused(&run, reason);
     }
     for command in ["mark", "read"] {
-        let run = seamark_with_env(&[command, "ftp://x"], &[]).await;
-        assert_eq!(run.code(), Some(2), "{command}: {}", run.stderr());
+        let run = Seamark::new(&[command, "ftp://x"]).fails(2).run().await;
         run.stderr_has("does not open ftp: URLs");
     }
 }
@@ -154,19 +151,18 @@ async fn a_save_storage_state_that_fails_at_the_end_makes_the_run_fail() {
         || reply(|_| "STOP:unexpected".into()),
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "look",
-            "--url",
-            &server.url("form.html"),
-            "--save-storage-state",
-            path.to_str().unwrap(),
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "look",
+        "--url",
+        &server.url("form.html"),
+        "--save-storage-state",
+        path.to_str().unwrap(),
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
     let reason = run.json()["reason"]
         .as_str()
         .unwrap_or_default()
@@ -306,24 +302,23 @@ async fn no_key_or_secret_in_any_output_in_any_form() {
     // The person's own check hands the field's value back, reversed, in an
     // error: the model must not get it, nor any file.
     let check = "(() => { throw new Error([...document.querySelector('input[type=password]').value].reverse().join('')) })()";
-    let run = run_with_model_and_env(
-        &model,
-        &[
-            "--task",
-            "type the password",
-            "--url",
-            &server.url("signin.html"),
-            "--secret",
-            &secret,
-            "--expect-js",
-            check,
-            "--confirm",
-            "deny",
-        ],
-        &[("OPENAI_API_KEY", KEY)],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "type the password",
+        "--url",
+        &server.url("signin.html"),
+        "--secret",
+        &secret,
+        "--expect-js",
+        check,
+        "--confirm",
+        "deny",
+    ])
+    .model(&model)
+    .envs(&[("OPENAI_API_KEY", KEY)])
+    .fails(1)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
     let result = run.json();
     assert!(
         result["reason"]
@@ -366,19 +361,17 @@ async fn a_reply_of_1000_commands_runs_50_and_a_reply_of_megabytes_is_kept_cut()
         || reply(|_| "COMPLETE:typed".into()),
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "type the numbers",
-            "--url",
-            &server.url("form.html"),
-            "--expect-js",
-            "document.querySelector('input[placeholder=\"Promo code\"]').value === '50'",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "type the numbers",
+        "--url",
+        &server.url("form.html"),
+        "--expect-js",
+        "document.querySelector('input[placeholder=\"Promo code\"]').value === '50'",
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let second = &model.received()[1];
     assert!(
         second
@@ -464,28 +457,24 @@ async fn an_alert_on_the_start_page_holds_neither_run_nor_read_nor_mark() {
         || reply(|_| "COMPLETE:clicked it".into()),
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "click the button",
-            "--url",
-            &url,
-            "--expect-js",
-            "document.getElementById('after').textContent === 'Clicked after the alert'",
-        ],
-    )
+    Seamark::task(&[
+        "--task",
+        "click the button",
+        "--url",
+        &url,
+        "--expect-js",
+        "document.getElementById('after').textContent === 'Clicked after the alert'",
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let read = seamark_with_env(&["read", &url], &[]).await;
-    assert_eq!(read.code(), Some(0), "{}", read.stderr());
+    let read = Seamark::new(&["read", &url]).run().await;
     assert!(
         read.stdout().contains("terms accepted"),
         "{}",
         read.stdout()
     );
-    let mark = seamark_with_env(&["mark", &url, "-o", "m.png"], &[]).await;
-    assert_eq!(mark.code(), Some(0), "{}", mark.stderr());
+    let mark = Seamark::new(&["mark", &url, "-o", "m.png"]).run().await;
     assert!(
         mark.stdout().contains("After the alert"),
         "{}",
@@ -496,8 +485,9 @@ async fn an_alert_on_the_start_page_holds_neither_run_nor_read_nor_mark() {
 #[tokio::test]
 async fn a_loop_of_1000_alerts_ends_and_the_page_is_read() {
     let server = Server::start(None).await;
-    let read = seamark_with_env(&["read", &server.url("alert-loop.html")], &[]).await;
-    assert_eq!(read.code(), Some(0), "{}", read.stderr());
+    let read = Seamark::new(&["read", &server.url("alert-loop.html")])
+        .run()
+        .await;
     assert!(
         read.stdout().contains("After the loop"),
         "{}",
@@ -546,19 +536,18 @@ async fn max_time_holds_inside_a_step() {
     // budget leaves a loaded machine time to open the page first (3 s once
     // ran out while it was opened: the deadline held, not where asked).
     let model = ModelServer::start(Vec::new(), crate::model_server::hang).await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "look",
-            "--url",
-            &server.url("form.html"),
-            "--max-time",
-            "20",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "look",
+        "--url",
+        &server.url("form.html"),
+        "--max-time",
+        "20",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
     assert_eq!(model.received().len(), 1, "the step asked the model");
     let result = run.json();
     assert_eq!(result["status"], "budget", "{result}");
@@ -683,7 +672,7 @@ async fn mark_with_active_port(make: impl FnOnce(&Path)) -> Run {
     let dir = profile.path().to_str().unwrap().to_string();
     let run = tokio::time::timeout(
         std::time::Duration::from_secs(30),
-        seamark_with_env(&["mark", "about:blank", "--cdp", &dir], &[]),
+        Seamark::new(&["mark", "about:blank", "--cdp", &dir]).output(),
     )
     .await
     .expect("seamark hung on the DevToolsActivePort file");
@@ -762,7 +751,9 @@ async fn a_websocket_peer_that_announces_a_frame_of_2_to_the_62_bytes_is_an_erro
         }
     });
     let ws = format!("ws://{address}/devtools/browser/huge");
-    let run = seamark_with_env(&["mark", "about:blank", "--cdp", &ws], &[]).await;
+    let run = Seamark::new(&["mark", "about:blank", "--cdp", &ws])
+        .output()
+        .await;
     peer.abort();
     assert!(
         matches!(run.code(), Some(1) | Some(2)),
@@ -880,11 +871,11 @@ async fn names_that_would_retitle_and_clear_the_terminal_are_printed_inert() {
         })
     })
     .await;
-    let run = run_with_model(
-        &model,
-        &["--task", "press Go", "--url", &server.url("escapes.html")],
-    )
-    .await;
+    let run = Seamark::task(&["--task", "press Go", "--url", &server.url("escapes.html")])
+        .model(&model)
+        .fails(1)
+        .run()
+        .await;
     let err = run.stderr();
     assert!(err.contains("pwned-title"), "the name is not shown: {err}");
     assert!(
@@ -912,21 +903,20 @@ async fn an_answer_of_2_mb_and_a_judge_reason_of_5_mb_are_kept_cut() {
         })
     })
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "answer",
-            "--url",
-            &server.url("form.html"),
-            "--judge",
-            "openai/judge",
-            "--max-steps",
-            "2",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "answer",
+        "--url",
+        &server.url("form.html"),
+        "--judge",
+        "openai/judge",
+        "--max-steps",
+        "2",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
     for file in ["rec/journal.jsonl", "rec/report.html", "rec/result.json"] {
         let size = std::fs::metadata(run.path(file))
             .map(|m| m.len())
@@ -951,12 +941,11 @@ async fn fifty_zooms_in_one_reply_show_the_first_and_say_the_others_are_not_show
         reply(|_| "STOP:looked".into())
     })
     .await;
-    let run = run_with_model(
-        &model,
-        &["--task", "look closer", "--url", &server.url("form.html")],
-    )
-    .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
+    let run = Seamark::task(&["--task", "look closer", "--url", &server.url("form.html")])
+        .model(&model)
+        .fails(1)
+        .run()
+        .await;
     let steps = crate::support::records(&run.path("rec"), "step");
     let outcomes = steps[0]["report"]["outcomes"].as_array().unwrap();
     assert_eq!(outcomes.len(), 50);
@@ -1032,19 +1021,16 @@ async fn a_chrome_wrapper_that_starts_the_browser_without_exec_leaves_no_browser
     // The browser as the script's child, its standard error sent elsewhere:
     // its profile's DevToolsActivePort says where it listens.
     let quiet = wrapper(scripts.path(), r#""$REAL" "$@" 2>/dev/null"#);
-    let run = seamark_with_env(
-        &[
-            "mark",
-            &server.url("form.html"),
-            "--chrome",
-            &quiet,
-            "-o",
-            "m.png",
-        ],
-        &[],
-    )
+    let run = Seamark::new(&[
+        "mark",
+        &server.url("form.html"),
+        "--chrome",
+        &quiet,
+        "-o",
+        "m.png",
+    ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     assert!(run.stdout().contains("Promo code"), "{}", run.stdout());
     // A script that names a port where nothing listens and runs the browser
     // in the background: seamark gives up on it, and must end its child too
@@ -1055,8 +1041,10 @@ async fn a_chrome_wrapper_that_starts_the_browser_without_exec_leaves_no_browser
 echo "DevTools listening on ws://127.0.0.1:9/devtools/browser/none" >&2
 wait"#,
     );
-    let run = seamark_with_env(&["mark", &server.url("form.html"), "--chrome", &lying], &[]).await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
+    Seamark::new(&["mark", &server.url("form.html"), "--chrome", &lying])
+        .fails(1)
+        .run()
+        .await;
 }
 
 #[tokio::test]
@@ -1136,8 +1124,12 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
         // The side connection says in its debug log when a call of its
         // went unanswered: a tab opened without an opener kept the seal's
         // waiting 15 s, once a popup.
-        let run = run_with_model_and_env(&model, &args, &[("SEAMARK_LOG", "seamark=debug")]).await;
-        assert_eq!(run.code(), Some(1), "{}", run.stderr());
+        let run = Seamark::task(&args)
+            .model(&model)
+            .envs(&[("SEAMARK_LOG", "seamark=debug")])
+            .fails(1)
+            .run()
+            .await;
         let err = run.stderr();
         assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
         // An https popup is refused as its tunnel is asked for: by host.

@@ -2,10 +2,11 @@
 //! stage measured beside its floor, the JSON it writes read back, and a
 //! comparison with a baseline that fails on a stage that got worse.
 
+use crate::support::Seamark;
 use serde_json::Value;
 
 use crate::server::Server;
-use crate::support::{seamark_with_env, Run};
+use crate::support::Run;
 
 const STAGES: [&str; 10] = [
     "screenshot",
@@ -23,7 +24,7 @@ const STAGES: [&str; 10] = [
 async fn bench(args: &[&str]) -> Run {
     let mut all = vec!["bench"];
     all.extend_from_slice(args);
-    seamark_with_env(&all, &[]).await
+    Seamark::new(&all).output().await
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -175,20 +176,17 @@ async fn bad_pages_runs_and_baselines_are_told_clearly() {
 #[tokio::test]
 async fn mark_timings_gives_the_stages_of_its_one_perception() {
     let server = Server::start(None).await;
-    let ran = seamark_with_env(
-        &[
-            "mark",
-            &server.url("form.html"),
-            "--timings",
-            "--json",
-            "t.json",
-            "-o",
-            "m.png",
-        ],
-        &[],
-    )
+    let ran = Seamark::new(&[
+        "mark",
+        &server.url("form.html"),
+        "--timings",
+        "--json",
+        "t.json",
+        "-o",
+        "m.png",
+    ])
+    .run()
     .await;
-    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
     let line = ran
         .stderr()
         .lines()
@@ -217,7 +215,9 @@ async fn mark_timings_gives_the_stages_of_its_one_perception() {
         assert!(t[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {t:#}");
     }
     // Without the flag, stderr has no timings line.
-    let quiet = seamark_with_env(&["mark", &server.url("form.html"), "-o", "m.png"], &[]).await;
+    let quiet = Seamark::new(&["mark", &server.url("form.html"), "-o", "m.png"])
+        .run()
+        .await;
     assert!(!quiet.stderr().contains("timings:"), "{}", quiet.stderr());
 }
 
@@ -234,8 +234,7 @@ async fn tokens_counts_what_a_step_sends_of_a_page_as_seamark_mark_does() {
         "{table}"
     );
     // The list's figures are those `seamark mark` gives of the same page.
-    let marked = seamark_with_env(&["mark", &form], &[]).await;
-    assert_eq!(marked.code(), Some(0), "{}", marked.stderr());
+    let marked = Seamark::new(&["mark", &form]).run().await;
     let said = marked.stderr();
     let figures = said
         .split_once("list: ")

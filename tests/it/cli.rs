@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::server::Server;
-use crate::support::{command, profiles_in, run_seamark, seamark_with_env, Seamark};
+use crate::support::{command, profiles_in, Seamark};
 
 /// A browser with a temporary profile is killed at the end, not closed
 /// (nothing of the profile is kept, and a close takes up to half a second):
@@ -42,7 +42,7 @@ async fn a_browser_with_a_temporary_profile_ends_at_once_and_leaves_nothing() {
 #[tokio::test]
 async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
     let server = Server::start(None).await;
-    let run = run_seamark(&[
+    let run = Seamark::new(&[
         "mark",
         &server.url("form.html"),
         "-o",
@@ -50,8 +50,8 @@ async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
         "--json",
         "t.json",
     ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let list = run.stdout();
     assert!(
         list.starts_with("[1] textbox \"Email address\" type=email\n"),
@@ -90,7 +90,7 @@ async fn mark_prints_the_list_and_writes_the_marked_image_and_the_table() {
 #[tokio::test]
 async fn viewport_and_image_format_follow_the_flags() {
     let server = Server::start(None).await;
-    let run = run_seamark(&[
+    let run = Seamark::new(&[
         "mark",
         &server.url("checkboxes.html"),
         "--viewport",
@@ -98,8 +98,8 @@ async fn viewport_and_image_format_follow_the_flags() {
         "-o",
         "m.jpg",
     ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let bytes = std::fs::read(run.path("m.jpg")).unwrap();
     assert_eq!(&bytes[..2], &[0xFF, 0xD8], "not a JPEG");
     let img = image::load_from_memory(&bytes).unwrap();
@@ -139,8 +139,9 @@ async fn an_unreachable_url_is_one_clear_line_and_exit_1() {
 #[tokio::test]
 async fn an_image_is_perceived_and_said_not_to_be_a_page() {
     let server = Server::start(None).await;
-    let run = run_seamark(&["mark", &server.url("image.png")]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", &server.url("image.png")])
+        .run()
+        .await;
     run.stderr_has("not an HTML page but image/png");
     run.stderr_has("no interactive element found");
     assert_eq!(run.stdout(), "");
@@ -149,9 +150,8 @@ async fn an_image_is_perceived_and_said_not_to_be_a_page() {
 #[tokio::test]
 async fn a_pdf_is_said_not_to_be_a_page() {
     let server = Server::start(None).await;
-    let run = run_seamark(&["mark", &server.url("doc.pdf")]).await;
+    let run = Seamark::new(&["mark", &server.url("doc.pdf")]).run().await;
     let err = run.stderr();
-    assert_eq!(run.code(), Some(0), "{err}");
     assert!(
         err.contains("not an HTML page but application/pdf"),
         "{err}"
@@ -161,16 +161,18 @@ async fn a_pdf_is_said_not_to_be_a_page() {
 #[tokio::test]
 async fn a_page_that_never_finishes_loading_is_perceived_after_the_timeout() {
     let server = Server::start(None).await;
-    let run = run_seamark(&["mark", &server.url("slow"), "--timeout", "2"]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", &server.url("slow"), "--timeout", "2"])
+        .run()
+        .await;
     run.stderr_has("had not finished loading");
     assert_eq!(run.stdout(), "[1] button \"Early button\"\n");
 }
 
 #[tokio::test]
 async fn about_blank_has_nothing_to_mark() {
-    let run = run_seamark(&["mark", "about:blank", "-o", "b.png"]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", "about:blank", "-o", "b.png"])
+        .run()
+        .await;
     run.stderr_has("no interactive element found");
     assert!(run.path("b.png").is_file());
 }
@@ -178,8 +180,7 @@ async fn about_blank_has_nothing_to_mark() {
 #[tokio::test]
 async fn an_http_error_page_is_marked_and_its_status_reported() {
     let server = Server::start(None).await;
-    let run = run_seamark(&["mark", &server.url("missing")]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", &server.url("missing")]).run().await;
     run.stderr_has("HTTP 404");
     assert_eq!(run.stdout(), "[1] \"Home\"\n");
 }
@@ -187,8 +188,9 @@ async fn an_http_error_page_is_marked_and_its_status_reported() {
 #[tokio::test]
 async fn a_page_with_fifty_thousand_nodes_gives_a_bounded_list() {
     let server = Server::start(None).await;
-    let run = run_seamark(&["mark", &server.url("big"), "--json", "t.json"]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", &server.url("big"), "--json", "t.json"])
+        .run()
+        .await;
     assert!(
         run.stdout().starts_with("[1] \"Row link 0\"\n"),
         "{}",
@@ -256,8 +258,9 @@ async fn ctrl_c_removes_the_profile_and_exits_130() {
 async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
     let server = Server::start(None).await;
     let (mut browser, ws, _profile) = crate::support::running_chromium().await;
-    let run = run_seamark(&["mark", &server.url("disabled.html"), "--cdp", &ws]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["mark", &server.url("disabled.html"), "--cdp", &ws])
+        .run()
+        .await;
     assert!(
         run.stdout().contains("[6] button \"Enabled button\""),
         "{}",
@@ -273,7 +276,7 @@ async fn attaching_with_cdp_marks_the_page_and_leaves_the_browser_running() {
 #[tokio::test]
 async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
     let server = Server::start(None).await;
-    let run = run_seamark(&[
+    let run = Seamark::new(&[
         "mark",
         &server.url("form.html"),
         "--viewport",
@@ -285,8 +288,8 @@ async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
         "--screenshot",
         "raw.png",
     ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let full = image::open(run.path("full.png")).unwrap().to_rgb8();
     let sent = image::open(run.path("sent.webp")).unwrap().to_rgb8();
     let raw = image::open(run.path("raw.png")).unwrap().to_rgb8();
@@ -298,8 +301,10 @@ async fn the_model_image_is_downscaled_and_the_raw_screenshot_has_no_marks() {
 
 #[tokio::test]
 async fn run_without_a_model_says_exactly_what_to_set() {
-    let run = seamark_with_env(&["run", "--task", "x", "--url", "http://127.0.0.1:9/"], &[]).await;
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
+    let run = Seamark::new(&["run", "--task", "x", "--url", "http://127.0.0.1:9/"])
+        .fails(2)
+        .run()
+        .await;
     let err = run.stderr();
     for needle in [
         "--model openai/<model>",
@@ -339,21 +344,19 @@ async fn run_prints_one_json_result_and_replay_does_the_same_again() {
         ("SEAMARK_MODEL", "openai/scripted"),
     ];
     let url = server.url("form.html");
-    let run = seamark_with_env(
-        &[
-            "run",
-            "--task",
-            "Turn off the newsletter",
-            "--url",
-            &url,
-            "--json",
-            "--out",
-            "rec",
-        ],
-        &env,
-    )
+    let run = Seamark::new(&[
+        "run",
+        "--task",
+        "Turn off the newsletter",
+        "--url",
+        &url,
+        "--json",
+        "--out",
+        "rec",
+    ])
+    .envs(&env)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let v: serde_json::Value = serde_json::from_str(run.stdout().trim()).expect("one JSON object");
     assert_eq!(v["success"], true);
     assert_eq!(v["answer"], "the newsletter is off");
@@ -370,12 +373,9 @@ async fn run_prints_one_json_result_and_replay_does_the_same_again() {
     assert!(run.profile_removed());
     // Replay the recording with no model at all.
     let rec = run.path("rec");
-    let again = seamark_with_env(
-        &["replay", rec.to_str().unwrap(), "--json", "--out", "again"],
-        &[],
-    )
-    .await;
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    let again = Seamark::new(&["replay", rec.to_str().unwrap(), "--json", "--out", "again"])
+        .run()
+        .await;
     let w: serde_json::Value = serde_json::from_str(again.stdout().trim()).unwrap();
     assert_eq!(
         (w["success"].clone(), w["answer"].clone()),
@@ -415,21 +415,33 @@ async fn bad_safety_configuration_is_a_usage_error_that_names_the_problem() {
         v.extend_from_slice(extra);
         v
     };
-    let run = seamark_with_env(&with(&["--allow-domain", "https://example.com/x"]), &env).await;
-    assert_eq!(run.code(), Some(2));
+    let run = Seamark::new(&with(&["--allow-domain", "https://example.com/x"]))
+        .envs(&env)
+        .fails(2)
+        .run()
+        .await;
     run.stderr_has("is not a domain pattern (a domain, not a URL)");
-    let run = seamark_with_env(&with(&["--secret", "pw=abc"]), &env).await;
-    assert_eq!(run.code(), Some(2));
+    let run = Seamark::new(&with(&["--secret", "pw=abc"]))
+        .envs(&env)
+        .fails(2)
+        .run()
+        .await;
     run.stderr_has("secret pw: the value is shorter than 4 characters");
     assert!(
         !run.stderr().contains("abc"),
         "the value is not echoed: {}",
         run.stderr()
     );
-    let run = seamark_with_env(&with(&["--secret", "pw=env:SEAMARK_TEST_UNSET_VAR"]), &env).await;
-    assert_eq!(run.code(), Some(2));
+    let run = Seamark::new(&with(&["--secret", "pw=env:SEAMARK_TEST_UNSET_VAR"]))
+        .envs(&env)
+        .fails(2)
+        .run()
+        .await;
     run.stderr_has("env SEAMARK_TEST_UNSET_VAR is not set");
-    let run = seamark_with_env(&with(&["--confirm", "sometimes"]), &env).await;
-    assert_eq!(run.code(), Some(2));
+    let run = Seamark::new(&with(&["--confirm", "sometimes"]))
+        .envs(&env)
+        .fails(2)
+        .run()
+        .await;
     run.stderr_has("--confirm takes ask, deny, allow or park");
 }

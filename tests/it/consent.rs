@@ -6,11 +6,12 @@
 //! the journal and the report keep it; `--consent accept` accepts;
 //! `--consent ask` leaves the banner to the model.
 
+use crate::support::Seamark;
 use std::path::PathBuf;
 
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
-use crate::support::{records, run_with_model, Run};
+use crate::support::{records, Run};
 
 /// What the banners' buttons are called, on any of the three.
 const BANNER_BUTTONS: [&str; 5] = [
@@ -71,7 +72,7 @@ async fn read_past_banner(server: &Server, page: &str, more: &[&str]) -> (Run, M
         "5",
     ];
     args.extend_from_slice(more);
-    let run = run_with_model(&model, &args).await;
+    let run = Seamark::task(&args).model(&model).output().await;
     (run, model)
 }
 

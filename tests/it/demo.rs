@@ -6,14 +6,15 @@
 //! One test, its runs one after another: the demo serves its site on the
 //! fixed port the recording was made on.
 
-use crate::support::{seamark_with_env, Run};
+use crate::support::Run;
+use crate::support::Seamark;
 
 const RECORDING: &str = include_str!("../../demo/recording/journal.jsonl");
 
 async fn demo(args: &[&str]) -> Run {
     let mut all = vec!["demo", "--json"];
     all.extend_from_slice(args);
-    seamark_with_env(&all, &[]).await
+    Seamark::new(&all).output().await
 }
 
 fn divergences(ran: &Run) -> usize {

@@ -5,7 +5,7 @@
 
 use crate::model_server::{reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::{centre_of, run_with_model, seamark_with_env, told, told_text, Seamark};
+use crate::support::{centre_of, told, told_text, Seamark};
 
 #[tokio::test]
 async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_page() {
@@ -21,19 +21,17 @@ async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_p
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("device.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Tap the button, then the green dot, then scroll down",
-            "--url",
-            &url,
-            "--device",
-            "iphone-15",
-        ],
-    )
+    Seamark::task(&[
+        "--task",
+        "Tap the button, then the green dot, then scroll down",
+        "--url",
+        &url,
+        "--device",
+        "iphone-15",
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
 
     // What the page believes it runs on: the iPhone 15's screen and touch.
     let device = told_text(&server, "device");
@@ -89,19 +87,16 @@ async fn a_run_on_a_phone_taps_a_button_that_hears_only_touches_and_swipes_the_p
 #[tokio::test]
 async fn an_android_phone_names_the_chromium_that_runs_and_says_it_is_mobile() {
     let server = Server::start(None).await;
-    let run = seamark_with_env(
-        &[
-            "mark",
-            &server.url("device.html"),
-            "--device",
-            "Pixel 8",
-            "--json",
-            "table.json",
-        ],
-        &[],
-    )
+    let run = Seamark::new(&[
+        "mark",
+        &server.url("device.html"),
+        "--device",
+        "Pixel 8",
+        "--json",
+        "table.json",
+    ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let device = told_text(&server, "device");
     let fields: Vec<&str> = device[0].splitn(5, '|').collect();
     assert_eq!(&fields[..3], ["412", "2.625", "5"], "{device:?}");
@@ -125,29 +120,26 @@ async fn an_unknown_device_or_one_with_a_viewport_is_a_usage_error() {
         .await;
     run.stderr_has("no device is called \"Nokia 3310\"")
         .stderr_has("iPhone 15");
-    let run = seamark_with_env(
-        &[
-            "mark",
-            "about:blank",
-            "--device",
-            "pixel-8",
-            "--viewport",
-            "800x600",
-        ],
-        &[],
-    )
+    let run = Seamark::new(&[
+        "mark",
+        "about:blank",
+        "--device",
+        "pixel-8",
+        "--viewport",
+        "800x600",
+    ])
+    .fails(2)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(2), "{}", run.stderr());
     run.stderr_has("cannot be used with");
 
-    let list = seamark_with_env(&["devices"], &[]).await;
-    assert_eq!(list.code(), Some(0), "{}", list.stderr());
+    let list = Seamark::new(&["devices"]).run().await;
     assert!(
         list.stdout().contains("iPhone 15") && list.stdout().contains("393x852"),
         "{}",
         list.stdout()
     );
-    let json = seamark_with_env(&["devices", "--json"], &[]).await;
+    let json = Seamark::new(&["devices", "--json"]).run().await;
     let devices: Vec<serde_json::Value> = serde_json::from_str(&json.stdout()).unwrap();
     assert!(devices
         .iter()

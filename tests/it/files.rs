@@ -3,11 +3,12 @@
 //! parses the multipart form it receives), downloads are files of the run
 //! named in every result, and the model sees the tabs and switches them.
 
+use crate::support::Seamark;
 use std::path::Path;
 
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
-use crate::support::{run_with_model, Run};
+use crate::support::Run;
 
 /// The files the server received: (field, name, bytes as hex).
 fn received_files(server: &Server) -> Vec<(String, String, String)> {
@@ -96,7 +97,7 @@ async fn run_upload(
         dir = f.display().to_string();
         args.extend(["--files", &dir]);
     }
-    let run = run_with_model(&model, &args).await;
+    let run = Seamark::task(&args).model(&model).output().await;
     (run, model.received())
 }
 
@@ -243,19 +244,17 @@ async fn a_download_is_a_result_of_the_run_named_everywhere_and_read_by_the_mode
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("downloads.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Get the reports",
-            "--url",
-            &url,
-            "--max-download-mb",
-            "1",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Get the reports",
+        "--url",
+        &url,
+        "--max-download-mb",
+        "1",
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let prompts = model.received();
     let csv = crate::server::REPORT_CSV;
     // The model is told what it got, and reads its text.
@@ -337,8 +336,10 @@ async fn two_tabs_are_listed_tab_1_brings_the_first_back_and_tab_close_closes_th
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("tabs.html");
-    let run = run_with_model(&model, &["--task", "Compare the tabs", "--url", &url]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::task(&["--task", "Compare the tabs", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let prompts = model.received();
     let tabs_line = |r: &Received| {
         r.text()
@@ -412,12 +413,10 @@ async fn upload_onto_a_drop_zone_drops_the_file_and_elsewhere_attaches_nothing()
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("dropzone.html");
     let files = root.path().join("mine").display().to_string();
-    let run = run_with_model(
-        &model,
-        &["--task", "Send my CV", "--url", &url, "--files", &files],
-    )
-    .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    Seamark::task(&["--task", "Send my CV", "--url", &url, "--files", &files])
+        .model(&model)
+        .run()
+        .await;
     let prompts = model.received();
     let refused = feedback(&prompts[1]);
     assert!(

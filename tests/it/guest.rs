@@ -13,7 +13,7 @@ use crate::mcp::Mcp;
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::processes::{terminate, TestDir};
 use crate::server::Server;
-use crate::support::{command, persons_chromium, run_with_model, seamark_with_env, Seamark};
+use crate::support::{command, persons_chromium, Seamark};
 
 /// A person's Chromium, started as a person starts one (a profile folder of
 /// its own, `--remote-debugging-port=0`), with a tab of theirs open.
@@ -148,8 +148,7 @@ async fn attached_by_its_folder_or_its_port_a_task_works_in_a_tab_of_its_own_and
         if keep {
             args.push("--keep-tab");
         }
-        let run = run_with_model(&model, &args).await;
-        assert_eq!(run.code(), Some(0), "--cdp {cdp}: {}", run.stderr());
+        Seamark::task(&args).model(&model).run().await;
         assert_eq!(
             person.heard("/heard/go"),
             n + 1,
@@ -171,21 +170,19 @@ async fn attached_by_its_folder_or_its_port_a_task_works_in_a_tab_of_its_own_and
         loads >= 2,
         "without limits, the frame's load tells the tracker"
     );
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Press Go",
-            "--url",
-            &task,
-            "--cdp",
-            &port,
-            "--block-domain",
-            "tracker.localhost",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Press Go",
+        "--url",
+        &task,
+        "--cdp",
+        &port,
+        "--block-domain",
+        "tracker.localhost",
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     for _ in 0..100 {
         if person.heard("/heard/go") == 3 {
             break;
@@ -234,8 +231,11 @@ async fn auto_finds_the_browser_in_the_usual_folders_and_says_where_it_looked_wh
     ];
     let server = Server::start(None).await;
     let page = server.url("guest.html");
-    let none = seamark_with_env(&["mark", &page, "--cdp", "auto"], &env).await;
-    assert_eq!(none.code(), Some(2), "{}", none.stderr());
+    let none = Seamark::new(&["mark", &page, "--cdp", "auto"])
+        .envs(&env)
+        .fails(2)
+        .run()
+        .await;
     assert!(
         none.stderr()
             .contains("no running browser with remote debugging on")
@@ -252,8 +252,10 @@ async fn auto_finds_the_browser_in_the_usual_folders_and_says_where_it_looked_wh
     let chromium = config.join("chromium");
     std::fs::create_dir_all(&chromium).expect("the chromium folder");
     let (mut browser, _) = persons_chromium(&chromium, "about:blank").await;
-    let found = seamark_with_env(&["mark", &page, "--cdp", "auto"], &env).await;
-    assert_eq!(found.code(), Some(0), "{}", found.stderr());
+    let found = Seamark::new(&["mark", &page, "--cdp", "auto"])
+        .envs(&env)
+        .run()
+        .await;
     assert!(
         found.stdout().contains("button \"Go\""),
         "{}",
@@ -297,15 +299,14 @@ async fn a_cdp_that_points_at_nothing_is_a_usage_error_that_says_what_to_do() {
             .stderr_has(says);
     }
     // How to start a browser that writes the file is told.
-    let run = seamark_with_env(
-        &[
-            "mark",
-            "http://127.0.0.1:9/",
-            "--cdp",
-            &empty.path().display().to_string(),
-        ],
-        &[],
-    )
+    let run = Seamark::new(&[
+        "mark",
+        "http://127.0.0.1:9/",
+        "--cdp",
+        &empty.path().display().to_string(),
+    ])
+    .fails(2)
+    .run()
     .await;
     run.stderr_has("seamark browser --profile");
 }
@@ -339,21 +340,26 @@ async fn seamark_browser_starts_one_to_attach_to_by_the_line_it_prints_and_ends_
     let cdp = line.strip_prefix("--cdp ").expect("a --cdp line");
     assert_eq!(cdp, folder.display().to_string());
     let server = Server::start(None).await;
-    let marked = seamark_with_env(&["mark", &server.url("guest.html"), "--cdp", cdp], &[]).await;
-    assert_eq!(marked.code(), Some(0), "{}", marked.stderr());
+    let marked = Seamark::new(&["mark", &server.url("guest.html"), "--cdp", cdp])
+        .run()
+        .await;
     assert!(
         marked.stdout().contains("button \"Go\""),
         "{}",
         marked.stdout()
     );
     // A second one on the same folder is refused, and says how to attach.
-    let again = seamark_with_env(&["browser", "--headless", "--profile", cdp], &[]).await;
-    assert_eq!(again.code(), Some(2), "{}", again.stderr());
+    let again = Seamark::new(&["browser", "--headless", "--profile", cdp])
+        .fails(2)
+        .run()
+        .await;
     again.stderr_has("--cdp");
     terminate(&mut browser, "seamark browser").await;
     // Its browser ended with it: the port it wrote answers no more.
-    let gone = seamark_with_env(&["mark", &server.url("guest.html"), "--cdp", cdp], &[]).await;
-    assert_eq!(gone.code(), Some(2), "{}", gone.stderr());
+    let gone = Seamark::new(&["mark", &server.url("guest.html"), "--cdp", cdp])
+        .fails(2)
+        .run()
+        .await;
     gone.stderr_has("is stale");
 }
 

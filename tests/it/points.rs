@@ -6,7 +6,7 @@ use seamark::records::Status;
 
 use crate::model_server::{reply, say, ModelServer, Received};
 use crate::server::Server;
-use crate::support::{centre_of, run_with_model, told, Seamark};
+use crate::support::{centre_of, told, Seamark};
 
 #[tokio::test]
 async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
@@ -22,21 +22,19 @@ async fn a_click_at_a_point_of_the_image_lands_on_the_dot_at_any_size() {
         ];
         let model = ModelServer::start(script, || say("STOP:no more answers")).await;
         let url = server.url("canvas.html");
-        let run = run_with_model(
-            &model,
-            &[
-                "--task",
-                "Click the green dot",
-                "--url",
-                &url,
-                "--viewport",
-                viewport,
-                "--scale",
-                scale,
-            ],
-        )
+        Seamark::task(&[
+            "--task",
+            "Click the green dot",
+            "--url",
+            &url,
+            "--viewport",
+            viewport,
+            "--scale",
+            scale,
+        ])
+        .model(&model)
+        .run()
         .await;
-        assert_eq!(run.code(), Some(0), "{viewport}: {}", run.stderr());
         let dot = told(&server, "dot")[0];
         let clicks = told(&server, "click");
         assert_eq!(clicks.len(), 1, "{viewport}: {clicks:?}");
@@ -69,17 +67,15 @@ async fn the_wheel_turns_and_keys_are_typed_at_a_point_of_the_image() {
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("canvas.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Zoom in at the dot, type Oslo there",
-            "--url",
-            &url,
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Zoom in at the dot, type Oslo there",
+        "--url",
+        &url,
+    ])
+    .model(&model)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     let dot = told(&server, "dot")[0];
     let log = server.log.lock().unwrap().clone();
     let wheel: Vec<&str> = log
@@ -199,17 +195,17 @@ async fn a_point_outside_the_image_is_refused_and_the_page_hears_no_click() {
     let script = vec![say("CLICK:@1568,10"), say("STOP:missed")];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("canvas.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Click the dot",
-            "--url",
-            &url,
-            "--viewport",
-            "1920x1080",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Click the dot",
+        "--url",
+        &url,
+        "--viewport",
+        "1920x1080",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
     assert_eq!(run.json()["success"], false, "{}", run.stderr());
     let said = model.received()[1].text();
@@ -235,12 +231,10 @@ async fn a_shape_on_a_canvas_is_dragged_into_its_zone_and_a_slider_is_dragged() 
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("drag.html");
-    let run = run_with_model(
-        &model,
-        &["--task", "Drag the square into the zone", "--url", &url],
-    )
-    .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    Seamark::task(&["--task", "Drag the square into the zone", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let log = server.log.lock().unwrap().clone();
     assert!(
         log.iter().any(|l| l.ends_with("/log?dropped=in")),
@@ -293,8 +287,10 @@ async fn a_draggable_list_is_reordered_by_dragging_one_item_onto_another() {
     ];
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let url = server.url("reorder.html");
-    let run = run_with_model(&model, &["--task", "Put cherries first", "--url", &url]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    Seamark::task(&["--task", "Put cherries first", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let prompt = model.received()[0].text();
     assert!(prompt.contains("draggable \"Cherries\""), "{prompt}");
     let log = server.log.lock().unwrap().clone();

@@ -1,6 +1,7 @@
 //! Reading pages: `seamark read`, READ in a run, answers that follow a JSON
 //! Schema, and what a step costs in tokens.
 
+use crate::support::Seamark;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -10,7 +11,7 @@ use seamark::read::{self, Marks, ReadOptions, Scope, Values};
 
 use crate::model_server::{reply, ModelServer, Received};
 use crate::server::Server;
-use crate::support::{records, run_with_model, seamark_with_env, stop_script, Fixture};
+use crate::support::{records, stop_script, Fixture};
 
 /// The pricing page served with its FAQ from another origin.
 async fn pricing() -> (Server, Server) {
@@ -45,8 +46,9 @@ fn lines(text: &str) -> Vec<String> {
 #[tokio::test]
 async fn read_gives_every_plan_the_merged_table_and_the_framed_faq_and_no_hidden_text() {
     let (sites, _other) = pricing().await;
-    let run = seamark_with_env(&["read", &sites.url("pricing.html")], &[]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["read", &sites.url("pricing.html")])
+        .run()
+        .await;
     let md = run.stdout();
     // Every plan with its price, the one far below the fold too.
     for (plan, price) in [
@@ -107,15 +109,16 @@ async fn read_gives_every_plan_the_merged_table_and_the_framed_faq_and_no_hidden
 async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids() {
     let (sites, _other) = pricing().await;
     let url = sites.url("pricing.html");
-    let mark = seamark_with_env(&["mark", &url, "-o", "m.png"], &[]).await;
+    let mark = Seamark::new(&["mark", &url, "-o", "m.png"]).run().await;
     let id = mark
         .stdout()
         .lines()
         .find(|l| l.contains("\"Community forum\""))
         .and_then(|l| l[1..].split(']').next()?.parse::<u32>().ok())
         .expect("the forum link is listed");
-    let run = seamark_with_env(&["read", &url, "--id", &id.to_string()], &[]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["read", &url, "--id", &id.to_string()])
+        .run()
+        .await;
     let md = run.stdout();
     assert!(
         md.starts_with("Table: Feature comparison\n| Feature |"),
@@ -131,7 +134,7 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
         "{md}"
     );
     // The JSON blocks carry their boxes, frames and the ids of their controls.
-    let json = seamark_with_env(&["read", &url, "--json"], &[]).await;
+    let json = Seamark::new(&["read", &url, "--json"]).run().await;
     let v: Value = serde_json::from_str(&json.stdout()).expect("JSON");
     let blocks = v["blocks"].as_array().expect("blocks");
     let table = blocks
@@ -156,7 +159,9 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
         .expect("Enterprise");
     assert!(enterprise["bbox"]["y"].as_f64().unwrap_or(0.0) > 2000.0);
     // A section asked for by its heading: the heading's part alone.
-    let section = seamark_with_env(&["read", &url, "--section", "compare FEATURES"], &[]).await;
+    let section = Seamark::new(&["read", &url, "--section", "compare FEATURES"])
+        .run()
+        .await;
     let md = section.stdout();
     assert!(md.starts_with("## Compare features\n"), "{md}");
     assert!(md.contains("| Seats | 1 | 10 | Unlimited |"), "{md}");
@@ -165,24 +170,32 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
         "{md}"
     );
     // One by a word in a paragraph of the cross-origin frame: its heading's part.
-    let faq = seamark_with_env(&["read", &url, "--section", "billed monthly"], &[]).await;
+    let faq = Seamark::new(&["read", &url, "--section", "billed monthly"])
+        .run()
+        .await;
     assert_eq!(
         faq.stdout(),
         "### Can I cancel at any time?\nYes: plans are billed monthly and end with the month.\n",
         "{}",
         faq.stderr()
     );
-    let none = seamark_with_env(&["read", &url, "--section", "no such words"], &[]).await;
-    assert_eq!(none.code(), Some(1), "{}", none.stderr());
+    let none = Seamark::new(&["read", &url, "--section", "no such words"])
+        .fails(1)
+        .run()
+        .await;
     none.stderr_has("no text \"no such words\"");
     // A bounded read ends with what is left.
-    let cut = seamark_with_env(&["read", &url, "--max-chars", "300"], &[]).await;
+    let cut = Seamark::new(&["read", &url, "--max-chars", "300"])
+        .run()
+        .await;
     let out = cut.stdout();
     assert!(out.len() < 400, "{out}");
     assert!(out.trim_end().ends_with("READ:more continues]"), "{out}");
     // An element the page does not have is a usage error.
-    let bad = seamark_with_env(&["read", &url, "--id", "999"], &[]).await;
-    assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
+    let bad = Seamark::new(&["read", &url, "--id", "999"])
+        .fails(2)
+        .run()
+        .await;
     bad.stderr_has("no element 999");
 }
 
@@ -190,7 +203,7 @@ async fn read_of_one_element_gives_its_table_alone_and_json_gives_boxes_and_ids(
 async fn read_more_continues_where_the_part_before_stopped_with_nothing_lost_or_repeated() {
     let (sites, _other) = pricing().await;
     let url = sites.url("pricing.html");
-    let whole = seamark_with_env(&["read", &url], &[]).await.stdout();
+    let whole = Seamark::new(&["read", &url]).run().await.stdout();
     // A model that reads, and asks for more as long as something is left.
     let model = ModelServer::start(
         vec![reply(|r| {
@@ -215,17 +228,16 @@ async fn read_more_continues_where_the_part_before_stopped_with_nothing_lost_or_
         },
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Read the pricing page",
-            "--url",
-            &url,
-            "--read-chars",
-            "500",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Read the pricing page",
+        "--url",
+        &url,
+        "--read-chars",
+        "500",
+    ])
+    .model(&model)
+    .run()
     .await;
     assert_eq!(run.json()["success"], true, "{}", run.stderr());
     let parts: Vec<String> = model.received().iter().filter_map(reading_in).collect();
@@ -328,17 +340,16 @@ async fn an_answer_with_a_schema_is_validated_corrected_after_the_validators_mes
         stop_script,
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "List every plan with its monthly price in USD",
-            "--url",
-            &url,
-            "--schema",
-            schema.to_str().unwrap_or_default(),
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "List every plan with its monthly price in USD",
+        "--url",
+        &url,
+        "--schema",
+        schema.to_str().unwrap_or_default(),
+    ])
+    .model(&model)
+    .run()
     .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
@@ -391,19 +402,18 @@ async fn bad_reads_are_explained_and_never_a_panic() {
         stop_script,
     )
     .await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Read the page",
-            "--url",
-            &sites.url("empty.html"),
-            "--max-failures",
-            "5",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Read the page",
+        "--url",
+        &sites.url("empty.html"),
+        "--max-failures",
+        "5",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
-    assert_eq!(run.code(), Some(1), "{}", run.stderr());
     let steps = records(&run.path("rec"), "step");
     let message = |step: usize, i: usize| {
         steps[step]["report"]["outcomes"][i]["message"]
@@ -423,13 +433,16 @@ async fn bad_reads_are_explained_and_never_a_panic() {
         message(2, 0)
     );
     // The CLI on an empty page and on a PDF: a note, no panic.
-    let empty = seamark_with_env(&["read", &sites.url("empty.html")], &[]).await;
-    assert_eq!(empty.code(), Some(0), "{}", empty.stderr());
+    let empty = Seamark::new(&["read", &sites.url("empty.html")])
+        .run()
+        .await;
     empty.stderr_has("no readable text");
     let dir = tempfile::tempdir().expect("tempdir");
     let pdf = dir.path().join("doc.pdf");
     std::fs::write(&pdf, MINIMAL_PDF).expect("write the PDF");
-    let run = seamark_with_env(&["read", pdf.to_str().unwrap_or_default()], &[]).await;
+    let run = Seamark::new(&["read", pdf.to_str().unwrap_or_default()])
+        .output()
+        .await;
     assert!(!run.stderr().contains("panicked"), "{}", run.stderr());
     assert!(matches!(run.code(), Some(0) | Some(1)), "{}", run.stderr());
     assert!(!run.stderr().trim().is_empty());
@@ -453,24 +466,23 @@ async fn a_schema_that_is_not_json_schema_is_a_usage_error_before_the_browser_st
         (&bad, "not a valid JSON Schema"),
         (&not_json, "is not JSON"),
     ] {
-        let run = seamark_with_env(
-            &[
-                "run",
-                "--task",
-                "x",
-                "--url",
-                "example.org",
-                "--model",
-                "openai/gpt-4o",
-                "--schema",
-                file.to_str().unwrap_or_default(),
-                "--chrome",
-                "/nonexistent/chromium",
-            ],
-            &[("OPENAI_API_KEY", "sk-test")],
-        )
+        let run = Seamark::new(&[
+            "run",
+            "--task",
+            "x",
+            "--url",
+            "example.org",
+            "--model",
+            "openai/gpt-4o",
+            "--schema",
+            file.to_str().unwrap_or_default(),
+            "--chrome",
+            "/nonexistent/chromium",
+        ])
+        .envs(&[("OPENAI_API_KEY", "sk-test")])
+        .fails(2)
+        .run()
         .await;
-        assert_eq!(run.code(), Some(2), "{}", run.stderr());
         run.stderr_has(says);
         assert!(!run.stderr().contains("browser"), "{}", run.stderr());
     }

@@ -11,9 +11,7 @@ use serde_json::Value;
 
 use crate::model_server::{hang, reply, say, ModelServer};
 use crate::server::Server;
-use crate::support::{
-    records, run_with_model, seamark_with_env, spawn_with_model, stop_script, Fixture, Run, Seamark,
-};
+use crate::support::{records, spawn_with_model, stop_script, Fixture, Run, Seamark};
 
 /// What a hostile page tries to run in whoever shows its names.
 const OWNED: &str = "document.title='owned'";
@@ -105,17 +103,15 @@ async fn hostile_run() -> (Run, Server) {
         )),
     ];
     let model = ModelServer::start(script, stop_script).await;
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Look at the account <b>page</b>",
-            "--url",
-            &server.url("hostile.html"),
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Look at the account <b>page</b>",
+        "--url",
+        &server.url("hostile.html"),
+    ])
+    .model(&model)
+    .output()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
     (run, server)
 }
 
@@ -257,17 +253,14 @@ async fn a_report_copied_elsewhere_still_shows_its_images_and_one_written_outsid
     shown.close().await;
     // Written outside the run directory: one file, images inside.
     let out = copy.path().join("alone.html");
-    let again = seamark_with_env(
-        &[
-            "report",
-            run.path("rec").to_str().unwrap_or_default(),
-            "-o",
-            out.to_str().unwrap_or_default(),
-        ],
-        &[],
-    )
+    let again = Seamark::new(&[
+        "report",
+        run.path("rec").to_str().unwrap_or_default(),
+        "-o",
+        out.to_str().unwrap_or_default(),
+    ])
+    .run()
     .await;
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
     assert!(again.stdout().contains("alone.html"), "{}", again.stdout());
     std::fs::remove_dir_all(run.path("rec")).expect("remove the run");
     let alone = tempfile::tempdir().expect("temp dir");
@@ -369,8 +362,9 @@ async fn a_killed_run_whose_journal_was_cut_is_reported_as_interrupted() {
     let mut text = std::fs::read_to_string(&journal).expect("journal");
     text.push_str("{\"kind\":\"step\",\"step\":2,\"url\":\"http");
     std::fs::write(&journal, text).expect("cut the journal");
-    let again = seamark_with_env(&["report", rec.to_str().unwrap_or_default()], &[]).await;
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    let again = Seamark::new(&["report", rec.to_str().unwrap_or_default()])
+        .run()
+        .await;
     // Line 4: after the start, step 1's commands (act) and step 1.
     again.stderr_has("line 4 of the journal was cut off");
     let shown = Shown::open(&rec.join("report.html")).await;
@@ -397,9 +391,10 @@ async fn report_of_a_missing_directory_or_one_without_a_journal_is_a_usage_error
         .await;
     none.stderr_has("holds no journal.jsonl");
     std::fs::write(empty.path().join("journal.jsonl"), "garbage\n\u{0}\u{1}\n").expect("write");
-    let garbage =
-        seamark_with_env(&["report", empty.path().to_str().unwrap_or_default()], &[]).await;
-    assert_eq!(garbage.code(), Some(2));
+    let garbage = Seamark::new(&["report", empty.path().to_str().unwrap_or_default()])
+        .fails(2)
+        .run()
+        .await;
     assert!(
         garbage
             .stderr()
@@ -417,12 +412,9 @@ async fn a_garbage_line_in_a_journal_is_skipped_with_a_note_and_the_rest_reporte
     let mut lines: Vec<&str> = text.lines().collect();
     lines.insert(2, "this is not JSON {");
     std::fs::write(&journal, lines.join("\n") + "\n").expect("write");
-    let again = seamark_with_env(
-        &["report", run.path("rec").to_str().unwrap_or_default()],
-        &[],
-    )
-    .await;
-    assert_eq!(again.code(), Some(0), "{}", again.stderr());
+    let again = Seamark::new(&["report", run.path("rec").to_str().unwrap_or_default()])
+        .run()
+        .await;
     assert!(
         again
             .stderr()
@@ -443,23 +435,19 @@ async fn a_replay_report_marks_the_steps_whose_page_differs_from_the_recording()
         say("COMPLETE:done"),
     ];
     let model = ModelServer::start(script, stop_script).await;
-    let run = run_with_model(
-        &model,
-        &["--task", "Say done", "--url", &server.url("visits")],
-    )
-    .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::task(&["--task", "Say done", "--url", &server.url("visits")])
+        .model(&model)
+        .run()
+        .await;
     let rec = run.path("rec");
-    let again = seamark_with_env(
-        &[
-            "replay",
-            rec.to_str().unwrap_or_default(),
-            "--json",
-            "--out",
-            run.path("again").to_str().unwrap_or_default(),
-        ],
-        &[],
-    )
+    let again = Seamark::new(&[
+        "replay",
+        rec.to_str().unwrap_or_default(),
+        "--json",
+        "--out",
+        run.path("again").to_str().unwrap_or_default(),
+    ])
+    .run()
     .await;
     let result = again.json();
     assert!(

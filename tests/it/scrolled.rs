@@ -6,12 +6,13 @@
 //! click below the first screen was refused as "covered by another element":
 //! the hit test took viewport points for document points.)
 
+use crate::support::Seamark;
 use seamark::perceive::Direction;
 use seamark::records::Status::*;
 
 use crate::model_server::{reply, ModelServer, Turn};
 use crate::server::Server;
-use crate::support::{run_with_model, Fixture, ReportExt};
+use crate::support::{Fixture, ReportExt};
 
 #[tokio::test]
 async fn checkboxes_reached_by_scroll_are_ticked_not_reported_covered() {
@@ -244,17 +245,16 @@ async fn the_article_job_search_ticks_three_salary_boxes_below_the_fold_through_
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), job_seeker).await;
     let url = server.url("jobs-salary.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Search jobs for Data Scientist in India with a salary between 50 and 100 LPA",
-            "--url",
-            &url,
-            "--max-steps",
-            "12",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Search jobs for Data Scientist in India with a salary between 50 and 100 LPA",
+        "--url",
+        &url,
+        "--max-steps",
+        "12",
+    ])
+    .model(&model)
+    .run()
     .await;
     let v = run.json();
     assert_eq!(v["success"], true, "{v}\n{}", run.stderr());
@@ -270,5 +270,4 @@ async fn the_article_job_search_ticks_three_salary_boxes_below_the_fold_through_
         server.log.lock().unwrap()
     );
     assert!(!run.stderr().contains("covered"), "{}", run.stderr());
-    assert_eq!(run.code(), Some(0));
 }

@@ -6,7 +6,8 @@
 
 use crate::model_server::{reply, ModelServer, Received, Turn};
 use crate::server::Server;
-use crate::support::{all_bytes, records, run_with_model, Run};
+use crate::support::Seamark;
+use crate::support::{all_bytes, records, Run};
 
 pub const PW: &str = "hunter2-Acme-7731";
 
@@ -41,21 +42,21 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
     let model = ModelServer::start(Vec::new(), secret_signer).await;
     let url = server.url("signin.html");
     let secret = format!("ACME_PW@127.0.0.1={PW}");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
-            "--url",
-            &url,
-            "--secret",
-            &secret,
-            "--confirm",
-            "deny",
-            "--allow-domain",
-            "127.0.0.1",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
+        "--url",
+        &url,
+        "--secret",
+        &secret,
+        "--confirm",
+        "deny",
+        "--allow-domain",
+        "127.0.0.1",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
     let v = run.json();
     // The sign-in posted the secret, and nothing deleted the account.
@@ -141,20 +142,19 @@ async fn without_a_secret_a_made_up_password_is_held_and_the_login_wall_ends_the
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), guesser).await;
     let url = server.url("signin.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Sign in to Acme",
-            "--url",
-            &url,
-            "--confirm",
-            "deny",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Sign in to Acme",
+        "--url",
+        &url,
+        "--confirm",
+        "deny",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
     let v = run.json();
-    assert_eq!(run.code(), Some(1));
     assert!(
         server.posted("/signed-in.html").is_empty(),
         "nothing was posted"
@@ -184,23 +184,22 @@ async fn sign_in_inside_a_frame(secret: &str) -> (Server, Run) {
     let server = Server::start(None).await;
     let model = ModelServer::start(Vec::new(), secret_signer).await;
     let url = server.url("signin-framed.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Sign in as ada with the password stored as the secret ACME_PW",
-            "--url",
-            &url,
-            "--secret",
-            secret,
-            "--confirm",
-            "deny",
-            "--allow-domain",
-            "127.0.0.1",
-            "--allow-domain",
-            "localhost",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Sign in as ada with the password stored as the secret ACME_PW",
+        "--url",
+        &url,
+        "--secret",
+        secret,
+        "--confirm",
+        "deny",
+        "--allow-domain",
+        "127.0.0.1",
+        "--allow-domain",
+        "localhost",
+    ])
+    .model(&model)
+    .output()
     .await;
     (server, run)
 }
@@ -259,17 +258,17 @@ async fn an_enter_in_a_password_form_inside_a_frame_of_another_site_waits_for_a_
     })
     .await;
     let url = server.url("signin-framed.html");
-    let run = run_with_model(
-        &model,
-        &[
-            "--task",
-            "Sign in as ada",
-            "--url",
-            &url,
-            "--confirm",
-            "deny",
-        ],
-    )
+    let run = Seamark::task(&[
+        "--task",
+        "Sign in as ada",
+        "--url",
+        &url,
+        "--confirm",
+        "deny",
+    ])
+    .model(&model)
+    .fails(1)
+    .run()
     .await;
     assert!(
         server.posted("/signed-in.html").is_empty(),

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::model_server::{reply, say, ModelServer, Turn};
 use crate::netlog::{foreign_in, logs_in, Foreign};
 use crate::server::Server;
-use crate::support::{run_with_model_and_env, seamark_with_env};
+use crate::support::Seamark;
 use seamark::browser::NET_LOG_ENV;
 
 /// The runs of each flow: `SEAMARK_SOAK_RUNS`, 1 when unset.
@@ -56,9 +56,7 @@ async fn no_request_of_the_browsers_own_leaves_this_machine_over_n_rounds_of_the
 
         let model = ModelServer::start(Vec::new(), crate::signin::secret_signer).await;
         let secret = format!("ACME_PW@127.0.0.1={}", crate::signin::PW);
-        let signin = run_with_model_and_env(
-            &model,
-            &[
+        let signin = Seamark::task(&[
                 "--task",
                 "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
                 "--url",
@@ -69,9 +67,7 @@ async fn no_request_of_the_browsers_own_leaves_this_machine_over_n_rounds_of_the
                 "deny",
                 "--allow-domain",
                 "127.0.0.1",
-            ],
-            &[(NET_LOG_ENV, &log("signin"))],
-        )
+            ]).model(&model).envs(&[(NET_LOG_ENV, &log("signin"))]).run()
         .await;
         assert!(
             signin.stdout().contains("needs a person's confirmation"),
@@ -80,41 +76,39 @@ async fn no_request_of_the_browsers_own_leaves_this_machine_over_n_rounds_of_the
         );
 
         let model = ModelServer::start(Vec::new(), buyer).await;
-        let order = run_with_model_and_env(
-            &model,
-            &[
-                "--task",
-                "Order one widget for Ada Lovelace",
-                "--url",
-                &sites.url("order.html"),
-                "--confirm",
-                "allow",
-                "--allow-domain",
-                "127.0.0.1",
-            ],
-            &[(NET_LOG_ENV, &log("order"))],
-        )
+        Seamark::task(&[
+            "--task",
+            "Order one widget for Ada Lovelace",
+            "--url",
+            &sites.url("order.html"),
+            "--confirm",
+            "allow",
+            "--allow-domain",
+            "127.0.0.1",
+        ])
+        .model(&model)
+        .envs(&[(NET_LOG_ENV, &log("order"))])
+        .run()
         .await;
-        assert_eq!(order.code(), Some(0), "{}", order.stderr());
 
         for page in PAGES {
             let url = sites.url(&format!("corpus/{page}/index.html"));
-            let marked = seamark_with_env(&["mark", &url], &[(NET_LOG_ENV, &log(page))]).await;
-            assert_eq!(marked.code(), Some(0), "{}", marked.stderr());
+            Seamark::new(&["mark", &url])
+                .envs(&[(NET_LOG_ENV, &log(page))])
+                .run()
+                .await;
         }
         let model = ModelServer::start(vec![say("COMPLETE:nothing to do")], stop).await;
-        let idle = run_with_model_and_env(
-            &model,
-            &[
-                "--task",
-                "Look at the page",
-                "--url",
-                &sites.url("quiet.html"),
-            ],
-            &[(NET_LOG_ENV, &log("idle"))],
-        )
+        Seamark::task(&[
+            "--task",
+            "Look at the page",
+            "--url",
+            &sites.url("quiet.html"),
+        ])
+        .model(&model)
+        .envs(&[(NET_LOG_ENV, &log("idle"))])
+        .run()
         .await;
-        assert_eq!(idle.code(), Some(0), "{}", idle.stderr());
         flows += 3 + PAGES.len();
     }
     let mut browsers = 0;

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::model_server::{say, status, ModelServer};
-use crate::support::{seamark_with_env, Seamark};
+use crate::support::Seamark;
 
 /// The checks `doctor --json` printed, by name: (health, found, todo).
 fn checks(stdout: &str) -> Vec<(String, String, String, String)> {
@@ -43,8 +43,10 @@ async fn doctor_finds_everything_a_run_needs_on_this_machine() {
         ("HOME", home_path.as_str()),
         ("XDG_DATA_HOME", ""),
     ];
-    let run = seamark_with_env(&["doctor", "--json", "--fix"], &env).await;
-    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
+    let run = Seamark::new(&["doctor", "--json", "--fix"])
+        .envs(&env)
+        .run()
+        .await;
     let all = checks(&run.stdout());
     let names: Vec<&str> = all.iter().map(|c| c.0.as_str()).collect();
     assert_eq!(
@@ -70,8 +72,10 @@ async fn doctor_finds_everything_a_run_needs_on_this_machine() {
     assert!(run.path("runs").is_dir());
 
     // The same, for a person: a line a check, and the verdict.
-    let text = seamark_with_env(&["doctor", "--offline"], &env).await;
-    assert_eq!(text.code(), Some(0), "{}", text.stderr());
+    let text = Seamark::new(&["doctor", "--offline"])
+        .envs(&env)
+        .run()
+        .await;
     assert!(
         text.stdout().contains("seamark is ready"),
         "{}",
@@ -93,8 +97,11 @@ async fn doctor_says_what_to_do_without_chromium_and_with_a_refused_key() {
         ("OPENAI_API_KEY", "sk-refused-0000"),
         ("SEAMARK_CHROME", "/nonexistent/chromium"),
     ];
-    let run = seamark_with_env(&["doctor", "--json", "--model", "openai/gpt-4o"], &env).await;
-    assert_eq!(run.code(), Some(1), "{}\n{}", run.stdout(), run.stderr());
+    let run = Seamark::new(&["doctor", "--json", "--model", "openai/gpt-4o"])
+        .envs(&env)
+        .fails(1)
+        .run()
+        .await;
     let all = checks(&run.stdout());
     let chromium = health(&all, "chromium");
     assert_eq!(chromium.1, "failed");
@@ -118,16 +125,17 @@ async fn doctor_says_what_to_do_without_chromium_and_with_a_refused_key() {
     assert_eq!(v["failed"], 2, "{v}");
 
     // A browser to attach to that is not there fails too.
-    let cdp = seamark_with_env(&["doctor", "--offline", "--cdp", "127.0.0.1:9"], &[]).await;
-    assert_eq!(cdp.code(), Some(1), "{}", cdp.stdout());
+    let cdp = Seamark::new(&["doctor", "--offline", "--cdp", "127.0.0.1:9"])
+        .fails(1)
+        .run()
+        .await;
     assert!(cdp.stdout().contains("FAILED  cdp"), "{}", cdp.stdout());
 }
 
 #[tokio::test]
 async fn the_shells_accept_the_completion_scripts() {
     for (shell, check) in [("bash", "bash"), ("zsh", "zsh"), ("fish", "fish")] {
-        let run = seamark_with_env(&["completions", shell], &[]).await;
-        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let run = Seamark::new(&["completions", shell]).run().await;
         assert!(
             run.stdout().contains("--device"),
             "{shell}: the flags are in it"
@@ -152,8 +160,7 @@ async fn the_shells_accept_the_completion_scripts() {
         );
     }
     for shell in ["powershell", "elvish"] {
-        let run = seamark_with_env(&["completions", shell], &[]).await;
-        assert_eq!(run.code(), Some(0), "{}", run.stderr());
+        let run = Seamark::new(&["completions", shell]).run().await;
         assert!(run.stdout().contains("doctor"), "{shell}");
     }
     Seamark::new(&["completions", "tcsh"]).fails(2).run().await;
@@ -161,8 +168,7 @@ async fn the_shells_accept_the_completion_scripts() {
 
 #[tokio::test]
 async fn man_renders_seamarks_page_a_subcommands_and_writes_them_all() {
-    let top = seamark_with_env(&["man"], &[]).await;
-    assert_eq!(top.code(), Some(0), "{}", top.stderr());
+    let top = Seamark::new(&["man"]).run().await;
     let page = top.path("seamark.1");
     std::fs::write(&page, top.stdout()).unwrap();
     let shown = render(&page);
@@ -171,8 +177,7 @@ async fn man_renders_seamarks_page_a_subcommands_and_writes_them_all() {
         "{shown}"
     );
 
-    let run = seamark_with_env(&["man", "run"], &[]).await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
+    let run = Seamark::new(&["man", "run"]).run().await;
     let page = run.path("seamark-run.1");
     std::fs::write(&page, run.stdout()).unwrap();
     let shown = render(&page);
@@ -181,8 +186,7 @@ async fn man_renders_seamarks_page_a_subcommands_and_writes_them_all() {
         "{shown}"
     );
 
-    let all = seamark_with_env(&["man", "--dir", "man1"], &[]).await;
-    assert_eq!(all.code(), Some(0), "{}", all.stderr());
+    let all = Seamark::new(&["man", "--dir", "man1"]).run().await;
     for name in [
         "seamark.1",
         "seamark-run.1",

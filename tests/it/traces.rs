@@ -6,7 +6,7 @@
 use crate::model_server::{reply, say, ModelServer, INPUT_TOKENS, OUTPUT_TOKENS};
 use crate::otlp_receiver::{OtlpReceiver, ReceivedSpan};
 use crate::server::Server;
-use crate::support::{run_with_model_and_env, seamark_with_env};
+use crate::support::Seamark;
 
 const PW: &str = "correct-horse-battery-staple";
 
@@ -31,20 +31,18 @@ async fn a_run_is_a_trace_of_its_steps_stages_model_calls_and_commands_with_no_s
     let model = ModelServer::start(script, || say("STOP:no more answers")).await;
     let secret = format!("pw@127.0.0.1={PW}");
     let url = server.url("account.html");
-    let run = run_with_model_and_env(
-        &model,
-        &[
-            "--task",
-            "Fill in the sign-in form",
-            "--url",
-            &url,
-            "--secret",
-            &secret,
-        ],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base.as_str())],
-    )
+    Seamark::task(&[
+        "--task",
+        "Fill in the sign-in form",
+        "--url",
+        &url,
+        "--secret",
+        &secret,
+    ])
+    .model(&model)
+    .envs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", collector.base.as_str())])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
 
     // The process sent what it had before it exited.
     let spans = collector.spans();
@@ -138,22 +136,20 @@ async fn a_batch_is_one_trace_with_its_runs_below_it_and_otlp_names_the_collecto
     std::fs::write(&file, tasks).unwrap();
     let base = format!("{}/v1", model.base);
     let otlp = collector.base.clone();
-    let run = seamark_with_env(
-        &[
-            "batch",
-            file.to_str().unwrap(),
-            "--otlp",
-            &otlp,
-            "--out",
-            dir.path().join("batch").to_str().unwrap(),
-        ],
-        &[
-            ("OPENAI_BASE_URL", base.as_str()),
-            ("SEAMARK_MODEL", "openai/scripted"),
-        ],
-    )
+    Seamark::new(&[
+        "batch",
+        file.to_str().unwrap(),
+        "--otlp",
+        &otlp,
+        "--out",
+        dir.path().join("batch").to_str().unwrap(),
+    ])
+    .envs(&[
+        ("OPENAI_BASE_URL", base.as_str()),
+        ("SEAMARK_MODEL", "openai/scripted"),
+    ])
+    .run()
     .await;
-    assert_eq!(run.code(), Some(0), "{}\n{}", run.stdout(), run.stderr());
     let spans = collector.spans();
     let batches = named(&spans, "seamark batch");
     assert_eq!(batches.len(), 1, "{spans:#?}");
@@ -173,15 +169,15 @@ async fn a_collector_that_is_not_there_costs_the_run_nothing_and_a_bad_one_is_to
     let model = ModelServer::start(vec![say("COMPLETE:looked")], || say("STOP:no")).await;
     let url = server.url("account.html");
     // Nothing listens on port 9: the run is done all the same.
-    let run = run_with_model_and_env(
-        &model,
-        &["--task", "Look at the form", "--url", &url],
-        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")],
-    )
-    .await;
-    assert_eq!(run.code(), Some(0), "{}", run.stderr());
-    let bad = seamark_with_env(&["devices", "--otlp", "not a url"], &[]).await;
-    assert_eq!(bad.code(), Some(2), "{}", bad.stderr());
+    Seamark::task(&["--task", "Look at the form", "--url", &url])
+        .model(&model)
+        .envs(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")])
+        .run()
+        .await;
+    let bad = Seamark::new(&["devices", "--otlp", "not a url"])
+        .fails(2)
+        .run()
+        .await;
     bad.stderr_has("--otlp");
 }
 

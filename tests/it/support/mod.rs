@@ -8,8 +8,7 @@ pub mod task;
 
 pub use journal::{all_bytes, base64_decode, blocked_targets, records};
 pub use process::{
-    command, command_in, profiles_in, run_seamark, run_with_model, run_with_model_and_env,
-    seamark_with_env, spawn_with_model, with_model, Ran, Run, Seamark, Workdir,
+    command, command_in, profiles_in, spawn_with_model, with_model, Ran, Run, Seamark, Workdir,
 };
 pub use task::{stop_script, Task, KEY};
 

@@ -1,7 +1,6 @@
 //! The seamark binary as a test runs it: [`Seamark`], a fluent builder
-//! whose run always checks the exit status, and the helpers older tests use
-//! (a run in a temp dir of its own, a working directory for several runs,
-//! the scripted model as the model).
+//! whose run always checks the exit status, a working directory for several
+//! runs, and a run started and left running.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -49,6 +48,19 @@ impl Seamark {
             code: 0,
             limit: Duration::from_secs(120),
         }
+    }
+
+    /// `seamark run --json --out rec ARGS…`: a task, its result as JSON on
+    /// standard output and its run directory in `rec`.
+    pub fn task(args: &[&str]) -> Seamark {
+        let mut all = vec!["run", "--json", "--out", "rec"];
+        all.extend_from_slice(args);
+        Seamark::new(&all)
+    }
+
+    /// With each `key=value` in its environment.
+    pub fn envs(self, pairs: &[(&str, &str)]) -> Seamark {
+        pairs.iter().fold(self, |s, (k, v)| s.env(k, v))
     }
 
     /// With `key=value` in its environment.
@@ -315,21 +327,6 @@ pub fn with_model(cmd: &mut tokio::process::Command, model_base: &str) {
         .env("SEAMARK_MODEL", "openai/scripted");
 }
 
-/// Runs the binary with these arguments (model settings cleared).
-pub async fn run_seamark(args: &[&str]) -> Run {
-    seamark_with_env(args, &[]).await
-}
-
-/// Runs the binary with extra environment variables (model keys and URLs are
-/// cleared first, so the user's own never leak into a test), whatever its
-/// exit status.
-pub async fn seamark_with_env(args: &[&str], env: &[(&str, &str)]) -> Run {
-    env.iter()
-        .fold(Seamark::new(args), |s, (k, v)| s.env(k, v))
-        .output()
-        .await
-}
-
 /// `seamark run --json --out rec` with the scripted model, started and left
 /// running: for tests that interrupt or kill it. The directory is the run's
 /// working directory.
@@ -342,27 +339,4 @@ pub fn spawn_with_model(model: &ModelServer, args: &[&str]) -> (tokio::process::
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     (cmd.spawn().expect("start seamark"), dir)
-}
-
-/// `seamark run --json --out rec` with the scripted model as its model
-/// (OpenAI's wire format) and these flags.
-pub async fn run_with_model(model: &ModelServer, args: &[&str]) -> Run {
-    run_with_model_and_env(model, args, &[]).await
-}
-
-/// The same, with extra environment variables.
-pub async fn run_with_model_and_env(
-    model: &ModelServer,
-    args: &[&str],
-    extra: &[(&str, &str)],
-) -> Run {
-    let base = format!("{}/v1", model.base);
-    let mut env = vec![
-        ("OPENAI_BASE_URL", base.as_str()),
-        ("SEAMARK_MODEL", "openai/scripted"),
-    ];
-    env.extend_from_slice(extra);
-    let mut all = vec!["run", "--json", "--out", "rec"];
-    all.extend_from_slice(args);
-    seamark_with_env(&all, &env).await
 }

@@ -76,7 +76,7 @@ pub enum Reason {
     /// CHECKPOINT with no name.
     #[error("the checkpoint's name is missing")]
     CheckpointNameMissing,
-    /// A checkpoint's name past [`LONGEST_CHECKPOINT_NAME`].
+    /// A checkpoint's name longer than 80 characters.
     #[error(
         "the checkpoint's name is longer than {} characters; name the phase in a few words",
         LONGEST_CHECKPOINT_NAME

@@ -228,7 +228,7 @@ pub(super) fn pdf_reading(
     step: &Step,
     what: &str,
     name: &str,
-    read: Result<crate::read::pdf::PdfText, String>,
+    read: Result<crate::read::pdf::PdfText, crate::read::pdf::PdfError>,
     max: usize,
 ) -> (Outcome, Option<String>) {
     let pdf = match read {
@@ -341,12 +341,8 @@ async fn read_pdf_file(
     max: usize,
 ) -> (Outcome, Option<String>) {
     let read = match tokio::fs::read(&file.path).await {
-        Ok(bytes) => tokio::task::spawn_blocking(move || {
-            crate::read::pdf::pdf_text(&bytes, max).map_err(|e| e.to_string())
-        })
-        .await
-        .unwrap_or_else(|e| Err(e.to_string())),
-        Err(e) => Err(e.to_string()),
+        Ok(bytes) => crate::read::pdf::pdf_text_apart(bytes, max).await,
+        Err(e) => Err(e.into()),
     };
     pdf_reading(step, &file.describe(), &file.name, read, max)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use seamark::browser::Session;
-use seamark::measure::{self, BenchOptions, BenchReport, PageTokens, FORMAT};
+use seamark::measure::{self, BenchOptions, BenchReport, PageTokens, TokensError, FORMAT};
 
 use super::{BrowserArgs, UsageError};
 
@@ -160,7 +160,7 @@ async fn tokens(
             }
             Err(e) => PageTokens {
                 target: target.clone(),
-                rows: Err(e),
+                rows: Err(TokensError::Target(e)),
             },
         };
         if let Err(e) = &page.rows {

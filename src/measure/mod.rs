@@ -15,7 +15,7 @@
 
 mod tokens;
 
-pub use tokens::{page_tokens, tokens_table, PageTokens, TokenRow};
+pub use tokens::{page_tokens, tokens_table, PageTokens, TokenRow, TokensError};
 
 use std::time::{Duration, Instant};
 

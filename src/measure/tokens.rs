@@ -8,11 +8,11 @@
 use std::time::Duration;
 
 use crate::brain::tokens::{image_tokens, text_tokens, Provider};
-use crate::browser::Session;
+use crate::browser::{BrowserError, Session};
 use crate::figures::thousands;
 use crate::mark::{self, MarkStyle};
-use crate::perceive::{self, PerceiveOptions};
-use crate::read::{self, Marks, Scope, Values};
+use crate::perceive::{self, PerceiveError, PerceiveOptions};
+use crate::read::{self, Marks, ReadError, Scope, Values};
 
 /// The model whose tokenizer counts text (`o200k_base`).
 const COUNTED_AS: &str = "openai/gpt-4o";
@@ -33,12 +33,33 @@ pub struct TokenRow {
 }
 
 /// A page's token figures, or why it could not be measured.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PageTokens {
     /// The page as given.
     pub target: String,
     /// Its rows, in the order a step sends them.
-    pub rows: Result<Vec<TokenRow>, String>,
+    pub rows: Result<Vec<TokenRow>, TokensError>,
+}
+
+/// Why a page's tokens could not be measured.
+#[derive(Debug, thiserror::Error)]
+pub enum TokensError {
+    /// The page as given names nothing seamark opens: why, as the caller
+    /// found it.
+    #[error("{0}")]
+    Target(String),
+    /// It did not open.
+    #[error(transparent)]
+    Open(#[from] BrowserError),
+    /// It could not be looked at.
+    #[error(transparent)]
+    Perceive(#[from] PerceiveError),
+    /// Its text could not be read.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Its screenshot could not be decoded.
+    #[error("the screenshot cannot be read: {0}")]
+    Screenshot(#[from] image::ImageError),
 }
 
 /// Opens `url`, waits `settle`, looks once and reads the first part of
@@ -63,33 +84,22 @@ async fn rows(
     load_timeout: Duration,
     settle: Duration,
     read_chars: usize,
-) -> Result<Vec<TokenRow>, String> {
-    session
-        .navigate(url, load_timeout)
-        .await
-        .map_err(|e| e.to_string())?;
+) -> Result<Vec<TokenRow>, TokensError> {
+    session.navigate(url, load_timeout).await?;
     tokio::time::sleep(settle).await;
-    let obs = perceive::perceive(session, &PerceiveOptions::default())
-        .await
-        .map_err(|e| e.to_string())?;
+    let obs = perceive::perceive(session, &PerceiveOptions::default()).await?;
     let list = perceive::element_list(&obs.table, perceive::DEFAULT_LIST_CAP);
     let marks = Marks {
         table: Some(&obs.table),
         values: Values::All,
     };
     let (page, viewport) = (session.page(), session.viewport());
-    let mut reader = read::Reader::start(page, viewport, Scope::Page, &marks, read_chars)
-        .await
-        .map_err(|e| e.to_string())?;
-    let part = reader
-        .next_part(page, viewport, &marks, read_chars)
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut reader = read::Reader::start(page, viewport, Scope::Page, &marks, read_chars).await?;
+    let part = reader.next_part(page, viewport, &marks, read_chars).await?;
     let (w, h) = image::ImageReader::new(std::io::Cursor::new(&obs.screenshot_png))
         .with_guessed_format()
-        .map_err(|e| e.to_string())?
-        .into_dimensions()
-        .map_err(|e| format!("the screenshot cannot be read: {e}"))?;
+        .map_err(image::ImageError::IoError)?
+        .into_dimensions()?;
     let (w, h) = mark::sent_size(
         w,
         h,
@@ -187,7 +197,7 @@ mod tests {
             },
             PageTokens {
                 target: "gone.html".into(),
-                rows: Err("net::ERR_CONNECTION_REFUSED".into()),
+                rows: Err(TokensError::Target("net::ERR_CONNECTION_REFUSED".into())),
             },
         ];
         let table = tokens_table(&pages);

@@ -17,6 +17,15 @@ pub enum PdfError {
     /// or the parser gave up on them.
     #[error("not a PDF that can be read: {0}")]
     Unreadable(String),
+    /// The file could not be read.
+    #[error("{0}")]
+    Unopened(#[from] std::io::Error),
+    /// The document the tab shows came back garbled.
+    #[error("the tab's document came back garbled: {0}")]
+    Garbled(#[from] base64::DecodeError),
+    /// The reader's thread ended before it answered.
+    #[error("the reader stopped: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
 }
 
 /// A PDF's text as read.
@@ -76,7 +85,7 @@ fn read(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
 pub async fn shown_pdf(
     page: &chromiumoxide::Page,
     max: usize,
-) -> Option<(String, Result<PdfText, String>)> {
+) -> Option<(String, Result<PdfText, PdfError>)> {
     const PDF_JS: &str = r#"(async () => {
   if (document.contentType !== 'application/pdf') return null;
   const bytes = new Uint8Array(await (await fetch(location.href)).arrayBuffer());
@@ -99,14 +108,15 @@ pub async fn shown_pdf(
     let url = page.url().await.ok().flatten().unwrap_or_default();
     use base64::Engine;
     let read = match base64::engine::general_purpose::STANDARD.decode(b64) {
-        Ok(bytes) => {
-            tokio::task::spawn_blocking(move || pdf_text(&bytes, max).map_err(|e| e.to_string()))
-                .await
-                .unwrap_or_else(|e| Err(e.to_string()))
-        }
-        Err(e) => Err(e.to_string()),
+        Ok(bytes) => pdf_text_apart(bytes, max).await,
+        Err(e) => Err(PdfError::Garbled(e)),
     };
     Some((url, read))
+}
+
+/// [`pdf_text`] on a blocking thread of its own: a large PDF takes a while.
+pub async fn pdf_text_apart(bytes: Vec<u8>, max: usize) -> Result<PdfText, PdfError> {
+    tokio::task::spawn_blocking(move || pdf_text(&bytes, max)).await?
 }
 
 /// Whether a file is a PDF, by its MIME type or, failing that, its first

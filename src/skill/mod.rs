@@ -30,7 +30,7 @@ use crate::perceive::{Element, Point};
 
 pub use error::SkillError;
 pub use export::{export, Lang, Learned};
-pub use fill::fill_with_model;
+pub use fill::{fill_with_model, FillError};
 pub use follow::{Follow, Planned, TakeOver};
 pub use learn::Trail;
 pub use store::{Found, Listed, SkillStore, DEFAULT_DIR};

@@ -42,8 +42,9 @@ cargo fmt --check
 # Clippy lints seamark's own crates as they are built for the tests:
 # clippy-driver is their compiler (what `cargo clippy` does, but with code
 # generated), so each dependency is compiled once instead of being checked
-# for clippy and then built again (a fresh build went from 148 s of
-# `cargo clippy --all-targets` and 320 s of test builds to 329 s in all).
+# for clippy and then built again (from scratch, back to back on a 2-core
+# machine: 562 s for clippy, the doc tests' build and the test build; 385 s
+# for this build and the rest).
 # Every target `--all-targets` lints is built; `-D warnings` reaches the
 # driver as `cargo clippy -- -D warnings` hands it over. A developer's own
 # `cargo clippy --all-targets -- -D warnings` checks the same.

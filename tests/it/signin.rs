@@ -11,6 +11,24 @@ use crate::support::{all_bytes, records, Run};
 
 pub const PW: &str = "hunter2-Acme-7731";
 
+/// `seamark run` of a sign-in at `url` with the person's `secret`, then a
+/// delete that `--confirm deny` refuses: the run ends failed (exit 1).
+pub fn sign_in_then_delete(url: &str, secret: &str) -> Seamark {
+    Seamark::task(&[
+        "--task",
+        "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
+        "--url",
+        url,
+        "--secret",
+        secret,
+        "--confirm",
+        "deny",
+        "--allow-domain",
+        "127.0.0.1",
+    ])
+    .fails(1)
+}
+
 /// A model that signs in with the secret, then tries to delete the account,
 /// then stops when that is refused.
 pub fn secret_signer() -> Turn {
@@ -42,22 +60,7 @@ async fn a_sign_in_with_the_persons_secret_goes_through_and_a_delete_after_it_is
     let model = ModelServer::start(Vec::new(), secret_signer).await;
     let url = server.url("signin.html");
     let secret = format!("ACME_PW@127.0.0.1={PW}");
-    let run = Seamark::task(&[
-        "--task",
-        "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
-        "--url",
-        &url,
-        "--secret",
-        &secret,
-        "--confirm",
-        "deny",
-        "--allow-domain",
-        "127.0.0.1",
-    ])
-    .model(&model)
-    .fails(1)
-    .run()
-    .await;
+    let run = sign_in_then_delete(&url, &secret).model(&model).run().await;
     let v = run.json();
     // The sign-in posted the secret, and nothing deleted the account.
     assert_eq!(

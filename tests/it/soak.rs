@@ -56,19 +56,11 @@ async fn no_request_of_the_browsers_own_leaves_this_machine_over_n_rounds_of_the
 
         let model = ModelServer::start(Vec::new(), crate::signin::secret_signer).await;
         let secret = format!("ACME_PW@127.0.0.1={}", crate::signin::PW);
-        let signin = Seamark::task(&[
-                "--task",
-                "Sign in as ada with the password stored as the secret ACME_PW, then delete the account",
-                "--url",
-                &sites.url("signin.html"),
-                "--secret",
-                &secret,
-                "--confirm",
-                "deny",
-                "--allow-domain",
-                "127.0.0.1",
-            ]).model(&model).envs(&[(NET_LOG_ENV, &log("signin"))]).run()
-        .await;
+        let signin = crate::signin::sign_in_then_delete(&sites.url("signin.html"), &secret)
+            .model(&model)
+            .envs(&[(NET_LOG_ENV, &log("signin"))])
+            .run()
+            .await;
         assert!(
             signin.stdout().contains("needs a person's confirmation"),
             "{}",

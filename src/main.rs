@@ -10,7 +10,10 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::arguments() {
+        Ok(given) => cli::Cli::parse_from(given),
+        Err(e) => return fail(e.into()),
+    };
     if let Some(url) = args.otlp() {
         // For the processes it starts too (a serve's or a worker's runs):
         // set while this process has one thread, before anything reads it.

@@ -42,7 +42,10 @@ impl Answer {
             .map(|n| format!("answer{n}"))
             .find(|n| !secrets.names().contains(&n.as_str()))
             .unwrap_or_else(|| "answer".into());
-        let secret: Secret = format!("{name}={value}").parse()?;
+        // The value as given: an answer that reads `@FILE` or `env:VAR` is
+        // the person's text, never a file or a variable of this machine.
+        let secret = Secret::plain(&name, value)
+            .ok_or_else(|| crate::safety::SecretError::Short(name.clone()))?;
         *secrets = secrets.and(vec![secret])?;
         Ok(Answer::Secret(name))
     }
@@ -108,5 +111,19 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("too short"));
+    }
+
+    #[test]
+    fn a_secret_answer_naming_a_file_or_a_variable_is_that_text_not_what_it_names() {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let mut secrets = Secrets::default();
+        for text in ["!env:PATH", "!@/etc/hostname"] {
+            Answer::take(text, &mut secrets).unwrap();
+        }
+        let said = format!("env:PATH and @/etc/hostname and {path}");
+        let redacted = secrets.redact(&said);
+        assert!(redacted.contains("{{secret:answer1}}"), "{redacted}");
+        assert!(redacted.contains("{{secret:answer2}}"), "{redacted}");
+        assert!(redacted.ends_with(&path), "{redacted}");
     }
 }

@@ -202,3 +202,13 @@ impl Resume {
         note
     }
 }
+
+/// A person's yes or no to a parked action (`approve` and `refuse` too, as
+/// `seamark serve`'s page words them).
+pub fn yes_or_no(answer: &str) -> Option<bool> {
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "approve" | "approved" => Some(true),
+        "n" | "no" | "refuse" | "refused" => Some(false),
+        _ => None,
+    }
+}

@@ -31,6 +31,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use seamark::browser::{BrowserOptions, DevTools, DeviceScale, Viewport};
+use seamark::coworker::worker::ARGS_ON_STDIN;
 
 /// seamark: a Set-of-Mark web agent driving a real Chromium.
 #[derive(Debug, Parser)]
@@ -46,7 +47,35 @@ pub struct Cli {
     otlp: Option<String>,
 }
 
+/// The most standard input [`ARGS_ON_STDIN`] reads.
+const MOST_STDIN_ARGS: u64 = 16 << 20;
+
 impl Cli {
+    /// The command line as given; or, when it is only [`ARGS_ON_STDIN`],
+    /// the arguments as a JSON array of strings on standard input. A
+    /// worker hands a session's run its task, answer and options so: never
+    /// on a command line that any user's `ps` shows.
+    pub fn arguments() -> Result<Vec<std::ffi::OsString>, UsageError> {
+        let given: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if given.len() != 2 || given[1] != ARGS_ON_STDIN {
+            return Ok(given);
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::io::stdin(), MOST_STDIN_ARGS),
+            &mut text,
+        )
+        .map_err(|e| UsageError(format!("{ARGS_ON_STDIN}: standard input: {e}")))?;
+        let args: Vec<String> = serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{ARGS_ON_STDIN}: standard input is not a JSON array of strings: {e}"
+            ))
+        })?;
+        Ok(std::iter::once(given[0].clone())
+            .chain(args.into_iter().map(Into::into))
+            .collect())
+    }
+
     /// `--otlp`, when given.
     pub fn otlp(&self) -> Option<&str> {
         self.otlp.as_deref()

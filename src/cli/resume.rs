@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use seamark::act::ActOptions;
+use seamark::agent::resume::yes_or_no;
 use seamark::agent::{Agent, AgentOptions, Resume};
 use seamark::brain;
 use seamark::files::UploadFolder;
@@ -165,14 +166,4 @@ fn budgets(
         )));
     }
     Ok(())
-}
-
-/// A person's yes or no to a parked action (`approve` and `refuse` too, as
-/// `seamark serve`'s page words them).
-pub fn yes_or_no(answer: &str) -> Option<bool> {
-    match answer.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" | "approve" | "approved" => Some(true),
-        "n" | "no" | "refuse" | "refused" => Some(false),
-        _ => None,
-    }
 }

@@ -35,8 +35,24 @@ pub struct QueueArgs {
     lease: usize,
     /// A webhook: each session that starts waiting for a person is POSTed
     /// there as JSON (id, task, question, the held action, the page's link).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = webhook)]
     notify: Option<String>,
+    /// The folder of secrets kept for sessions: a session's
+    /// `secret: "NAME=@FILE"` names a file in it (no other file of this
+    /// machine), as `NAME=env:SEAMARK_SECRET_…` names one of the variables
+    /// kept for sessions (no other variable). Every worker needs its own
+    /// copy.
+    #[arg(long, value_name = "DIR", default_value = "seamark-serve/secrets")]
+    secrets: PathBuf,
+}
+
+/// A webhook's address: http or https.
+fn webhook(text: &str) -> Result<String, String> {
+    match url::Url::parse(text) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.has_host() => Ok(text.to_string()),
+        Ok(_) => Err("the webhook is an http or https URL".into()),
+        Err(e) => Err(format!("not a URL: {e}")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -53,8 +69,32 @@ pub struct ServeArgs {
     /// every worker reaches at the same path (a shared mount).
     #[arg(long, value_name = "DIR", default_value = "seamark-serve/runs")]
     runs: PathBuf,
+    /// Another host name the server answers to (repeatable): a request
+    /// whose Host names none of them is refused, so that a web page on a
+    /// name rebound to this address cannot reach the API. By default
+    /// loopback's names and the address it listens on.
+    #[arg(long, value_name = "NAME", value_parser = host_name)]
+    allow_host: Vec<String>,
     #[command(flatten)]
     queue: QueueArgs,
+}
+
+/// A host name as a request's Host gives it (an IPv6 address bracketed).
+fn host_name(text: &str) -> Result<String, String> {
+    let name = text.trim().to_ascii_lowercase();
+    let bare = name.trim_start_matches('[').trim_end_matches(']');
+    let fine = !bare.is_empty()
+        && (bare.parse::<std::net::IpAddr>().is_ok()
+            || bare.split('.').all(|l| {
+                !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            }));
+    if !fine {
+        return Err("a host name (example.com) or an address, without a port".into());
+    }
+    Ok(match bare.parse::<std::net::Ipv6Addr>() {
+        Ok(ip) => format!("[{ip}]"),
+        Err(_) => name,
+    })
 }
 
 #[derive(Debug, Args)]
@@ -111,7 +151,10 @@ impl QueueArgs {
             return Err(UsageError("--workers: at most 64 in one process".into()).into());
         }
         Store::open(&self.db).await.map_err(|e| {
-            anyhow::Error::from(UsageError(format!("--db {}: {e}", shown_db(&self.db))))
+            anyhow::Error::from(UsageError(masked(
+                &self.db,
+                &format!("--db {}: {e}", shown_db(&self.db)),
+            )))
         })
     }
 
@@ -128,6 +171,8 @@ impl QueueArgs {
             .map(|h| h.trim().to_string())
             .unwrap_or_else(|_| "worker".into());
         let spec = Arc::new(run_options());
+        let secrets = std::path::absolute(&self.secrets)
+            .map_err(|e| UsageError(format!("--secrets {}: {e}", self.secrets.display())))?;
         Ok((1..=self.workers)
             .map(|n| {
                 let config = WorkerConfig {
@@ -138,6 +183,7 @@ impl QueueArgs {
                     notify: self.notify.clone(),
                     page: page.clone(),
                     spec: spec.clone(),
+                    secrets: secrets.clone(),
                 };
                 tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
             })
@@ -145,15 +191,36 @@ impl QueueArgs {
     }
 }
 
-/// The database as it may be shown: a PostgreSQL URL without its password.
+/// The database as it may be shown: a PostgreSQL URL without its
+/// password, whether in its user part or its query (`?password=`).
 fn shown_db(db: &str) -> String {
-    match url::Url::parse(db) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
+    masked(db, db)
+}
+
+/// `text` with every password `db` carries put out of sight (`***`), as
+/// given and percent-decoded: what an error or a banner says of the
+/// database never shows one.
+fn masked(db: &str, text: &str) -> String {
+    let Ok(url) = url::Url::parse(db) else {
+        return text.to_string();
+    };
+    let mut secrets: Vec<String> = url.password().map(str::to_string).into_iter().collect();
+    secrets.extend(
+        url.query_pairs()
+            .filter(|(k, _)| k.to_ascii_lowercase().ends_with("password"))
+            .map(|(_, v)| v.into_owned()),
+    );
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        let decoded = percent_encoding::percent_decode_str(secret)
+            .decode_utf8_lossy()
+            .into_owned();
+        let encoded: String = url::form_urlencoded::byte_serialize(decoded.as_bytes()).collect();
+        for form in [secret.as_str(), decoded.as_str(), encoded.as_str()] {
+            out = out.replace(form, "***");
         }
-        _ => db.to_string(),
     }
+    out
 }
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -187,8 +254,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         runs.display(),
         args.queue.workers
     );
+    let mut hosts = ApiConfig::default_hosts(address);
+    hosts.extend(args.allow_host.iter().cloned());
     let config = ApiConfig {
         token,
+        hosts,
         spec: Arc::new(run_options()),
         runs,
         check: check_run,

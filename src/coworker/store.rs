@@ -83,6 +83,10 @@ fn rfc3339(ms: i64) -> String {
     crate::clock::utc_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
 }
 
+/// How long a query waits for a connection: past it the database is
+/// taken as down, and the page and the API say so (503) rather than wait.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// What a secret answer becomes in the store once a worker took it.
 pub const SECRET_TAKEN: &str = "!(secret)";
 
@@ -116,7 +120,8 @@ impl Store {
         };
         let pool = AnyPoolOptions::new()
             .max_connections(if dialect == Dialect::Sqlite { 4 } else { 8 })
-            .acquire_timeout(Duration::from_secs(30))
+            // A database that is down is told within this, as a 503.
+            .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect(&url)
             .await?;
         let store = Store {
@@ -452,6 +457,12 @@ impl Store {
 
     /// A person's answer to a waiting session: it is queued again.
     pub async fn answer(&self, id: &str, answer: &str) -> Result<Session, CoworkerError> {
+        // Refused now with the run's own reason, rather than taken and
+        // failed at the worker.
+        let waits = self.get(id).await?;
+        if waits.status == SessionState::Waiting {
+            super::request::check_answer(answer, waits.hold.is_some())?;
+        }
         let changed = sqlx::query(
             "UPDATE sessions SET state = 'queued', answer = $1, reason = 'answered',
                 waiting_since = NULL, updated = $2

@@ -42,7 +42,14 @@ pub struct WorkerConfig {
     pub page: Option<String>,
     /// The run options a session may set.
     pub spec: Arc<Vec<OptionSpec>>,
+    /// The folder of secrets kept for sessions (`NAME=@FILE` names a file
+    /// in it), absolute.
+    pub secrets: PathBuf,
 }
+
+/// The one argument of a run a worker starts: the rest come on its
+/// standard input, as a JSON array (`seamark --args-on-stdin`).
+pub const ARGS_ON_STDIN: &str = "--args-on-stdin";
 
 /// A worker over a store.
 #[derive(Debug, Clone)]
@@ -189,20 +196,20 @@ impl Worker {
         }
         let mut args = vec![
             "resume".to_string(),
-            session.run_dir.clone(),
             "--json".to_string(),
             // Nobody is at a worker's terminal: what would be asked of a
             // person waits for them on the page.
             "--park".to_string(),
         ];
         if let Some(answer) = answer {
-            args.push("--answer".into());
-            args.push(answer.clone());
+            args.push(format!("--answer={answer}"));
         }
-        for secret in request.secrets() {
-            args.push("--secret".into());
-            args.push(secret);
-        }
+        let secrets = request
+            .secret_args(Some(&self.config.secrets))
+            .map_err(|e| Box::new(ended(SessionState::Failed, e.to_string())))?;
+        args.extend(secrets);
+        // The run directory last, after `--`: it is a value, never a flag.
+        args.extend(["--".to_string(), session.run_dir.clone()]);
         Ok(args)
     }
 
@@ -225,16 +232,13 @@ impl Worker {
                 .insert("confirm".into(), Value::String("park".into()));
         }
         let options = request
-            .args(&self.config.spec)
+            .args(&self.config.spec, Some(&self.config.secrets))
             .map_err(|e| Box::new(ended(SessionState::Failed, e.to_string())))?;
         let mut args = vec![
             "run".to_string(),
-            "--task".into(),
-            request.task.clone(),
-            "--url".into(),
-            request.url.clone(),
-            "--out".into(),
-            dir.display().to_string(),
+            format!("--task={}", request.task),
+            format!("--url={}", request.url),
+            format!("--out={}", dir.display()),
             "--json".into(),
         ];
         if overwrite {
@@ -259,10 +263,12 @@ impl Worker {
                 format!("its run directory {} cannot be made: {e}", dir.display()),
             ));
         }
+        // The arguments go on standard input, not the command line: a
+        // secret answer is among them, and `ps` shows every command line.
         let mut command = Command::new(&self.config.program);
         command
-            .args(&args)
-            .stdin(Stdio::null())
+            .arg(ARGS_ON_STDIN)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -281,6 +287,13 @@ impl Worker {
                 ))
             }
         };
+        if let Some(mut stdin) = child.stdin.take() {
+            let given = serde_json::to_vec(&args).unwrap_or_default();
+            // Dropped once written: the run reads to its end.
+            if let Err(e) = stdin.write_all(&given).await {
+                tracing::warn!("session {}: its run's arguments: {e}", session.id);
+            }
+        }
         let stderr = child.stderr.take();
         let log = tokio::spawn(follow_log(
             self.store.clone(),

@@ -242,7 +242,8 @@ async fn served(args: &BatchArgs, server: &str) -> anyhow::Result<ExitCode> {
         .token
         .clone()
         .or_else(|| std::env::var("SEAMARK_TOKEN").ok());
-    let client = seamark::coworker::Client::new(server, token);
+    let client = seamark::coworker::Client::new(server, token)
+        .map_err(|e| UsageError(format!("--serve: {e}")))?;
     let progress = Arc::new(Term {
         bar: std::io::stderr().is_terminal().then(new_bar),
         concurrency: 1,

@@ -119,7 +119,7 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
         .token
         .clone()
         .or_else(|| std::env::var("SEAMARK_TOKEN").ok());
-    let client = Client::new(&server, token);
+    let client = Client::new(&server, token).map_err(|e| UsageError(format!("--server: {e}")))?;
     let show = |s: &Session| {
         if args.json {
             show!("{}", serde_json::json!(s));

@@ -8,9 +8,33 @@ use serde_json::Value;
 
 use super::Session;
 
+/// What a path segment escapes: everything but unreserved characters.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// The most of a reply read: a larger one is not the API's answer.
+pub const MAX_REPLY: usize = 64 << 20;
+
+/// How much of a reply that is not the API's an error shows.
+const SHOWN: usize = 200;
+
 /// Why a call to the API failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The server's address is not one (`--server`): a usage error.
+    #[error("{given:?} is not a server's address: {why}")]
+    BadServer {
+        /// The address as given.
+        given: String,
+        /// Why.
+        why: String,
+    },
+    /// A session id that names no session's path (empty, `.` or `..`).
+    #[error("{0:?} is not a session's id")]
+    BadId(String),
     /// The server could not be reached.
     #[error("{url}: {cause}")]
     Unreachable {
@@ -24,17 +48,29 @@ pub enum ClientError {
     Refused {
         /// The HTTP status.
         status: u16,
-        /// The server's `error`, or its raw body.
+        /// The server's `error`, or the start of its raw body.
         reason: String,
     },
-    /// The reply could not be read; the raw body is kept.
-    #[error("the reply could not be read ({why}): {body}")]
+    /// The reply could not be read; the raw body is kept (the message
+    /// shows its size and its start, on one line).
+    #[error("the reply could not be read ({why}): {} bytes: {}", .body.len(), glimpse(.body))]
     Unreadable {
         /// Why.
         why: String,
-        /// The body as it came.
+        /// The body as it came (at most [`MAX_REPLY`] bytes).
         body: String,
     },
+}
+
+/// The start of a body, on one line, for a message.
+fn glimpse(body: &str) -> String {
+    let start: String = body.chars().take(SHOWN).collect();
+    let line = start.escape_debug().to_string();
+    if body.chars().count() > SHOWN {
+        format!("{line}…")
+    } else {
+        line
+    }
 }
 
 /// The API of one server.
@@ -47,16 +83,38 @@ pub struct Client {
 
 impl Client {
     /// A client of the server at `base` (`http://127.0.0.1:8470`), with its
-    /// token if it wants one.
-    pub fn new(base: &str, token: Option<String>) -> Client {
-        Client {
+    /// token if it wants one; an address that is no http(s) server's is
+    /// refused.
+    pub fn new(base: &str, token: Option<String>) -> Result<Client, ClientError> {
+        let bad = |why: &str| ClientError::BadServer {
+            given: base.to_string(),
+            why: why.to_string(),
+        };
+        let url = url::Url::parse(base).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") || !url.has_host() {
+            return Err(bad("give http://host:port or https://host"));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(bad("a server's address has no query and no fragment"));
+        }
+        Ok(Client {
             base: base.trim_end_matches('/').to_string(),
             token,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
                 .build()
                 .unwrap_or_default(),
+        })
+    }
+
+    /// The API path of a session (`/api/sessions/ID`, then `tail`): the id
+    /// is one segment of the path, whatever it holds.
+    fn session_path(id: &str, tail: &str) -> Result<String, ClientError> {
+        if id.is_empty() || id == "." || id == ".." {
+            return Err(ClientError::BadId(id.to_string()));
         }
+        let id = percent_encoding::utf8_percent_encode(id, SEGMENT);
+        Ok(format!("/api/sessions/{id}{tail}"))
     }
 
     async fn call(
@@ -66,6 +124,10 @@ impl Client {
         body: Option<Value>,
     ) -> Result<Value, ClientError> {
         let url = format!("{}{path}", self.base);
+        let unreachable = |cause| ClientError::Unreachable {
+            url: url.clone(),
+            cause,
+        };
         let mut request = self.http.request(method, &url);
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
@@ -73,28 +135,26 @@ impl Client {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let reply = request
-            .send()
-            .await
-            .map_err(|source| ClientError::Unreachable {
-                url: url.clone(),
-                cause: source,
-            })?;
+        let mut reply = request.send().await.map_err(unreachable)?;
         let status = reply.status();
-        let body = reply
-            .text()
-            .await
-            .map_err(|source| ClientError::Unreachable {
-                url: url.clone(),
-                cause: source,
-            })?;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = reply.chunk().await.map_err(unreachable)? {
+            bytes.extend_from_slice(&chunk);
+            if bytes.len() > MAX_REPLY {
+                return Err(ClientError::Unreadable {
+                    why: format!("over {MAX_REPLY} bytes, so not the API's answer"),
+                    body: String::from_utf8_lossy(&bytes[..SHOWN * 4]).into_owned(),
+                });
+            }
+        }
+        let body = String::from_utf8_lossy(&bytes).into_owned();
         let value: Option<Value> = serde_json::from_str(&body).ok();
         if !status.is_success() {
             let reason = value
                 .as_ref()
                 .and_then(|v| v["error"].as_str())
                 .map(str::to_string)
-                .unwrap_or(body);
+                .unwrap_or_else(|| glimpse(&body));
             return Err(ClientError::Refused {
                 status: status.as_u16(),
                 reason,
@@ -130,7 +190,7 @@ impl Client {
     /// One session.
     pub async fn get(&self, id: &str) -> Result<Session, ClientError> {
         Self::session(
-            self.call(reqwest::Method::GET, &format!("/api/sessions/{id}"), None)
+            self.call(reqwest::Method::GET, &Self::session_path(id, "")?, None)
                 .await?,
         )
     }
@@ -138,7 +198,13 @@ impl Client {
     /// The sessions, newest first (`state`: only those).
     pub async fn list(&self, state: Option<&str>) -> Result<Vec<Session>, ClientError> {
         let path = match state {
-            Some(s) => format!("/api/sessions?state={s}&limit=500"),
+            Some(s) => format!(
+                "/api/sessions?{}",
+                url::form_urlencoded::Serializer::new(String::new())
+                    .append_pair("state", s)
+                    .append_pair("limit", "500")
+                    .finish()
+            ),
             None => "/api/sessions?limit=500".into(),
         };
         let reply = self.call(reqwest::Method::GET, &path, None).await?;
@@ -153,7 +219,7 @@ impl Client {
         Self::session(
             self.call(
                 reqwest::Method::POST,
-                &format!("/api/sessions/{id}/answer"),
+                &Self::session_path(id, "/answer")?,
                 Some(serde_json::json!({ "answer": answer })),
             )
             .await?,
@@ -165,7 +231,7 @@ impl Client {
         Self::session(
             self.call(
                 reqwest::Method::POST,
-                &format!("/api/sessions/{id}/stop"),
+                &Self::session_path(id, "/stop")?,
                 None,
             )
             .await?,

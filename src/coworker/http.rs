@@ -32,6 +32,16 @@ pub fn status_of(e: &CoworkerError) -> StatusCode {
         CoworkerError::NotFound(_) => StatusCode::NOT_FOUND,
         CoworkerError::Conflict(_) => StatusCode::CONFLICT,
         CoworkerError::BadRequest(_) => StatusCode::BAD_REQUEST,
+        CoworkerError::Db(e) if unavailable(e) => StatusCode::SERVICE_UNAVAILABLE,
         CoworkerError::Db(_) | CoworkerError::Corrupt(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
+}
+
+/// Whether the database could not be reached (down, or every connection
+/// busy past the pool's wait), rather than refusing what was asked.
+fn unavailable(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+    )
 }

@@ -101,13 +101,14 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
     let state = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
         .find(|(k, _)| k == "state")
         .and_then(|(_, v)| SessionState::from_word(&v));
-    let (listed, waiting, counts) = match (
-        store.list(state, 200).await,
-        store.list(Some(SessionState::Waiting), 200).await,
-        store.counts().await,
+    // At once: a database that is down is told after one wait, not three.
+    let (listed, waiting, counts) = match futures::try_join!(
+        store.list(state, 200),
+        store.list(Some(SessionState::Waiting), 200),
+        store.counts(),
     ) {
-        (Ok(l), Ok(w), Ok(c)) => (l, w, c),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return problem(status_of(&e), e),
+        Ok(all) => all,
+        Err(e) => return problem(status_of(&e), e),
     };
     let running = counts
         .iter()
@@ -143,9 +144,9 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
 
 /// `/sessions/{id}`: one session, live while it runs.
 pub async fn session(store: &Store, id: &str) -> Response<Body> {
-    let (session, events) = match (store.get(id).await, store.events(id, 0).await) {
-        (Ok(s), Ok(e)) => (s, e),
-        (Err(e), _) | (_, Err(e)) => return problem(status_of(&e), e),
+    let (session, events) = match futures::try_join!(store.get(id), store.events(id, 0)) {
+        Ok(both) => both,
+        Err(e) => return problem(status_of(&e), e),
     };
     let dir = Path::new(&session.run_dir);
     let file_link = |name: &str| format!("/sessions/{id}/run/{name}");
@@ -232,17 +233,119 @@ pub async fn stopped(store: &Store, id: &str) -> Response<Body> {
 }
 
 /// A file of a session's run directory: its report and screenshots.
+///
+/// Only what seamark wrote itself is shown in the browser: its pictures,
+/// its report (a policy that lets its own script run, in an origin of its
+/// own, so that it can reach nothing of the server's), and its records as
+/// plain text. Anything else, and whatever a visited site made the browser
+/// download, is given as an attachment: never run on the server's origin.
+/// No path leaves the run directory, a link's target included.
 pub async fn run_file(store: &Store, id: &str, name: &str) -> Response<Body> {
     let session = match store.get(id).await {
         Ok(s) => s,
         Err(e) => return problem(status_of(&e), e),
     };
-    let Some(path) = crate::serve::local_path(Path::new(&session.run_dir), name) else {
-        return problem(StatusCode::NOT_FOUND, "not found");
+    let not_found = || problem(StatusCode::NOT_FOUND, "not found");
+    let root = Path::new(&session.run_dir);
+    let Some(path) = crate::serve::local_path(root, name) else {
+        return not_found();
     };
-    match tokio::fs::read(&path).await {
-        Ok(bytes) if path.is_file() => respond(StatusCode::OK, crate::serve::mime_of(&path), bytes),
-        _ => problem(StatusCode::NOT_FOUND, "not found"),
+    let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(&path)) {
+        (Ok(root), Ok(real)) => real.starts_with(&root) && real.is_file(),
+        _ => false,
+    };
+    if !inside {
+        return not_found();
+    }
+    let Ok(bytes) = tokio::fs::read(&path).await else {
+        return not_found();
+    };
+    let shown = RunFile::of(name);
+    let mut r = respond(StatusCode::OK, shown.content_type(name), bytes);
+    let headers = r.headers_mut();
+    if let Ok(v) = shown.policy().parse() {
+        headers.insert("content-security-policy", v);
+    }
+    if shown == RunFile::Attachment {
+        let file = Path::new(name)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let quoted: String = file
+            .chars()
+            .map(|c| {
+                if c.is_ascii_graphic() && c != '"' && c != '\\' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if let Ok(v) = format!("attachment; filename=\"{quoted}\"").parse() {
+            headers.insert("content-disposition", v);
+        }
+    }
+    r
+}
+
+/// How a file of a run directory is given to the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunFile {
+    /// The run's report: seamark's page, with its own script.
+    Report,
+    /// A picture seamark took or drew.
+    Picture,
+    /// A record seamark wrote, shown as plain text.
+    Text,
+    /// Anything else: saved, never shown.
+    Attachment,
+}
+
+impl RunFile {
+    /// What the file at `name` (a path in the run directory) is.
+    fn of(name: &str) -> RunFile {
+        let path = Path::new(name);
+        let downloaded = path
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == crate::agent::DOWNLOADS);
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match extension.as_str() {
+            _ if downloaded => RunFile::Attachment,
+            "html" if name == "report.html" => RunFile::Report,
+            "png" | "jpg" | "jpeg" | "gif" | "webp" => RunFile::Picture,
+            "json" | "jsonl" | "log" | "txt" | "har" | "md" => RunFile::Text,
+            _ => RunFile::Attachment,
+        }
+    }
+
+    fn content_type(self, name: &str) -> &'static str {
+        match self {
+            RunFile::Report => "text/html; charset=utf-8",
+            RunFile::Picture => crate::serve::mime_of(Path::new(name)),
+            RunFile::Text => "text/plain; charset=utf-8",
+            RunFile::Attachment => "application/octet-stream",
+        }
+    }
+
+    /// Its Content-Security-Policy. The report runs sandboxed: an opaque
+    /// origin, so its script reaches nothing of the server's (no cookie, no
+    /// read of the API, a POST's `Origin: null` refused).
+    fn policy(self) -> &'static str {
+        match self {
+            RunFile::Report => {
+                "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox \
+                 allow-downloads; default-src 'none'; img-src 'self' data:; \
+                 style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; \
+                 form-action 'none'; frame-ancestors 'none'"
+            }
+            RunFile::Picture | RunFile::Text | RunFile::Attachment => {
+                "sandbox; default-src 'none'; frame-ancestors 'none'"
+            }
+        }
     }
 }
 

@@ -90,7 +90,7 @@ impl Served {
 
     /// Its API.
     pub fn client(&self) -> Client {
-        Client::new(&self.base, None)
+        Client::new(&self.base, None).expect("the server's address")
     }
 
     /// Killed at once, as a machine that went away.
@@ -463,7 +463,7 @@ async fn bad_input_to_the_api_gets_a_4xx_with_its_reason() {
             r#"{"task":"x","url":"http://a.test/","secret":"pw=totp:JBSWY3DP"}"#,
             json_type,
             400,
-            "NAME=env:VAR",
+            "NAME=env:SEAMARK_SECRET_",
         ),
         (
             "/api/sessions",
@@ -619,7 +619,7 @@ async fn a_server_others_can_reach_wants_a_token_and_every_route_checks_it() {
             "GET {path} with a wrong token"
         );
     }
-    let with = Client::new(&served.base, Some("s3cret".into()));
+    let with = Client::new(&served.base, Some("s3cret".into())).unwrap();
     assert!(with.list(None).await.expect("listed").is_empty());
     let without = served.client().list(None).await.expect_err("refused");
     assert!(without.to_string().contains("401"), "{without}");

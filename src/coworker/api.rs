@@ -194,7 +194,18 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
         return refused;
     }
     let path = req.uri().path().to_string();
-    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    // Each segment decoded on its own: an id or a file name holds any
+    // character, and a `%2F` in one never makes two.
+    let decoded: Vec<String> = path
+        .trim_matches('/')
+        .split('/')
+        .map(|p| {
+            percent_encoding::percent_decode_str(p)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let method = req.method().clone();
     match (method, parts.as_slice()) {
         (Method::GET, [""]) => page::sessions(store, req.uri().query()).await,
@@ -204,9 +215,7 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
             Err(r) => r,
         },
         (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
-        (Method::GET, ["sessions", id, "run", rest @ ..]) => {
-            page::run_file(store, id, &rest.join("/")).await
-        }
+        (Method::GET, ["sessions", id, "run", rest @ ..]) => page::run_file(store, id, rest).await,
         (Method::GET, ["api", "sessions"]) => list(store, req.uri().query()).await,
         (Method::POST, ["api", "sessions"]) => submit(req, store, config).await,
         (Method::GET, ["api", "sessions", id]) => reply(store.get(id).await),

@@ -240,16 +240,19 @@ pub async fn stopped(store: &Store, id: &str) -> Response<Body> {
 /// plain text. Anything else, and whatever a visited site made the browser
 /// download, is given as an attachment: never run on the server's origin.
 /// No path leaves the run directory, a link's target included.
-pub async fn run_file(store: &Store, id: &str, name: &str) -> Response<Body> {
+pub async fn run_file(store: &Store, id: &str, segments: &[&str]) -> Response<Body> {
     let session = match store.get(id).await {
         Ok(s) => s,
         Err(e) => return problem(status_of(&e), e),
     };
     let not_found = || problem(StatusCode::NOT_FOUND, "not found");
-    let root = Path::new(&session.run_dir);
-    let Some(path) = crate::serve::local_path(root, name) else {
+    let plain = |s: &&str| !matches!(*s, "" | "." | "..") && !s.contains(['/', '\\', '\0']);
+    if segments.is_empty() || !segments.iter().all(plain) {
         return not_found();
-    };
+    }
+    let name = segments.join("/");
+    let root = Path::new(&session.run_dir);
+    let path = root.join(&name);
     let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(&path)) {
         (Ok(root), Ok(real)) => real.starts_with(&root) && real.is_file(),
         _ => false,
@@ -260,14 +263,14 @@ pub async fn run_file(store: &Store, id: &str, name: &str) -> Response<Body> {
     let Ok(bytes) = tokio::fs::read(&path).await else {
         return not_found();
     };
-    let shown = RunFile::of(name);
-    let mut r = respond(StatusCode::OK, shown.content_type(name), bytes);
+    let shown = RunFile::of(&name);
+    let mut r = respond(StatusCode::OK, shown.content_type(&name), bytes);
     let headers = r.headers_mut();
     if let Ok(v) = shown.policy().parse() {
         headers.insert("content-security-policy", v);
     }
     if shown == RunFile::Attachment {
-        let file = Path::new(name)
+        let file = Path::new(&name)
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();

@@ -28,9 +28,14 @@ pub struct Served {
 impl Served {
     /// `seamark serve --listen 127.0.0.1:0 ARGS…` in `w`, once it listens.
     pub async fn serve(w: &Workdir, args: &[&str]) -> Served {
+        Self::serve_with_env(w, args, &[]).await
+    }
+
+    /// [`Served::serve`], with these variables in its environment.
+    pub async fn serve_with_env(w: &Workdir, args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut all = vec!["serve", "--listen", "127.0.0.1:0"];
         all.extend_from_slice(args);
-        let mut served = Self::start(w, &all);
+        let mut served = Self::start(w, &all, env);
         served.base = served.said_line("seamark serve: ").await;
         served.base = served
             .base
@@ -46,13 +51,14 @@ impl Served {
     pub async fn worker(w: &Workdir, args: &[&str]) -> Served {
         let mut all = vec!["worker"];
         all.extend_from_slice(args);
-        let served = Self::start(w, &all);
+        let served = Self::start(w, &all, &[]);
         served.said_line("seamark worker: ").await;
         served
     }
 
-    fn start(w: &Workdir, args: &[&str]) -> Served {
+    fn start(w: &Workdir, args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut cmd = w.command(args);
+        cmd.envs(env.iter().copied());
         cmd.stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().expect("start seamark");

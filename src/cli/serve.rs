@@ -46,6 +46,15 @@ pub struct QueueArgs {
     secrets: PathBuf,
 }
 
+/// This machine's name ("worker" when it cannot be read).
+fn machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "worker".into())
+}
+
 /// A webhook's address: http or https.
 fn webhook(text: &str) -> Result<String, String> {
     match url::Url::parse(text) {
@@ -167,9 +176,7 @@ impl QueueArgs {
     ) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
         let program = std::env::current_exe()
             .map_err(|e| UsageError(format!("seamark's own binary cannot be found: {e}")))?;
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|h| h.trim().to_string())
-            .unwrap_or_else(|_| "worker".into());
+        let host = machine_name();
         let spec = Arc::new(run_options());
         let secrets = std::path::absolute(&self.secrets)
             .map_err(|e| UsageError(format!("--secrets {}: {e}", self.secrets.display())))?;
@@ -255,6 +262,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         args.queue.workers
     );
     let mut hosts = ApiConfig::default_hosts(address);
+    if address.ip().is_unspecified() {
+        // Every address: the machine's own name is one people use.
+        hosts.extend(host_name(&machine_name()).ok());
+    }
     hosts.extend(args.allow_host.iter().cloned());
     let config = ApiConfig {
         token,

@@ -160,7 +160,11 @@ pub async fn serve(
 /// nothing from elsewhere, and posts only to the server; a file of a run
 /// says its own policy.
 fn guarded(mut response: Response<Body>) -> Response<Body> {
+    let unavailable = response.status() == StatusCode::SERVICE_UNAVAILABLE;
     let headers = response.headers_mut();
+    if unavailable {
+        headers.insert("retry-after", hyper::header::HeaderValue::from_static("5"));
+    }
     for (name, value) in [
         ("x-content-type-options", "nosniff"),
         // Not no-referrer: under it a browser sends a form's POST with

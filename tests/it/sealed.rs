@@ -425,6 +425,7 @@ async fn a_database_that_is_down_is_a_503_not_a_wait() {
             .await
             .unwrap_or_else(|e| panic!("GET {path}: {e}"));
         assert_eq!(reply.status().as_u16(), 503, "GET {path}");
+        assert_eq!(reply.headers()["retry-after"], "5");
         assert!(reply.text().await.unwrap().contains("session database"));
     }
     served.terminate().await;

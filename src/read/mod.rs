@@ -13,6 +13,7 @@
 
 mod markdown;
 pub mod pdf;
+pub mod pdf_guard;
 mod sections;
 
 use std::collections::{HashMap, HashSet};

@@ -9,6 +9,16 @@
 //! a dependency would otherwise take the run down.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use super::pdf_guard::{self, Unbounded};
+
+/// The stack of the thread a PDF is read on: with nesting bounded by
+/// [`pdf_guard::MAX_DEPTH`], far more than the parser needs.
+const READER_STACK: usize = 64 << 20;
+
+/// The longest a PDF is read for.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Why a PDF's text could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -23,9 +33,16 @@ pub enum PdfError {
     /// The document the tab shows came back garbled.
     #[error("the tab's document came back garbled: {0}")]
     Garbled(#[from] base64::DecodeError),
-    /// The reader's thread ended before it answered.
+    /// It is past what is read: nested too deep, or streams that decode
+    /// to too much.
+    #[error("not read: {0}")]
+    Unbounded(#[from] Unbounded),
+    /// The reader's thread could not start, or ended before it answered.
     #[error("the reader stopped: {0}")]
-    Stopped(#[from] tokio::task::JoinError),
+    Stopped(String),
+    /// Reading took longer than [`READ_TIMEOUT`].
+    #[error("not read within {} s", READ_TIMEOUT.as_secs())]
+    Slow,
 }
 
 /// A PDF's text as read.
@@ -53,6 +70,7 @@ pub fn pdf_text(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
 }
 
 fn read(bytes: &[u8], max_chars: usize) -> Result<PdfText, PdfError> {
+    pdf_guard::check(bytes)?;
     let texts = pdf_extract::extract_text_from_mem_by_pages(bytes)
         .map_err(|e| PdfError::Unreadable(e.to_string()))?;
     let pages = texts.len();
@@ -114,9 +132,25 @@ pub async fn shown_pdf(
     Some((url, read))
 }
 
-/// [`pdf_text`] on a blocking thread of its own: a large PDF takes a while.
+/// [`pdf_text`] on a thread of its own, with a stack of its own: a large
+/// PDF takes a while, and one that takes longer than [`READ_TIMEOUT`] is
+/// given up (its thread ends when the parser does).
 pub async fn pdf_text_apart(bytes: Vec<u8>, max: usize) -> Result<PdfText, PdfError> {
-    tokio::task::spawn_blocking(move || pdf_text(&bytes, max)).await?
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("seamark-pdf".into())
+        .stack_size(READER_STACK)
+        .spawn(move || {
+            let _ = tx.send(pdf_text(&bytes, max));
+        })
+        .map_err(|e| PdfError::Stopped(e.to_string()))?;
+    match tokio::time::timeout(READ_TIMEOUT, rx).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(_)) => Err(PdfError::Stopped(
+            "its thread ended without an answer".into(),
+        )),
+        Err(_) => Err(PdfError::Slow),
+    }
 }
 
 /// Whether a file is a PDF, by its MIME type or, failing that, its first

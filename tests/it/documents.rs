@@ -94,3 +94,53 @@ async fn a_downloaded_image_is_seen_and_an_opened_pdf_is_read_in_the_clock_of_th
         assert!(read.lines().any(|l| l.trim() == line), "{line:?} in {read}");
     }
 }
+
+/// Gets each report and reads it; answers with what the reading said.
+fn reads_both_reports(r: &Received) -> Reply {
+    let text = r.text();
+    Reply::Text(if text.contains("more than 128 MB") {
+        "ANSWER:neither report could be read\nCOMPLETE:tried both".into()
+    } else if text.contains("\"inflating.pdf\"") {
+        "READ:download:inflating.pdf".into()
+    } else if text.contains("deeper than 256") {
+        format!("CLICK:{}", r.id_of("Get the large report"))
+    } else if text.contains("\"deep.pdf\"") {
+        "READ:download:deep.pdf".into()
+    } else {
+        format!("CLICK:{}", r.id_of("Get the deep report"))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pdf_nested_200000_deep_or_inflating_to_200_mb_is_refused_with_its_reason() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(reads_both_reports).await;
+    let work = Workdir::new(&model);
+    // Before the bounds, the first aborted seamark (a thread's stack
+    // overflowed) and the second grew it by the whole inflated stream.
+    let ran = work
+        .run(&[
+            "run",
+            "--task",
+            "Read both reports",
+            "--url",
+            &server.url("hostile-pdfs.html"),
+            "--max-steps",
+            "8",
+            "--json",
+        ])
+        .await;
+    assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    assert_eq!(ran.json()["answer"], "neither report could be read");
+    let told: Vec<String> = model.received().iter().map(|r| r.text()).collect();
+    assert!(
+        told.iter()
+            .any(|t| t.contains("nest deeper than 256 levels")),
+        "the deep one's reason"
+    );
+    assert!(
+        told.iter()
+            .any(|t| t.contains("decode to more than 128 MB")),
+        "the inflating one's reason"
+    );
+}

@@ -290,6 +290,23 @@ async fn serve(
             stream.write_all(body.as_bytes()).await?;
             return stream.flush().await;
         }
+        // A PDF whose objects nest 200,000 deep, or whose page's stream
+        // inflates to 200 MB: each sent as a download.
+        "/deep.pdf" | "/inflating.pdf" => {
+            let body = if clean == "/deep.pdf" {
+                deep_pdf()
+            } else {
+                inflating_pdf()
+            };
+            let name = clean.trim_start_matches('/');
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"{name}\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(&body).await?;
+            return stream.flush().await;
+        }
         // An image the site sends as a download.
         "/chart-download" => {
             let body = tiny_png();
@@ -629,6 +646,37 @@ fn text_pdf(pages: &[&[&str]]) -> Vec<u8> {
         )
         .as_bytes(),
     );
+    out
+}
+
+/// A PDF of one page whose catalog holds 200,000 nested arrays (400 KB).
+fn deep_pdf() -> Vec<u8> {
+    let n = 200_000;
+    format!(
+        "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R/Deep {}{}>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n",
+        "[".repeat(n),
+        "]".repeat(n)
+    )
+    .into_bytes()
+}
+
+/// A PDF of one page whose content stream (about 200 KB) inflates to
+/// 200 MB of spaces.
+fn inflating_pdf() -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let spaces = vec![b' '; 1 << 20];
+    for _ in 0..200 {
+        let _ = z.write_all(&spaces);
+    }
+    let packed = z.finish().unwrap_or_default();
+    let mut out = format!(
+        "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]/Contents 4 0 R>>endobj\n4 0 obj<</Length {}/Filter/FlateDecode>>stream\n",
+        packed.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&packed);
+    out.extend_from_slice(b"\nendstream\nendobj\ntrailer<</Root 1 0 R>>\n%%EOF\n");
     out
 }
 

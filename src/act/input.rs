@@ -632,6 +632,9 @@ const KEYS_HEARD_JS: &str = r#"(() => {
   return keyed(window);
 })()"#;
 
+/// The longest text typed key by key; a longer one is pasted.
+const PASTED: usize = 2_000;
+
 /// Types `text` where the focus is. Where nothing
 /// listens for keys (asked of DevTools, see [`KEYS_HEARD_JS`]), key events
 /// would tell the page nothing that the text's `beforeinput` and `input`
@@ -640,11 +643,16 @@ const KEYS_HEARD_JS: &str = r#"(() => {
 /// renderer). Where anything listens, or the page cannot say, or the text
 /// holds a line break or a tab (keys with effects of their own), it is
 /// typed key by key ([`type_text`]).
+///
+/// A text longer than [`PASTED`] characters goes in at once whatever the
+/// page hears, as a person pastes it: key by key, 68 KB took minutes and
+/// timed the browser's input out.
 pub(super) async fn put_text(page: &Page, text: &str) -> Result<(), CdpError> {
     if text.is_empty() {
         return Ok(());
     }
-    if text.contains(['\n', '\t']) || keys_heard(page).await {
+    let pasted = text.chars().count() > PASTED;
+    if !pasted && (text.contains(['\n', '\t']) || keys_heard(page).await) {
         return type_text(page, text).await;
     }
     page.execute(InsertTextParams::new(text)).await?;

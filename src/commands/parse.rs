@@ -240,6 +240,29 @@ fn id_and_echo(text: &str) -> Result<(u32, Option<String>), Reason> {
     Ok((id, echo))
 }
 
+/// A TYPE's text, unquoted, at most [`MAX_TYPED_CHARS`] long.
+fn typed_text(rest: &str) -> Result<String, Reason> {
+    let text = unquote(rest);
+    let length = text.chars().count();
+    if length > MAX_TYPED_CHARS {
+        return Err(Reason::TypedTooLong(length, MAX_TYPED_CHARS));
+    }
+    Ok(text)
+}
+
+/// At most this much of a command the model wrote is echoed in an error.
+const ECHOED: usize = 200;
+
+/// A command as an error echoes it: its start, with the cut said.
+fn echoed(segment: &str) -> String {
+    let count = segment.chars().count();
+    if count <= ECHOED {
+        return segment.to_string();
+    }
+    let start: String = segment.chars().take(ECHOED).collect();
+    format!("{start}… ({count} characters)")
+}
+
 /// Text argument: surrounding quotes removed, nothing else touched.
 fn unquote(text: &str) -> String {
     let t = text.trim();
@@ -590,7 +613,7 @@ fn point_command(keyword: &str, args: &str) -> Result<Command, Reason> {
             Ok(if keyword == "TYPE" {
                 Command::TypeAt {
                     at,
-                    text: unquote(rest),
+                    text: typed_text(rest)?,
                 }
             } else {
                 Command::ScrollAt {
@@ -613,7 +636,7 @@ fn value_command(keyword: &str, id: u32, rest: &str) -> Result<Command, Reason> 
     match keyword {
         "TYPE" => Ok(Command::Type {
             id,
-            text: unquote(rest),
+            text: typed_text(rest)?,
         }),
         "UPLOAD" => {
             let names: Vec<String> = unquote(rest)
@@ -758,25 +781,32 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, Reason> {
 const TRIPLE: &str = "\"\"\"";
 
 /// Most lines a typed text may span.
-const MAX_TYPED_LINES: usize = 200;
+const MAX_TYPED_LINES: usize = 2_000;
 
-/// A `TYPE` whose text opens with `"""` and goes on over the next lines to
-/// the closing `"""`: the whole command as one segment, and how many of
-/// `rest` it took. None for a TYPE of one line.
-fn typed_block(line: &str, rest: &[&str]) -> Option<(String, usize)> {
+/// The longest text one TYPE types, in characters.
+pub const MAX_TYPED_CHARS: usize = 100_000;
+
+/// A `TYPE` whose text opens with `"""` (and does not close on its line)
+/// and goes on over the next lines to the closing `"""`: the whole command
+/// as one segment, and how many of `rest` it took; or why it cannot be, when
+/// it never closes. None for a TYPE of one line: `"""` inside a text (not
+/// at its start) opens nothing.
+fn typed_block(line: &str, rest: &[&str]) -> Option<Result<(String, usize), Reason>> {
     let (keyword, args) = keyword_of(line)?;
-    if keyword != "TYPE" || args.matches(TRIPLE).count() != 1 {
+    let (_, text) = args.split_once(':')?;
+    let text = text.trim_start();
+    if keyword != "TYPE" || !text.starts_with(TRIPLE) || text.matches(TRIPLE).count() != 1 {
         return None;
     }
-    let mut text = line.to_string();
+    let mut whole = line.to_string();
     for (i, raw) in rest.iter().enumerate().take(MAX_TYPED_LINES) {
-        text.push('\n');
-        text.push_str(raw);
+        whole.push('\n');
+        whole.push_str(raw);
         if raw.contains(TRIPLE) {
-            return Some((text, i + 1));
+            return Some(Ok((whole, i + 1)));
         }
     }
-    None
+    Some(Err(Reason::TypedNotClosed(MAX_TYPED_LINES.min(rest.len()))))
 }
 
 /// Most lines a JSON answer may span.
@@ -876,10 +906,18 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
         }
         let block;
         let segments = match typed_block(line, &lines[n + 1..]) {
-            Some((whole, used)) => {
+            Some(Ok((whole, used))) => {
                 skip = used;
                 block = whole;
                 vec![block.as_str()]
+            }
+            Some(Err(reason)) => {
+                return Err(ParseError::Bad {
+                    line: n + 1,
+                    text: echoed(line),
+                    reason,
+                    expected: expected_form("TYPE"),
+                })
             }
             None => segments(line),
         };
@@ -889,7 +927,7 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
                 Some((keyword, args)) => {
                     let step = command(keyword, args).map_err(|reason| ParseError::Bad {
                         line: n + 1,
-                        text: segment.to_string(),
+                        text: echoed(segment),
                         reason,
                         expected: expected_form(keyword),
                     })?;
@@ -899,7 +937,7 @@ pub fn parse(answer: &str) -> Result<Vec<Step>, ParseError> {
                     if let Some(word) = unknown_command(segment) {
                         return Err(ParseError::Bad {
                             line: n + 1,
-                            text: segment.to_string(),
+                            text: echoed(segment),
                             reason: Reason::NotACommand(word.to_string()),
                             expected: expected_form(""),
                         });
@@ -1035,9 +1073,44 @@ mod tests {
             }
         );
         assert_eq!(steps[1].command, Command::Click { id: 6 });
-        // An unclosed block is one line's TYPE, quotes and all.
-        let open = parse("TYPE:5:\"\"\"abc\nCLICK:6").unwrap();
-        assert_eq!(open.len(), 2);
+        // An unclosed block types nothing, and says why.
+        let open = parse("TYPE:5:\"\"\"abc\nCLICK:6").unwrap_err().to_string();
+        assert!(open.contains("not closed within 1 lines"), "{open}");
+    }
+
+    #[test]
+    fn triple_quotes_inside_a_text_open_no_block_of_lines() {
+        let steps = parse("TYPE:1:a\"\"\"b\nTYPE:3:c\"\"\"d").unwrap();
+        assert_eq!(steps.len(), 2, "{steps:?}");
+        assert_eq!(
+            steps[1].command,
+            Command::Type {
+                id: 3,
+                text: "c\"\"\"d".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_text_of_700_lines_is_typed_whole_and_one_too_long_is_refused_echoed_short() {
+        let lines: Vec<String> = (0..700)
+            .map(|n| format!("line {n:03} {}", "x".repeat(90)))
+            .collect();
+        let text = lines.join("\n");
+        let steps = parse(&format!("TYPE:2:\"\"\"{text}\"\"\"\nCLICK:3")).unwrap();
+        assert_eq!(steps[0].command, Command::Type { id: 2, text });
+        assert_eq!(steps[1].command, Command::Click { id: 3 });
+        let long = format!("TYPE:2:{}", "y".repeat(1 << 20));
+        let said = parse(&long).unwrap_err().to_string();
+        assert!(
+            said.contains("at most 100000"),
+            "{}",
+            &said[..200.min(said.len())]
+        );
+        assert!(said.len() < 1_000, "{} bytes", said.len());
+        let unclosed = format!("TYPE:2:\"\"\"{}", "z\n".repeat(3_000));
+        let said = parse(&unclosed).unwrap_err().to_string();
+        assert!(said.contains("not closed within 2000 lines"), "{said}");
     }
 
     #[test]

@@ -103,6 +103,15 @@ pub enum Reason {
     /// ANSWER, ASK or STOP with nothing after it: which one's text.
     #[error("the {0} is empty")]
     Empty(&'static str),
+    /// A TYPE's text of several lines whose closing `"""` never came.
+    #[error(
+        "the text opened with \"\"\" is not closed within {0} lines: close it with \"\"\" \
+         (nothing of it was typed)"
+    )]
+    TypedNotClosed(usize),
+    /// A TYPE's text longer than can be typed.
+    #[error("the text is {0} characters long: at most {1} are typed in one TYPE")]
+    TypedTooLong(usize, usize),
     /// An ALL-CAPS word the language lacks, written as a command.
     #[error("{0} is not a command")]
     NotACommand(String),

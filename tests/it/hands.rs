@@ -118,6 +118,26 @@ async fn lines_go_into_a_textarea_whole_and_a_single_line_field_refuses_them() {
     a.close().await;
 }
 
+/// The probe's 68 KB TYPE of 700 lines typed only its first line (quotes
+/// and all) and said it was done.
+#[tokio::test]
+async fn a_text_of_700_lines_goes_into_a_textarea_every_line() {
+    let mut a = Fixture::open("hands.html").await.actor().await;
+    let message = a.id("Message");
+    let lines: Vec<String> = (0..700)
+        .map(|n| format!("line {n:03} {}", "x".repeat(90)))
+        .collect();
+    let text = lines.join("\n");
+    a.run(&format!("TYPE:{message}:\"\"\"{text}\"\"\""))
+        .await
+        .statuses(&[Done]);
+    assert_eq!(
+        a.eval("document.getElementById('message').value").await,
+        Value::from(text)
+    );
+    a.close().await;
+}
+
 /// WebGames' scroll-horizontal: the wheel turned at a point of an area that
 /// scrolls sideways moved it 1,024 px, and the outcome said "no visible
 /// effect" (the look after it saw the same elements), so that three such

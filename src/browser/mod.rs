@@ -43,7 +43,7 @@ pub use intercept::RequestFilter;
 pub use launch::NET_LOG_ENV;
 pub use options::{BrowserOptions, NO_NETWORK};
 pub use personal::PersonalBrowser;
-pub use place::{local_time, PageClock, Place};
+pub use place::{local_time, PageClock, Place, PlaceError};
 pub use pool::Pool;
 pub(crate) use remote::{found_frames, link_of, remote_frame, remote_frames};
 pub use remote::{CdpReply, Link, RemoteSession};

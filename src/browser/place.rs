@@ -22,6 +22,37 @@ pub struct Place {
     pub clock: Option<PageClock>,
 }
 
+/// A time zone or a locale the browser would refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlaceError {
+    /// A time zone IANA's database lacks.
+    #[error(
+        "{0:?} is not a time zone of IANA's database (e.g. Europe/Paris, America/New_York, UTC)"
+    )]
+    Zone(String),
+    /// A locale that is no BCP 47 tag.
+    #[error("{0:?} is not a BCP 47 locale (e.g. de-DE, en-US, pt-BR): {1}")]
+    Locale(String, String),
+}
+
+impl Place {
+    /// `name` when it is a time zone of IANA's database (as bundled, so
+    /// the same on every machine), which the browser takes too.
+    pub fn checked_zone(name: &str) -> Result<String, PlaceError> {
+        let fine = !name.is_empty() && jiff::tz::db().get(name).is_ok();
+        fine.then(|| name.to_string())
+            .ok_or_else(|| PlaceError::Zone(name.to_string()))
+    }
+
+    /// `tag` when it is a well-formed BCP 47 locale, as ICU (the browser's
+    /// too) reads one.
+    pub fn checked_locale(tag: &str) -> Result<String, PlaceError> {
+        icu_locale_core::Locale::try_from_str(tag)
+            .map(|_| tag.to_string())
+            .map_err(|e| PlaceError::Locale(tag.to_string(), format!("{e:?}")))
+    }
+}
+
 /// A clock that starts at a given moment when the session starts and runs
 /// from there, and a `Math.random` that gives the same numbers each time:
 /// a recorded app runs again as it ran (its dates, its shuffles).

@@ -272,11 +272,11 @@ pub struct BrowserArgs {
     scale: DeviceScale,
     /// The browser's time zone (IANA, e.g. Europe/Paris): the page's dates
     /// and the clock the model is told follow it. Else the machine's.
-    #[arg(long, value_name = "ZONE")]
+    #[arg(long, value_name = "ZONE", value_parser = zone)]
     timezone: Option<String>,
     /// The browser's locale (BCP 47, e.g. de-DE): how the page formats
     /// dates and numbers. Else the machine's.
-    #[arg(long, value_name = "LOCALE")]
+    #[arg(long, value_name = "LOCALE", value_parser = locale)]
     locale: Option<String>,
     /// How cookie banners are answered, before the model sees them, by the
     /// rules of some 200 consent platforms (DuckDuckGo's autoconsent):
@@ -285,6 +285,16 @@ pub struct BrowserArgs {
     /// model. A banner no rule knows is the model's.
     #[arg(long, value_name = "CHOICE", default_value = "reject")]
     consent: seamark::browser::Consent,
+}
+
+/// `--timezone`: a zone of IANA's database, checked before a browser starts.
+fn zone(text: &str) -> Result<String, String> {
+    seamark::browser::Place::checked_zone(text).map_err(|e| e.to_string())
+}
+
+/// `--locale`: a BCP 47 locale, checked before a browser starts.
+fn locale(text: &str) -> Result<String, String> {
+    seamark::browser::Place::checked_locale(text).map_err(|e| e.to_string())
 }
 
 impl BrowserArgs {

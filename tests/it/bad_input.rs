@@ -658,10 +658,19 @@ async fn configuration_errors_exit_2_before_anything_starts() {
             ],
             "makes screenshots of 16000x16000 device pixels: at most 8192 a side",
         ),
+        (
+            vec!["--url", "about:blank", "--timezone", "Mars/Olympus"],
+            "\"Mars/Olympus\" is not a time zone of IANA's database",
+        ),
+        (
+            vec!["--url", "about:blank", "--locale", "xx-INVALID-@@"],
+            "\"xx-INVALID-@@\" is not a BCP 47 locale",
+        ),
     ] {
         refused_in(&work, &args, reason).await;
     }
     assert!(model.received().is_empty(), "the model was called");
+    assert!(!work.path("runs").exists(), "a run directory was made");
 }
 
 /// `seamark mark about:blank --cdp DIR`, where DIR's DevToolsActivePort is

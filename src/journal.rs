@@ -124,7 +124,15 @@ impl Journal {
 /// Reads a journal's records (lines that do not parse, such as a line cut by
 /// a crash, are skipped).
 pub fn read_records(dir: &Path) -> Result<Vec<serde_json::Value>, std::io::Error> {
-    let text = std::fs::read_to_string(dir.join(JOURNAL))?;
+    let path = dir.join(JOURNAL);
+    // A FIFO or a device in its place would be waited on, or read without end.
+    if !std::fs::metadata(&path)?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(&path)?;
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())

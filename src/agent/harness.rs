@@ -69,19 +69,28 @@ pub(crate) async fn start_guard(
 /// Records the site or answers it from a recording, as `site` says: the
 /// browser's traffic and, when `fixed_clock` asks, its clock. A replay in a
 /// browser seamark launches reaches no network: what the recording does not
-/// answer fails.
+/// answer fails. A replay is the live run's twin: the domain `guard`'s
+/// policy holds for what the recording answers as it holds live (the
+/// guard's proxy sees nothing of a replay, so its filter checks each
+/// request in the tab).
 pub(crate) fn hold_site(
     site: &SiteUse,
     fixed_clock: Option<ClockStart>,
     secrets: &Secrets,
     browser: &mut BrowserOptions,
     dir: &std::path::Path,
+    guard: Option<&DomainGuard>,
 ) -> Result<Option<SiteHold>, SetupError> {
     let hold = SiteHold::open(site, secrets, dir).map_err(SetupError::Site)?;
     if let Some(hold) = &hold {
         browser.traffic = Some(hold.traffic());
-        if matches!(hold, SiteHold::Replaying(_)) && browser.cdp.is_none() {
-            browser.proxy = Some(crate::browser::NO_NETWORK.to_string());
+        if matches!(hold, SiteHold::Replaying(_)) {
+            if let Some(guard) = guard {
+                browser.request_filter = Some(guard.request_filter());
+            }
+            if browser.cdp.is_none() {
+                browser.proxy = Some(crate::browser::NO_NETWORK.to_string());
+            }
         }
     }
     if let Some(start) = fixed_clock {

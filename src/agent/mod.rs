@@ -117,23 +117,8 @@ impl Agent {
             None => self.begin(&mut journal, &model).await?,
             Some(r) => self.go_on(&r, &mut journal)?,
         };
-        // Domain limits: every request of the browser goes through the guard.
-        let guard = match self.domain_guard().await {
-            Ok(g) => g,
-            Err(reason) => {
-                let before = run.before;
-                let ending = Ending::failed(reason.to_string());
-                return self.end(journal, run, started, model, ending, before);
-            }
-        };
-        let site = match hold_site(
-            &self.options.site,
-            self.options.fixed_clock,
-            &self.options.act.secrets,
-            &mut self.options.browser,
-            journal.dir(),
-        ) {
-            Ok(site) => site,
+        let (guard, site) = match self.hold_traffic(journal.dir()).await {
+            Ok(held) => held,
             Err(reason) => {
                 let before = run.before;
                 let ending = Ending::failed(reason.to_string());
@@ -319,6 +304,25 @@ impl Agent {
         start_guard(&mut self.options.act, &mut self.options.browser, attached)
             .await
             .map(Some)
+    }
+
+    /// The domain guard every request of the browser goes through, and
+    /// the site recorded or answered from a recording (under the guard's
+    /// policy too).
+    async fn hold_traffic(
+        &mut self,
+        dir: &std::path::Path,
+    ) -> Result<(Option<DomainGuard>, Option<crate::site::SiteHold>), SetupError> {
+        let guard = self.domain_guard().await?;
+        let site = hold_site(
+            &self.options.site,
+            self.options.fixed_clock,
+            &self.options.act.secrets,
+            &mut self.options.browser,
+            dir,
+            guard.as_ref(),
+        )?;
+        Ok((guard, site))
     }
 
     /// Learns the run into a skill when it ended done, writes the end

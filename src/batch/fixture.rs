@@ -153,6 +153,15 @@ pub fn make_fixture(run_dir: &Path, out: &Path, id: Option<&str>) -> Result<Fixt
     if !recorded.is_file() {
         return Err(FixtureError::NotRecorded(run_dir.to_path_buf()));
     }
+    // The run's own file, and a recording: a link could name any file of
+    // this machine, and the fixtures folder is meant to be committed.
+    let linked = std::fs::symlink_metadata(&recorded).is_ok_and(|m| m.file_type().is_symlink());
+    if linked {
+        return Err(no_run(format!(
+            "its {HAR_FILE} is a link; a fixture copies only a run's own recording"
+        )));
+    }
+    crate::site::read_har(&recorded).map_err(|e| no_run(e.to_string()))?;
     let id = match id {
         Some(id) => {
             valid_id(id).map_err(FixtureError::Id)?;
@@ -231,5 +240,24 @@ mod tests {
         .unwrap();
         let err = make_fixture(&run, dir.path(), None).unwrap_err();
         assert!(err.to_string().contains("--record-site"), "{err}");
+        // A link out of the run, and a file that is no HAR, are refused.
+        std::os::unix::fs::symlink("/etc/passwd", run.join(HAR_FILE)).unwrap();
+        let err = make_fixture(&run, dir.path(), None).unwrap_err();
+        assert!(err.to_string().contains("is a link"), "{err}");
+        std::fs::remove_file(run.join(HAR_FILE)).unwrap();
+        std::fs::write(run.join(HAR_FILE), "root:x:0:0").unwrap();
+        let err = make_fixture(&run, dir.path(), None).unwrap_err();
+        assert!(err.to_string().contains("not a HAR 1.2 recording"), "{err}");
+    }
+
+    #[test]
+    fn a_journal_that_is_a_fifo_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join(crate::journal::JOURNAL);
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a path of our own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = make_fixture(dir.path(), &dir.path().join("out"), None).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
     }
 }

@@ -161,6 +161,7 @@ impl Desk {
                 &self.options.act.secrets,
                 &mut self.options.browser,
                 self.journal.dir(),
+                self.guard.as_ref(),
             )
             .map_err(DeskError::Setup)?;
         }

@@ -327,11 +327,7 @@ impl Secrets {
                 raw.extend(codes.issued());
             }
             for value in raw {
-                let in_form: String =
-                    url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
-                let in_link = utf8_percent_encode(&value, URI_COMPONENT).to_string();
-                let reversed: String = value.chars().rev().collect();
-                for encoded in [in_form, in_link, reversed] {
+                for encoded in encodings(&value) {
                     if encoded != value && !all.iter().any(|(v, _)| *v == encoded) {
                         all.push((encoded, s.placeholder()));
                     }
@@ -393,6 +389,80 @@ impl Secrets {
     ) -> Result<T, serde_json::Error> {
         serde_json::from_value(self.redacted_json(value)?)
     }
+}
+
+/// The forms a value takes where a page or a program writes it, besides
+/// itself: in a form and in a link (percent-encoded), reversed, in base64
+/// (standard and URL-safe, and as the middle of a longer base64 text, such
+/// as `user:password` in a Basic authorization), in hex, and in HTML (its
+/// special characters escaped, or every character as a numeric
+/// reference).
+pub fn encodings(value: &str) -> Vec<String> {
+    let bytes = value.as_bytes();
+    let mut out = vec![
+        url::form_urlencoded::byte_serialize(bytes).collect(),
+        utf8_percent_encode(value, URI_COMPONENT).to_string(),
+        value.chars().rev().collect(),
+        hex(bytes, false),
+        hex(bytes, true),
+        value
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;"),
+        value.chars().map(|c| format!("&#{};", c as u32)).collect(),
+        value
+            .chars()
+            .map(|c| format!("&#x{:x};", c as u32))
+            .collect(),
+    ];
+    out.extend(base64_forms(bytes));
+    out.retain(|f| f.len() >= MIN_LEN);
+    out.dedup();
+    out
+}
+
+fn hex(bytes: &[u8], upper: bool) -> String {
+    bytes
+        .iter()
+        .map(|b| {
+            if upper {
+                format!("{b:02X}")
+            } else {
+                format!("{b:02x}")
+            }
+        })
+        .collect()
+}
+
+/// `bytes` in base64 wherever they stand in a longer text: at each of the
+/// three offsets a group of three bytes can start at, the characters that
+/// the bytes alone decide (standard and URL-safe alphabets).
+fn base64_forms(bytes: &[u8]) -> Vec<String> {
+    use base64::Engine;
+    let mut forms = Vec::new();
+    for offset in 0..3usize {
+        let mut shifted = vec![0u8; offset];
+        shifted.extend_from_slice(bytes);
+        let encoded = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&shifted);
+        // A character covers bits [6p, 6p + 6): it is the value's alone
+        // when those bits all are.
+        let first = (8 * offset).div_ceil(6);
+        let end = (8 * (offset + bytes.len())) / 6;
+        // Shorter, a fragment would be found in any long base64 text (an
+        // image in a page) and cut it.
+        if let Some(middle) = encoded
+            .get(first..end.min(encoded.len()))
+            .filter(|m| m.len() >= 8)
+        {
+            forms.push(middle.to_string());
+            forms.push(middle.replace('+', "-").replace('/', "_"));
+        }
+    }
+    // The value alone, padded, as most encoders write it.
+    forms.push(base64::engine::general_purpose::STANDARD.encode(bytes));
+    forms
 }
 
 /// `text` with each of `values` replaced by its placeholder, also where it

@@ -296,7 +296,12 @@ pub fn read_har(path: &Path) -> Result<Vec<Entries>, SiteError> {
         path: path.to_path_buf(),
         reason,
     };
-    let size = std::fs::metadata(path).map_err(read)?.len();
+    let meta = std::fs::metadata(path).map_err(read)?;
+    if !meta.is_file() {
+        // A FIFO or a device would be waited on, or read without end.
+        return Err(not_har("it is not a regular file".into()));
+    }
+    let size = meta.len();
     if size > MAX_HAR {
         return Err(not_har(format!(
             "it is {} MiB; seamark reads recordings of at most {} MiB",
@@ -305,13 +310,78 @@ pub fn read_har(path: &Path) -> Result<Vec<Entries>, SiteError> {
         )));
     }
     let bytes = std::fs::read(path).map_err(read)?;
-    match har::from_slice(&bytes)
+    let entries = match har::from_slice(&bytes)
         .map_err(|e| not_har(e.to_string()))?
         .log
     {
-        har::Spec::V1_2(log) => Ok(log.entries),
-        har::Spec::V1_3(_) => Err(not_har("it is HAR 1.3; seamark replays HAR 1.2".into())),
+        har::Spec::V1_2(log) => log.entries,
+        har::Spec::V1_3(_) => return Err(not_har("it is HAR 1.3; seamark replays HAR 1.2".into())),
+    };
+    for (n, entry) in entries.iter().enumerate() {
+        if let Err(why) = answerable(entry) {
+            return Err(not_har(format!(
+                "entry {} ({} {}): {why}",
+                n + 1,
+                entry.request.method,
+                entry.request.url.chars().take(200).collect::<String>()
+            )));
+        }
     }
+    Ok(entries)
+}
+
+/// Why an entry cannot be answered as a browser takes an answer: a status
+/// that is none, a header no HTTP message can carry, a body past what a
+/// replay answers, a redirect to a script.
+fn answerable(entry: &Entries) -> Result<(), String> {
+    let response = &entry.response;
+    let failed = response
+        .comment
+        .as_deref()
+        .is_some_and(|c| c.starts_with(FAILED));
+    if !failed && response.status != 0 && !(100..=599).contains(&response.status) {
+        return Err(format!("status {} is no HTTP status", response.status));
+    }
+    for h in &response.headers {
+        let token = !h.name.is_empty()
+            && h.name
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
+        if !token {
+            return Err(format!("the header name {:?} is no HTTP header's", h.name));
+        }
+        if h.value.contains(['\0', '\r']) {
+            return Err(format!(
+                "the header {} holds a NUL or a carriage return",
+                h.name
+            ));
+        }
+    }
+    let text = response.content.text.as_deref().unwrap_or_default();
+    if text.len() > crate::browser::MAX_BODY * 4 / 3 + 4 {
+        return Err(format!(
+            "its body is {} MiB; a replay answers bodies of at most {} MiB",
+            text.len() >> 20,
+            crate::browser::MAX_BODY >> 20
+        ));
+    }
+    let location = response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("location"))
+        .map(|h| h.value.as_str());
+    if let Some(location) = location.filter(|_| (300..400).contains(&response.status)) {
+        let to = url::Url::parse(&entry.request.url)
+            .and_then(|base| base.join(location))
+            .map(|u| u.scheme().to_string())
+            .unwrap_or_default();
+        if !matches!(to.as_str(), "http" | "https") {
+            return Err(format!(
+                "it redirects to {location:?}, which is no web page"
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -386,6 +456,85 @@ mod tests {
             .unwrap();
         let err = read_har(&path).unwrap_err();
         assert!(err.to_string().contains("at most 1024 MiB"), "{err}");
+    }
+
+    /// A recording of one answer to GET http://s.test/, as `change` leaves it.
+    fn one_answer(dir: &Path, change: impl FnOnce(&mut Response)) -> std::path::PathBuf {
+        let mut e = entry(
+            &Exchange {
+                asked: Asked {
+                    method: "GET".into(),
+                    url: "http://s.test/".into(),
+                    headers: Vec::new(),
+                    body: None,
+                    resource: "Document".into(),
+                },
+                at: UNIX_EPOCH,
+                got: Got::Response {
+                    status: 200,
+                    status_text: "OK".into(),
+                    headers: pairs(&[("Content-Type", "text/html")]),
+                    body: Some(b"<p>hi</p>".to_vec()),
+                },
+            },
+            &secrets(),
+        );
+        change(&mut e.response);
+        let path = dir.join("one.har");
+        write_har(&path, vec![e]).unwrap();
+        path
+    }
+
+    #[test]
+    fn an_entry_no_browser_could_take_is_named_with_its_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_har(&one_answer(dir.path(), |_| {})).unwrap().len(), 1);
+        let header = |name: &str, value: &str| Headers {
+            name: name.into(),
+            value: value.into(),
+            comment: None,
+        };
+        type Change = Box<dyn FnOnce(&mut Response)>;
+        let cases: Vec<(Change, &str)> = vec![
+            (
+                Box::new(|r| r.status = 99999),
+                "status 99999 is no HTTP status",
+            ),
+            (Box::new(|r| r.status = 1), "status 1"),
+            (
+                Box::new(move |r| r.headers.push(header("X-A\r\nSet-Cookie", "x"))),
+                "no HTTP header's",
+            ),
+            (
+                Box::new(move |r| r.headers.push(header("X-B", "a\0b"))),
+                "holds a NUL",
+            ),
+            (
+                Box::new(move |r| {
+                    r.status = 302;
+                    r.headers.push(header("Location", "javascript:alert(1)"));
+                }),
+                "no web page",
+            ),
+        ];
+        for (change, says) in cases {
+            let err = read_har(&one_answer(dir.path(), change))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("entry 1 (GET http://s.test/)"), "{err}");
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("site.har");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo(3) on a path of our own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = read_har(&fifo).unwrap_err().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 
     #[test]

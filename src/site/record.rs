@@ -21,7 +21,10 @@ pub const ENTRIES_FILE: &str = "site-entries.jsonl";
 /// Records a session's traffic; [`SiteRecorder::save`] writes it.
 #[derive(Debug)]
 pub struct SiteRecorder {
-    secrets: Secrets,
+    /// The person's secrets, and every cookie and authorization value seen
+    /// so far: each is sealed wherever it appears again (a body that
+    /// echoes it, a URL a script put it in), in any of its encodings.
+    secrets: Mutex<Sealing>,
     entries: Mutex<Vec<Entries>>,
     /// The entries file, appended to as they arrive.
     log: Mutex<Option<std::fs::File>>,
@@ -61,7 +64,10 @@ impl SiteRecorder {
                 cause: source,
             })?;
         Ok(Arc::new(SiteRecorder {
-            secrets,
+            secrets: Mutex::new(Sealing {
+                secrets,
+                learned: Vec::new(),
+            }),
             entries: Mutex::new(before),
             log: Mutex::new(Some(log)),
         }))
@@ -82,6 +88,18 @@ impl SiteRecorder {
             .clone();
         // In the order the responses came, not the order their bodies did.
         entries.sort_by(|a, b| a.started_date_time.cmp(&b.started_date_time));
+        // Sealed again with every value learned since each came: a page's
+        // source that held a token its script sent later.
+        let secrets = self
+            .secrets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .secrets
+            .clone();
+        let entries: Vec<Entries> = entries
+            .into_iter()
+            .map(|e| secrets.redacted(&e).unwrap_or(e))
+            .collect();
         let har: PathBuf = dir.join(HAR_FILE);
         let requests = entries.len();
         write_har(&har, entries)?;
@@ -113,7 +131,12 @@ impl Tap for SiteRecorder {
     fn took(&self, exchange: Exchange) {
         // Sealed now: a value never waits in memory, or on disk, to be
         // sealed later.
-        let sealed = entry(&exchange, &self.secrets);
+        let secrets = self
+            .secrets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .learn(&exchange);
+        let sealed = entry(&exchange, &secrets);
         if let Some(log) = self
             .log
             .lock()
@@ -130,6 +153,120 @@ impl Tap for SiteRecorder {
             .unwrap_or_else(PoisonError::into_inner)
             .push(sealed);
     }
+}
+
+/// The secrets a recording seals, and the credential values it learned.
+#[derive(Debug)]
+struct Sealing {
+    secrets: Secrets,
+    learned: Vec<String>,
+}
+
+impl Sealing {
+    /// Learns the cookie and authorization values `exchange` carries (a
+    /// cookie sent or set, an `Authorization` header and the credential in
+    /// it); gives the secrets to seal it and what follows with.
+    fn learn(&mut self, exchange: &Exchange) -> Secrets {
+        for (name, value) in credentials(exchange) {
+            if self.learned.contains(&value) {
+                continue;
+            }
+            let taken = self
+                .secrets
+                .names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>();
+            let name = (1..)
+                .map(|n| {
+                    if n == 1 {
+                        name.clone()
+                    } else {
+                        format!("{name}-{n}")
+                    }
+                })
+                .find(|n| !taken.contains(n))
+                .unwrap_or_default();
+            // Too short a value is no secret to find (`Secret::plain`).
+            if let Some(secret) = crate::safety::Secret::plain(&name, &value) {
+                if let Ok(more) = self.secrets.and(vec![secret]) {
+                    self.secrets = more;
+                }
+            }
+            self.learned.push(value);
+        }
+        self.secrets.clone()
+    }
+}
+
+/// The credential values of an exchange, each with a secret's name: every
+/// cookie sent or set (`cookie-sid`), and the `Authorization` (and proxy's)
+/// value, whole and without its scheme, a Basic one decoded too.
+fn credentials(exchange: &Exchange) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (header, value) in &exchange.asked.headers {
+        match header.to_ascii_lowercase().as_str() {
+            "cookie" => found.extend(value.split(';').filter_map(cookie_pair)),
+            "authorization" | "proxy-authorization" => found.extend(authorization(value)),
+            _ => {}
+        }
+    }
+    if let crate::browser::Got::Response { headers, .. } = &exchange.got {
+        for (header, value) in headers {
+            if header.eq_ignore_ascii_case("set-cookie") {
+                found.extend(
+                    value
+                        .lines()
+                        .filter_map(|l| cookie_pair(l.split(';').next().unwrap_or_default())),
+                );
+            }
+        }
+    }
+    found.retain(|(_, v)| !v.is_empty());
+    found
+}
+
+/// A cookie's `name=value` as a secret's name and its value.
+fn cookie_pair(pair: &str) -> Option<(String, String)> {
+    let (name, value) = pair.split_once('=')?;
+    let clean: String = name
+        .trim()
+        .chars()
+        .take(40)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some((format!("cookie-{clean}"), value.trim().to_string()))
+}
+
+/// An `Authorization` value's secrets: it whole, its credential, and a
+/// Basic credential's `user:password` and password.
+fn authorization(value: &str) -> Vec<(String, String)> {
+    let mut found = vec![value.to_string()];
+    if let Some((scheme, credential)) = value.split_once(' ') {
+        let credential = credential.trim();
+        found.push(credential.to_string());
+        if scheme.eq_ignore_ascii_case("basic") {
+            use base64::Engine;
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(credential)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok());
+            if let Some((_, password)) = decoded.as_deref().and_then(|d| d.split_once(':')) {
+                found.push(password.to_string());
+                found.extend(decoded.clone());
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|v| ("authorization".to_string(), v))
+        .collect()
 }
 
 #[cfg(test)]

@@ -609,6 +609,16 @@ async fn configuration_errors_exit_2_before_anything_starts() {
     let model = ModelServer::start(Vec::new(), || reply(|_| "STOP:unreached".into())).await;
     let work = crate::support::Workdir::new(&model);
     std::fs::write(work.path("a-file"), "x").unwrap();
+    let bad_har = serde_json::json!({"log": {"version": "1.2",
+        "creator": {"name": "x", "version": "1"},
+        "entries": [{"startedDateTime": "2026-01-01T00:00:00.000Z", "time": 0,
+            "request": {"method": "GET", "url": "http://127.0.0.1:9/", "httpVersion": "HTTP/1.1",
+                "cookies": [], "headers": [], "queryString": [], "headersSize": -1, "bodySize": 0},
+            "response": {"status": 99999, "statusText": "", "httpVersion": "HTTP/1.1",
+                "cookies": [], "headers": [], "content": {"size": 0, "mimeType": "text/html"},
+                "redirectURL": "", "headersSize": -1, "bodySize": 0},
+            "cache": {}, "timings": {"send": 0, "wait": 0, "receive": 0}}]}});
+    std::fs::write(work.path("bad.har"), bad_har.to_string()).unwrap();
     // Nothing answers at this port: it was bound, then let go.
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_ws = format!("ws://{}/devtools/browser/x", dead.local_addr().unwrap());
@@ -657,6 +667,10 @@ async fn configuration_errors_exit_2_before_anything_starts() {
                 "4",
             ],
             "makes screenshots of 16000x16000 device pixels: at most 8192 a side",
+        ),
+        (
+            vec!["--url", "http://127.0.0.1:9/", "--site", "bad.har"],
+            "entry 1 (GET http://127.0.0.1:9/): status 99999 is no HTTP status",
         ),
         (
             vec!["--url", "about:blank", "--timezone", "Mars/Olympus"],

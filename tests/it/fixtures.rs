@@ -472,3 +472,119 @@ async fn a_fixed_clock_gives_the_page_and_the_model_one_time_and_the_same_draws_
     assert_eq!(alone.code(), Some(2));
     alone.stderr_has("--site");
 }
+
+/// Types the secret into the echo form and sends it.
+fn echoes_the_code(r: &Received) -> Reply {
+    Reply::Text(if r.url().contains("/echo-encodings") {
+        "ANSWER:sent\nCOMPLETE:sent".into()
+    } else {
+        format!(
+            "TYPE:{}:{{{{secret:CODE}}}}\nCLICK:{}",
+            r.id_of("Code"),
+            r.id_of("Show")
+        )
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_holds_no_secret_cookie_or_token_in_any_encoding_it_was_echoed_in() {
+    use crate::server::{ECHO_SCRIPT_COOKIE, ECHO_SESSION, ECHO_TOKEN};
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(echoes_the_code).await;
+    let w = Workdir::new(&model);
+    let code = "Pa55-word:Zebra";
+    let ran = w
+        .run(&[
+            "run",
+            "--task",
+            "Send the code (the secret CODE)",
+            "--url",
+            &server.url("echo-form.html"),
+            "--secret",
+            &format!("CODE={code}"),
+            "--record-site",
+            "--no-skills",
+            "--out",
+            "rec",
+            "--json",
+        ])
+        .await;
+    assert_eq!(ran.json()["status"], "done", "{}", ran.stderr());
+    assert!(server.was_requested("/echo-auth"), "the page's fetch ran");
+    let har = std::fs::read(w.path("rec/site.har")).expect("the recording");
+    let text = String::from_utf8_lossy(&har);
+    use base64::Engine;
+    let hex: String = code.bytes().map(|b| format!("{b:02x}")).collect();
+    let refs: String = code.chars().map(|c| format!("&#{};", c as u32)).collect();
+    for (what, needle) in [
+        ("the secret", code.to_string()),
+        (
+            "the secret in base64",
+            base64::engine::general_purpose::STANDARD.encode(code),
+        ),
+        ("the secret in hex", hex),
+        ("the secret in character references", refs),
+        ("the HttpOnly cookie echoed", ECHO_SESSION.to_string()),
+        (
+            "the cookie a script put in a URL",
+            ECHO_SCRIPT_COOKIE.to_string(),
+        ),
+        ("the bearer token echoed", ECHO_TOKEN.to_string()),
+    ] {
+        assert!(
+            !holds_in_any_encoding(&har, &needle),
+            "{what} ({needle}) is in the recording"
+        );
+    }
+    assert!(text.contains("/echo-encodings"), "the page was recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_keeps_the_domain_policy_for_a_frame_the_recording_holds() {
+    let server = Server::start(None).await;
+    let model =
+        ModelServer::answering(|_| Reply::Text("ANSWER:seen\nCOMPLETE:looked".into())).await;
+    let w = Workdir::new(&model);
+    let page = server.url("frames-site.html");
+    let task = [
+        "run",
+        "--task",
+        "Look at the page",
+        "--url",
+        &page,
+        "--no-skills",
+        "--json",
+    ];
+    let mut live = task.to_vec();
+    live.extend(["--record-site", "--out", "live"]);
+    assert_eq!(w.run(&live).await.json()["status"], "done");
+    let framed = "Button in site frame";
+    assert!(
+        model.received()[0].text().contains(framed),
+        "live, the frame of localhost is seen"
+    );
+    // Replayed with localhost refused, the recording's answer for the
+    // frame is refused as the live guard refuses it.
+    let mut replay = task.to_vec();
+    replay.extend([
+        "--site",
+        "live/site.har",
+        "--allow-domain",
+        "127.0.0.1",
+        "--out",
+        "replayed",
+    ]);
+    let ran = w.run(&replay).await;
+    assert_eq!(ran.json()["status"], "done", "{}", ran.stderr());
+    let seen = model.received();
+    let last = seen.last().expect("a prompt").text();
+    assert!(
+        !last.contains(framed),
+        "the refused frame was answered: {last}"
+    );
+    let blocked = crate::support::blocked_targets(&w.path("replayed"));
+    assert!(
+        blocked.iter().any(|b| b.contains("localhost")),
+        "the refusal is recorded: {blocked:?}"
+    );
+}

@@ -34,6 +34,28 @@ fetch('/api/sessions', {method: 'POST', headers: {'content-type': 'application/j
   body: JSON.stringify({task: 'planted', url: 'http://a.test/'})});\
 </script><h1>notes</h1>";
 
+/// The HttpOnly session cookie `/echo-encodings` sets and echoes.
+pub const ECHO_SESSION: &str = "ck-httponly-7f3a";
+/// The cookie `/echo-encodings` sets for its script to put in a URL.
+pub const ECHO_SCRIPT_COOKIE: &str = "ck-script-5b2e";
+/// The bearer token `/echo-encodings`'s script sends to `/echo-auth`.
+pub const ECHO_TOKEN: &str = "tok-55aa-bearer";
+
+/// `/echo-encodings`'s page for `value`.
+fn echo_page(value: &str) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(value);
+    let hex: String = value.bytes().map(|b| format!("{b:02x}")).collect();
+    let refs: String = value.chars().map(|c| format!("&#{};", c as u32)).collect();
+    format!(
+        "<!doctype html><title>Echo</title><p>{b64}</p><p>{hex}</p><p>{refs}</p>\
+         <p>session {ECHO_SESSION}</p><script>\
+         fetch('/echo-auth', {{headers: {{Authorization: 'Bearer {ECHO_TOKEN}'}}}});\
+         new Image().src = '/image.png?c=' + encodeURIComponent(document.cookie);\
+         </script>"
+    )
+}
+
 /// What `/attachment` sends when no size is asked.
 pub const REPORT_CSV: &str = "region,total\nnorth,36\nsouth,41\n";
 
@@ -305,6 +327,42 @@ async fn serve(
             );
             stream.write_all(head.as_bytes()).await?;
             stream.write_all(&body).await?;
+            return stream.flush().await;
+        }
+        // A page that shows `?v=` in base64, hex and HTML character
+        // references, sets an HttpOnly session cookie and echoes it, sets a
+        // cookie its script puts in a URL, and fetches with an
+        // Authorization that `/echo-auth` echoes.
+        "/echo-encodings" => {
+            let value = path
+                .split_once('?')
+                .and_then(|(_, q)| form_field(q, "v"))
+                .unwrap_or_default();
+            let page = echo_page(&value);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nSet-Cookie: sid={ECHO_SESSION}; HttpOnly; Path=/\r\nSet-Cookie: js={ECHO_SCRIPT_COOKIE}; Path=/\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                page.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(page.as_bytes()).await?;
+            return stream.flush().await;
+        }
+        "/echo-auth" => {
+            let sent = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("authorization")
+                        .then(|| v.trim().to_string())
+                })
+                .unwrap_or_default();
+            let body = format!("{{\"you sent\": \"{sent}\"}}");
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).await?;
+            stream.write_all(body.as_bytes()).await?;
             return stream.flush().await;
         }
         // An image the site sends as a download.

@@ -720,7 +720,7 @@ const CUSTOM_OPTIONS_JS: &str = r#"function(i) {
 
 /// Finds `wanted` among option texts: exact, then ignoring case, then the one
 /// option that starts with it. Ambiguity is no match.
-fn match_option(options: &[String], wanted: &str) -> Option<usize> {
+pub fn match_option(options: &[String], wanted: &str) -> Option<usize> {
     let w = wanted.trim();
     if let Some(i) = options.iter().position(|o| o == w) {
         return Some(i);

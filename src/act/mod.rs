@@ -36,6 +36,7 @@ use crate::perceive::{self, Element, Observation, PerceiveError, PerceiveOptions
 use crate::records::{Download, Outcome};
 use crate::safety::{Blocked, ConfirmGuard, DomainPolicy, Secrets};
 
+pub use actions::match_option;
 pub use checkpoint::same_name as same_checkpoint_name;
 pub use points::{element_at, to_css, to_image, OutsideImage};
 pub use sequence::MAX_COMMANDS;

@@ -155,6 +155,30 @@ fn py_value(v: &str) -> &str {
     }
 }
 
+/// Python's keywords: no attribute may be named so (`args.from` is a
+/// syntax error).
+const PYTHON_KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// The script's own options, which no parameter may take.
+const OWN_OPTIONS: [&str; 5] = ["url", "files", "headful", "timeout", "help"];
+
+/// A parameter's name in a script, the same in both languages (its flag
+/// `--NAME` and `args.NAME`): a skill's parameter is a lower-case letter,
+/// then letters, digits and `_` (Skill::check), so only a keyword or one of
+/// the script's own options needs a change: an `_` after it.
+fn script_param(name: &str) -> String {
+    if PYTHON_KEYWORDS.contains(&name) || OWN_OPTIONS.contains(&name) {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
 /// A text that may hold `{{param}}` and `{{secret:NAME}}`, as an
 /// expression: literals, `args.param` and `secret("NAME")` joined by `+`.
 fn text_expr(text: &str, params: &[String]) -> String {
@@ -168,9 +192,7 @@ fn text_expr(text: &str, params: &[String]) -> String {
         let part = if let Some(name) = inner.strip_prefix("secret:") {
             Some(format!("secret({})", lit(name.trim())))
         } else if params.iter().any(|p| p == inner) {
-            // A parameter's name is letters, digits and `_` (Skill::check):
-            // Python's argparse and a TypeScript object take it as is.
-            Some(format!("args.{inner}"))
+            Some(format!("args.{}", script_param(inner)))
         } else {
             None
         };
@@ -505,7 +527,7 @@ pub fn export(skill: &Skill, lang: Lang, learned: &Learned) -> String {
     let args: Vec<(String, Option<String>)> = skill
         .params
         .iter()
-        .map(|p| (p.clone(), learned.values.get(p).cloned()))
+        .map(|p| (script_param(p), learned.values.get(p).cloned()))
         .collect();
     match lang {
         Lang::Python => python(skill, &args, &body),

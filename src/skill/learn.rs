@@ -90,7 +90,7 @@ impl Trail {
                 None => None,
             };
             step.done.push(Done {
-                command: s.command.clone(),
+                command: chosen(obs, &s.command),
                 target,
                 within: None,
             });
@@ -216,6 +216,27 @@ impl Trail {
             values.insert(name, value.clone());
         }
         values
+    }
+}
+
+/// A SELECT as seamark did it: the option it chose, whole, where the model
+/// named it by a prefix or in another case (`SELECT:4:lar` chose "Large"),
+/// so that the skill and its scripts choose the same one.
+fn chosen(obs: &Observation, command: &Command) -> Command {
+    let Command::Select { id, option } = command else {
+        return command.clone();
+    };
+    let options = obs
+        .table
+        .get(*id)
+        .map(|e| e.options.as_slice())
+        .unwrap_or_default();
+    match crate::act::match_option(options, option) {
+        Some(i) => Command::Select {
+            id: *id,
+            option: options[i].clone(),
+        },
+        None => command.clone(),
     }
 }
 

@@ -194,7 +194,14 @@ fn read(path: &Path) -> Result<Skill, SkillError> {
         path: path.to_path_buf(),
         cause,
     };
-    let size = std::fs::metadata(path).map_err(unreadable)?.len();
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    if !meta.is_file() {
+        // A FIFO or a device would be waited on, or read without end.
+        return Err(unreadable(std::io::Error::other(
+            "it is not a regular file",
+        )));
+    }
+    let size = meta.len();
     if size > MAX_SKILL_BYTES {
         return Err(SkillError::TooLarge {
             size,

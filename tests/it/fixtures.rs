@@ -588,3 +588,140 @@ async fn a_replay_keeps_the_domain_policy_for_a_frame_the_recording_holds() {
         "the refusal is recorded: {blocked:?}"
     );
 }
+
+/// Fills the trip form, the size by the first letters of its option.
+fn books_a_trip(r: &Received) -> Reply {
+    Reply::Text(if r.url().contains("/travel/submit") {
+        "ANSWER:booked\nCOMPLETE:booked".into()
+    } else {
+        format!(
+            "TYPE:{}:Lisbon\nTYPE:{}:Economy\nTYPE:{}:https://trip.example/x\nSELECT:{}:lar\nCLICK:{}",
+            r.id_of("From"),
+            r.id_of("Class"),
+            r.id_of("URL"),
+            r.id_of("Size"),
+            r.id_of("Book")
+        )
+    })
+}
+
+/// `tsc` of `ts_dir()`, with the options of a strict project, on `args`.
+async fn tsc(args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(ts_dir().join("node_modules/.bin/tsc"))
+        .args(["--strict", "--noUnusedLocals", "--target", "es2022"])
+        .args(["--module", "nodenext", "--moduleResolution", "nodenext"])
+        .args(["--types", "node"])
+        .args(args)
+        .current_dir(ts_dir())
+        .output()
+        .await
+        .expect("tsc")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_with_fields_from_class_and_url_exports_scripts_that_run_in_both_languages() {
+    let server = Server::start(None).await;
+    let model = ModelServer::answering(books_a_trip).await;
+    let w = Workdir::new(&model);
+    let learned = w
+        .run(&[
+            "run",
+            "--task",
+            "Book a trip from Lisbon in Economy, link https://trip.example/x, size Large",
+            "--url",
+            &server.url("travel-form.html"),
+            "--json",
+        ])
+        .await;
+    assert_eq!(learned.json()["status"], "done", "{}", learned.stderr());
+    assert_eq!(
+        server.posted("/travel/submit"),
+        ["from=Lisbon&class=Economy&url=https%3A%2F%2Ftrip.example%2Fx&size=Large"],
+        "the prefix chose Large"
+    );
+    let skill = std::fs::read_dir(w.path("skills"))
+        .expect("a skills folder")
+        .filter_map(|e| e.ok())
+        .find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".json").map(str::to_string)
+        })
+        .expect("a skill was learned");
+    let chrome = seamark::browser::find_chromium(None).expect("Chromium");
+    let other = [
+        "--from_",
+        "Porto",
+        "--class_",
+        "Business",
+        "--url_",
+        "https://trip.example/y",
+        "--size",
+        "Small",
+    ];
+    let wanted = "from=Porto&class=Business&url=https%3A%2F%2Ftrip.example%2Fy&size=Small";
+    for (lang, file) in [("python", "trip.py"), ("typescript", "trip.ts")] {
+        let out = w
+            .run(&["skill", "export", &skill, "--lang", lang, "--out", file])
+            .await;
+        assert_eq!(out.code(), Some(0), "{}", out.stderr());
+    }
+    let script = std::fs::read_to_string(w.path("trip.py")).unwrap();
+    assert!(script.contains("choose("), "{script}");
+    assert!(
+        !script.contains("\"lar\""),
+        "the prefix, not the option: {script}"
+    );
+    let ran = tokio::process::Command::new("python3")
+        .arg(w.path("trip.py"))
+        .args(other)
+        .env("CHROME_PATH", &chrome)
+        .env("TMPDIR", w.path("tmp"))
+        .output()
+        .await
+        .expect("python3 runs the export");
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(
+        said.contains("TODO: the model went on here"),
+        "{said}\n{script}"
+    );
+    assert_eq!(
+        server.posted("/travel/submit").last().map(String::as_str),
+        Some(wanted),
+        "{said}"
+    );
+    if !ts_dir().join("node_modules/.bin/tsc").is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "scripts/setup.sh installs tsc"
+        );
+        eprintln!("skipped: tsc is not at {}", ts_dir().display());
+        return;
+    }
+    // Built beside the packages, as a team's project holds it, and run.
+    let own = ts_dir().join(format!("trip-{}", std::process::id()));
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::copy(w.path("trip.ts"), own.join("trip.ts")).unwrap();
+    let own_str = own.to_string_lossy().into_owned();
+    let built = tsc(&["--outDir", &own_str, &format!("{own_str}/trip.ts")]).await;
+    assert!(
+        built.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&built.stdout),
+        std::fs::read_to_string(w.path("trip.ts")).unwrap_or_default()
+    );
+    let ran = tokio::process::Command::new("node")
+        .arg(own.join("trip.js"))
+        .args(other)
+        .env("CHROME_PATH", &chrome)
+        .env("TMPDIR", w.path("tmp"))
+        .current_dir(ts_dir())
+        .output()
+        .await
+        .expect("node runs the export");
+    let _ = std::fs::remove_dir_all(&own);
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert!(said.contains("TODO: the model went on here"), "{said}");
+    let posted = server.posted("/travel/submit");
+    assert_eq!(posted.len(), 3, "{posted:?}\n{said}");
+    assert_eq!(posted.last().map(String::as_str), Some(wanted), "{said}");
+}

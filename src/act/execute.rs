@@ -282,8 +282,11 @@ impl Executor {
     /// tab it came from. What was done, in words; `None` when the page may
     /// be shown.
     pub async fn leave_refused(&mut self, session: &mut Session) -> Option<String> {
+        let closed = self.close_refused_tabs(session).await;
         let here = actions::page_url(session.page()).await;
-        let why = self.options.domains.url_refusal(&here)?;
+        let Some(why) = self.options.domains.url_refusal(&here) else {
+            return closed;
+        };
         let _ = actions::back(session.page()).await;
         self.settle(session, self.options.settle_timeout).await;
         let still = actions::page_url(session.page()).await;
@@ -296,6 +299,41 @@ impl Executor {
                 "the page {here} is outside the domain policy ({why}), and could not be left: {e}"
             ),
         })
+    }
+
+    /// Closes every other tab of the session the domain policy refuses,
+    /// or whose load it cut (an error page): a popup a page opened on its
+    /// own, on load or on a timer, which no command's outcome saw. Left
+    /// open in front of the page shown, such a tab kept its screenshot
+    /// waiting 30 s at every look. What was closed, in words.
+    async fn close_refused_tabs(&mut self, session: &Session) -> Option<String> {
+        if !self.options.domains.is_active() {
+            return None;
+        }
+        let shown = session.page().target_id().clone();
+        let tabs = tokio::time::timeout(Duration::from_secs(2), session.tabs())
+            .await
+            .ok()?
+            .ok()?;
+        let mut closed = Vec::new();
+        for tab in tabs.into_iter().filter(|t| *t.target_id() != shown) {
+            let url = actions::page_url(&tab).await;
+            let cut = url.starts_with("chrome-error://");
+            let refused = self.options.domains.url_refusal(&url);
+            if cut || refused.is_some() {
+                let _ = tokio::time::timeout(Duration::from_secs(2), tab.close()).await;
+                closed.push(url);
+            }
+        }
+        if closed.is_empty() {
+            return None;
+        }
+        // The page shown is in front again, drawn, and so photographed.
+        let _ = tokio::time::timeout(Duration::from_secs(2), session.page().bring_to_front()).await;
+        Some(format!(
+            "tabs the page opened on its own to refused hosts were closed: {}",
+            closed.join(", ")
+        ))
     }
 
     /// Looks at the page after the command and tells what changed from the

@@ -1240,3 +1240,53 @@ async fn a_resume_of_a_journal_of_44811_steps_ends_with_a_report_that_folds_them
     );
     assert!(work.path("rec/run.gif").is_file(), "no animation");
 }
+
+/// The probe: a page that opened a refused host on load made every later
+/// look wait 30 s for the refused tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_popup_a_page_opens_on_load_to_a_refused_host_costs_no_look_a_wait() {
+    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
+    for cdp in [None, Some(ws.as_str())] {
+        let other = Server::start(None).await;
+        let sites = Server::start(Some(other.base.clone())).await;
+        let model = ModelServer::answering(|r: &Received| {
+            let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
+            Reply::Text(if text.contains("Title: Looked 3") {
+                "STOP:looked".into()
+            } else if r.url().contains("popup-on-load") {
+                format!("CLICK:{}", r.id_of("Look again"))
+            } else {
+                "WAIT:0.5".into()
+            })
+        })
+        .await;
+        let url = sites.url("popup-on-load.html");
+        let mut args = vec![
+            "--task",
+            "look",
+            "--url",
+            &url,
+            "--allow-domain",
+            "127.0.0.1",
+        ];
+        if let Some(ws) = cdp {
+            args.extend(["--cdp", ws]);
+        }
+        let run = Seamark::task(&args)
+            .model(&model)
+            .envs(&[("SEAMARK_LOG", "seamark=debug")])
+            .output()
+            .await;
+        let err = run.stderr();
+        assert_eq!(run.code(), Some(1), "{cdp:?}: {err}");
+        // The refused tab in front of the page held its screenshot: 30 s
+        // at every look, then taken over the page's own connection.
+        assert!(!err.contains("camera failed"), "{cdp:?}: {err}");
+        assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
+        assert!(
+            !other.was_requested("/offer"),
+            "the refused host was reached"
+        );
+    }
+    browser.kill().await.ok();
+}

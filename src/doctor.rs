@@ -113,32 +113,16 @@ async fn chromium(explicit: Option<&Path>) -> Finding {
             )
         }
     };
-    let version = tokio::time::timeout(
-        Duration::from_secs(20),
-        tokio::process::Command::new(&path)
-            .arg("--version")
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await;
-    match version {
-        Ok(Ok(out)) if out.status.success() => Finding::new(
+    match tokio::time::timeout(Duration::from_secs(20), version_of(&path)).await {
+        Ok(Ok((true, out, _))) => Finding::new(
             "chromium",
             Health::Ok,
-            format!(
-                "{} at {}",
-                String::from_utf8_lossy(&out.stdout).trim(),
-                path.display()
-            ),
+            format!("{} at {}", out.trim(), path.display()),
         ),
-        Ok(Ok(out)) => Finding::new(
+        Ok(Ok((false, _, err))) => Finding::new(
             "chromium",
             Health::Failed,
-            format!(
-                "{} does not run: {}",
-                path.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
+            format!("{} does not run: {}", path.display(), err.trim()),
         )
         .todo("install Chromium again, or point --chrome at one that runs"),
         Ok(Err(err)) => Finding::new(
@@ -153,6 +137,54 @@ async fn chromium(explicit: Option<&Path>) -> Finding {
             format!("{} --version did not answer in 20 s", path.display()),
         )
         .todo("point --chrome at a Chromium that starts"),
+    }
+}
+
+/// The most of what `--version` prints that is read, from each stream.
+const MOST_VERSION: u64 = 4 << 10;
+
+/// Runs `path --version` in a process group of its own, and ends the
+/// whole group after, however it went (a wrapper script's browser too):
+/// whether it ran well, and the start of what it printed on each stream.
+/// Dropped (at the caller's bound), the group is ended all the same.
+async fn version_of(path: &Path) -> std::io::Result<(bool, String, String)> {
+    use tokio::io::AsyncReadExt;
+    let mut child = tokio::process::Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let group = GroupKill(child.id());
+    let read = |stream: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>>| async move {
+        let mut bytes = Vec::new();
+        if let Some(stream) = stream {
+            let _ = stream.take(MOST_VERSION).read_to_end(&mut bytes).await;
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let out = child.stdout.take().map(|s| Box::new(s) as _);
+    let err = child.stderr.take().map(|s| Box::new(s) as _);
+    let (out, err) = futures::join!(read(out), read(err));
+    // What it printed is read: whatever it still runs is ended now.
+    drop(group);
+    let ran = child.wait().await?.success();
+    Ok((ran, out, err))
+}
+
+/// Ends a process group when dropped.
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            // SAFETY: kill(2) of the group this process started.
+            unsafe {
+                libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
+            }
+        }
     }
 }
 
@@ -357,11 +389,33 @@ async fn cdp(target: Option<&str>) -> Finding {
     let target = target.unwrap_or("auto");
     let Ok(devtools) = target.parse::<DevTools>();
     match devtools.websocket(&http).await {
-        Ok(socket) => Finding::new(
-            "cdp",
-            Health::Ok,
-            format!("--cdp {target} finds a browser at {socket}"),
-        ),
+        Ok(socket) => {
+            // Found is not answered: what listens there must speak as a browser.
+            let asked =
+                tokio::time::timeout(Duration::from_secs(5), browser::browser_version(&socket))
+                    .await;
+            match asked {
+                Ok(Ok(product)) => Finding::new(
+                    "cdp",
+                    Health::Ok,
+                    format!("--cdp {target} finds {product} at {socket}"),
+                ),
+                Ok(Err(e)) => Finding::new(
+                    "cdp",
+                    Health::Failed,
+                    format!(
+                        "--cdp {target} names {socket}, which does not answer as a browser: {e}"
+                    ),
+                )
+                .todo("point --cdp at a browser with remote debugging on: `seamark browser`"),
+                Err(_) => Finding::new(
+                    "cdp",
+                    Health::Failed,
+                    format!("--cdp {target} names {socket}, which did not answer in 5 s"),
+                )
+                .todo("point --cdp at a browser with remote debugging on: `seamark browser`"),
+            }
+        }
         Err(err) if given => Finding::new("cdp", Health::Failed, err.to_string())
             .todo("start the browser with remote debugging on: `seamark browser`"),
         Err(_) => Finding::new(

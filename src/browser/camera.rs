@@ -197,6 +197,27 @@ impl Camera {
     }
 }
 
+/// The product and version the browser at `browser_ws` gives over a
+/// connection of its own (`Browser.getVersion`): whether what answers
+/// there is a browser at all, for `seamark doctor`.
+pub async fn browser_version(browser_ws: &str) -> Result<String, RemoteError> {
+    let (socket, _) = async_tungstenite::tokio::connect_async(browser_ws)
+        .await
+        .map_err(|e| RemoteError::Connect {
+            url: browser_ws.to_string(),
+            cause: e.to_string(),
+        })?;
+    let mut connection = Camera { socket, next_id: 0 };
+    let result = connection
+        .call("Browser.getVersion", serde_json::json!({}))
+        .await?;
+    result
+        .get("product")
+        .and_then(|p| p.as_str())
+        .map(str::to_string)
+        .ok_or_else(|| RemoteError::Unreadable(clip(&result.to_string()).to_string()))
+}
+
 /// The start of a long message, for an error.
 fn clip(text: &str) -> &str {
     let end = text.char_indices().nth(200).map_or(text.len(), |(i, _)| i);

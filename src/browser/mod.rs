@@ -28,7 +28,7 @@ mod wire;
 
 pub use launch::tie_to_this_process;
 
-pub use camera::{close_look, screenshot, Region};
+pub use camera::{browser_version, close_look, screenshot, Region};
 pub use consent::{consent_note, Consent, ConsentOutcome, ConsentRecord};
 pub use device::{Device, DeviceOs, UnknownDevice, DEVICES, FALLBACK_CHROME};
 pub use devtools::{

@@ -486,6 +486,18 @@ async fn serve(
         }
         // A server that is no seamark's: 3 MB of text, whatever is asked.
         p if p.starts_with("/not-an-api/") => (200, "text/plain", vec![b'a'; 3_000_000]),
+        // What a browser's DevTools endpoint says of itself, from a
+        // server that is none: its websocket is this server, which
+        // answers no upgrade.
+        "/json/version" => (
+            200,
+            "application/json",
+            format!(
+                "{{\"Browser\": \"NotABrowser/1.0\", \"webSocketDebuggerUrl\": \"{}/devtools/browser/x\"}}",
+                other.replace("http://", "ws://")
+            )
+            .into_bytes(),
+        ),
         "/image.png" => (200, "image/png", tiny_png()),
         // A page that is another on every visit: a replay of it diverges.
         "/visits" => {

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::model_server::{say, status, ModelServer};
+use crate::server::Server;
 use crate::support::Seamark;
 
 /// The checks `doctor --json` printed, by name: (health, found, todo).
@@ -130,6 +131,58 @@ async fn doctor_says_what_to_do_without_chromium_and_with_a_refused_key() {
         .run()
         .await;
     assert!(cdp.stdout().contains("FAILED  cdp"), "{}", cdp.stdout());
+}
+
+/// The probe: doctor read and printed a 1 GB `--version` whole, left a
+/// `--chrome` wrapper's child running past its bound, and called a
+/// websocket that was no browser's "ok cdp".
+#[tokio::test]
+async fn doctor_reads_a_bounded_version_ends_what_it_starts_and_wants_a_browser_to_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let chrome = dir.path().join("chrome");
+    std::fs::write(
+        &chrome,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] || exit 1\nsleep 300 &\necho $! > {}\n\
+             head -c 1000000000 /dev/zero | tr '\\0' a\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&chrome, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let chrome = chrome.to_string_lossy().into_owned();
+    let run = Seamark::new(&["doctor", "--offline", "--chrome", &chrome])
+        .fails(1)
+        .run()
+        .await;
+    assert!(
+        run.out.stdout.len() < 20_000,
+        "{} bytes printed",
+        run.out.stdout.len()
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the wrapper started its child")
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) with signal 0 only asks whether the process is there.
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "));
+    assert!(!alive, "the wrapper's child {pid} outlived doctor");
+
+    // A websocket that answers no DevTools command is no browser.
+    let sites = Server::start(None).await;
+    let cdp = Seamark::new(&["doctor", "--offline", "--cdp", &sites.base])
+        .fails(1)
+        .run()
+        .await;
+    assert!(cdp.stdout().contains("FAILED  cdp"), "{}", cdp.stdout());
+    assert!(
+        cdp.stdout().contains("does not answer as a browser"),
+        "{}",
+        cdp.stdout()
+    );
 }
 
 #[tokio::test]

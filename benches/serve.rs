@@ -59,6 +59,7 @@ fn config(program: &Path, n: usize) -> WorkerConfig {
             name: "confirm".into(),
             kind: OptionKind::Value,
         }]),
+        secrets: program.with_file_name("secrets"),
     }
 }
 

@@ -1100,39 +1100,22 @@ async fn a_page_whose_script_loops_forever_is_stopped_and_the_run_goes_on() {
     assert!(told.contains("Loop forever"), "{told}");
 }
 
-#[tokio::test]
-async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
+/// `seamark run` of `page` with `--allow-domain 127.0.0.1` (its popups go
+/// to `localhost`, refused), answered by `answer`, in a browser seamark
+/// launches and in a person's it attached to: each run (the browser's
+/// name, the run, and the refused host's server), with the debug log in
+/// which the side connection says when a call of its went unanswered.
+async fn in_both_browsers_with_popups_refused(
+    page: &str,
+    answer: fn(&Received) -> Reply,
+) -> Vec<(&'static str, crate::support::Run, Server)> {
     let (mut browser, ws, _profile) = crate::support::running_chromium().await;
-    for cdp in [None, Some(ws.as_str())] {
+    let mut runs = Vec::new();
+    for (name, cdp) in [("launched", None), ("attached", Some(ws.as_str()))] {
         let other = Server::start(None).await;
         let sites = Server::start(Some(other.base.clone())).await;
-        // Each control in turn (a used one's name gains a ✓); on a page
-        // that is not the offers (a popup that navigated while the model
-        // looked), a wait: seamark leaves that page at its next look.
-        let model = ModelServer::answering(|r: &Received| {
-            // The page as listed, not the steps so far.
-            let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
-            let next = [
-                "Open the partner's offer",
-                "Open it apart",
-                "Open it later",
-                "A link to it",
-                "Open it securely",
-            ]
-            .into_iter()
-            .find(|name| text.contains(&format!("\"{name}\"")));
-            Reply::Text(if !r.url().contains("popup-out.html") {
-                "WAIT:1".into()
-            } else if let Some(name) = next {
-                format!("CLICK:{}", r.id_of(name))
-            } else if !text.contains("Title: Looked 2") {
-                format!("CLICK:{}", r.id_of("Look again"))
-            } else {
-                "STOP:looked".into()
-            })
-        })
-        .await;
-        let url = sites.url("popup-out.html");
+        let model = ModelServer::answering(answer).await;
+        let url = sites.url(page);
         let mut args = vec![
             "--task",
             "look",
@@ -1141,20 +1124,56 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
             "--allow-domain",
             "127.0.0.1",
         ];
-        if let Some(ws) = cdp {
-            args.extend(["--cdp", ws]);
-        }
-        // The side connection says in its debug log when a call of its
-        // went unanswered: a tab opened without an opener kept the seal's
-        // waiting 15 s, once a popup.
+        args.extend(cdp.iter().flat_map(|ws| ["--cdp", ws]));
         let run = Seamark::task(&args)
             .model(&model)
             .envs(&[("SEAMARK_LOG", "seamark=debug")])
             .fails(1)
             .run()
             .await;
+        assert!(
+            !run.stderr().contains("was not answered in"),
+            "{name}: {}",
+            run.stderr()
+        );
+        runs.push((name, run, other));
+    }
+    browser.kill().await.expect("stop Chromium");
+    runs
+}
+
+/// Each control of `popup-out.html` in turn (a used one's name gains a ✓);
+/// on a page that is not the offers (a popup that navigated while the model
+/// looked), a wait: seamark leaves that page at its next look.
+fn uses_every_popup(r: &Received) -> Reply {
+    // The page as listed, not the steps so far.
+    let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
+    let next = [
+        "Open the partner's offer",
+        "Open it apart",
+        "Open it later",
+        "A link to it",
+        "Open it securely",
+    ]
+    .into_iter()
+    .find(|name| text.contains(&format!("\"{name}\"")));
+    Reply::Text(if !r.url().contains("popup-out.html") {
+        "WAIT:1".into()
+    } else if let Some(name) = next {
+        format!("CLICK:{}", r.id_of(name))
+    } else if !text.contains("Title: Looked 2") {
+        format!("CLICK:{}", r.id_of("Look again"))
+    } else {
+        "STOP:looked".into()
+    })
+}
+
+#[tokio::test]
+async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
+    for (cdp, run, other) in
+        in_both_browsers_with_popups_refused("popup-out.html", uses_every_popup).await
+    {
         let err = run.stderr();
-        assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
         // An https popup is refused as its tunnel is asked for: by host.
         let secure = err
             .lines()
@@ -1162,7 +1181,7 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
             .unwrap_or_default();
         assert!(
             secure.contains("a new tab to") && secure.contains("was closed"),
-            "{cdp:?}: the https popup was not closed: {err}"
+            "{cdp}: the https popup was not closed: {err}"
         );
         // Every refusal is in the run: during a command, or while a popup
         // that opened blank went on to the refused host.
@@ -1170,18 +1189,14 @@ async fn popups_to_a_refused_host_leave_no_call_waiting_in_either_browser() {
         for path in ["/offer", "/apart", "/later", "/link"] {
             assert!(
                 blocked.iter().any(|t| t.ends_with(path)),
-                "{cdp:?}: no refusal of {path} recorded: {blocked:?}"
+                "{cdp}: no refusal of {path} recorded: {blocked:?}"
             );
         }
         // Each popup was left: the model came back to the offers each time.
         assert!(err.contains("the title is now \"Looked 2\""), "{err}");
         let heard = other.log.lock().map(|l| l.clone()).unwrap_or_default();
-        assert!(
-            heard.is_empty(),
-            "{cdp:?}: the refused host heard {heard:?}"
-        );
+        assert!(heard.is_empty(), "{cdp}: the refused host heard {heard:?}");
     }
-    browser.kill().await.expect("stop Chromium");
 }
 
 #[tokio::test]
@@ -1241,52 +1256,36 @@ async fn a_resume_of_a_journal_of_44811_steps_ends_with_a_report_that_folds_them
     assert!(work.path("rec/run.gif").is_file(), "no animation");
 }
 
-/// The probe: a page that opened a refused host on load made every later
-/// look wait 30 s for the refused tab.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// Looks three times, waiting on any page that is not its own.
+fn looks_three_times(r: &Received) -> Reply {
+    let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
+    Reply::Text(if text.contains("Title: Looked 3") {
+        "STOP:looked".into()
+    } else if r.url().contains("popup-on-load") {
+        format!("CLICK:{}", r.id_of("Look again"))
+    } else {
+        "WAIT:0.5".into()
+    })
+}
+
+/// The probe: a page that opened a refused host on its own made every later
+/// look wait 30 s for the refused tab (66 s for 3 steps).
+#[tokio::test]
 async fn a_popup_a_page_opens_on_load_to_a_refused_host_costs_no_look_a_wait() {
-    let (mut browser, ws, _profile) = crate::support::running_chromium().await;
-    for cdp in [None, Some(ws.as_str())] {
-        let other = Server::start(None).await;
-        let sites = Server::start(Some(other.base.clone())).await;
-        let model = ModelServer::answering(|r: &Received| {
-            let text = crate::model_server::between(&r.text(), "<page_data>", "</page_data>");
-            Reply::Text(if text.contains("Title: Looked 3") {
-                "STOP:looked".into()
-            } else if r.url().contains("popup-on-load") {
-                format!("CLICK:{}", r.id_of("Look again"))
-            } else {
-                "WAIT:0.5".into()
-            })
-        })
-        .await;
-        let url = sites.url("popup-on-load.html");
-        let mut args = vec![
-            "--task",
-            "look",
-            "--url",
-            &url,
-            "--allow-domain",
-            "127.0.0.1",
-        ];
-        if let Some(ws) = cdp {
-            args.extend(["--cdp", ws]);
-        }
-        let run = Seamark::task(&args)
-            .model(&model)
-            .envs(&[("SEAMARK_LOG", "seamark=debug")])
-            .output()
-            .await;
+    for (cdp, run, other) in
+        in_both_browsers_with_popups_refused("popup-on-load.html", looks_three_times).await
+    {
         let err = run.stderr();
-        assert_eq!(run.code(), Some(1), "{cdp:?}: {err}");
         // The refused tab in front of the page held its screenshot: 30 s
         // at every look, then taken over the page's own connection.
-        assert!(!err.contains("camera failed"), "{cdp:?}: {err}");
-        assert!(!err.contains("was not answered in"), "{cdp:?}: {err}");
+        assert!(!err.contains("camera failed"), "{cdp}: {err}");
+        assert!(
+            err.contains("the title is now \"Looked 3\""),
+            "{cdp}: {err}"
+        );
         assert!(
             !other.was_requested("/offer"),
             "the refused host was reached"
         );
     }
-    browser.kill().await.ok();
 }

@@ -102,6 +102,10 @@ impl Client {
             token,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
+                // Idle for less than the server keeps an idle connection
+                // (`api::HEAD_TIMEOUT`): a call never goes out on one the
+                // server is closing.
+                .pool_idle_timeout(super::api::HEAD_TIMEOUT / 2)
                 .build()
                 .unwrap_or_default(),
         })

@@ -461,11 +461,10 @@ async fn submit(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Re
         Ok(r) => r,
         Err(e) => return error(status_of(&e), e),
     };
-    let mut args = vec![
-        format!("--task={}", request.task),
-        format!("--url={}", request.url),
-    ];
-    args.extend(request.args(&config.spec, None).unwrap_or_default());
+    let args = match request.run_args(&config.spec, None) {
+        Ok(args) => args,
+        Err(e) => return error(status_of(&e), e),
+    };
     if let Err(why) = (config.check)(&args) {
         return error(StatusCode::BAD_REQUEST, why);
     }

@@ -185,8 +185,24 @@ impl SessionRequest {
             url,
             options: fields,
         };
-        request.args(spec, None)?;
+        request.run_args(spec, None)?;
         Ok(request)
+    }
+
+    /// The session as `seamark run` arguments after `run`: its task, its
+    /// start URL and its options, each `--flag=value` (see
+    /// [`SessionRequest::args`] for `secrets`).
+    pub fn run_args(
+        &self,
+        spec: &[OptionSpec],
+        secrets: Option<&Path>,
+    ) -> Result<Vec<String>, CoworkerError> {
+        let mut args = vec![
+            format!("--task={}", self.task),
+            format!("--url={}", self.url),
+        ];
+        args.extend(self.args(spec, secrets)?);
+        Ok(args)
     }
 
     /// The options as `seamark run` arguments, each `--flag=value` (the

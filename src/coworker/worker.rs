@@ -231,13 +231,11 @@ impl Worker {
                 .options
                 .insert("confirm".into(), Value::String("park".into()));
         }
-        let options = request
-            .args(&self.config.spec, Some(&self.config.secrets))
+        let session = request
+            .run_args(&self.config.spec, Some(&self.config.secrets))
             .map_err(|e| Box::new(ended(SessionState::Failed, e.to_string())))?;
         let mut args = vec![
             "run".to_string(),
-            format!("--task={}", request.task),
-            format!("--url={}", request.url),
             format!("--out={}", dir.display()),
             "--json".into(),
         ];
@@ -245,7 +243,7 @@ impl Worker {
             // A journal without a start: the run died before it began.
             args.push("--overwrite".into());
         }
-        args.extend(options);
+        args.extend(session);
         Ok(args)
     }
 

@@ -166,10 +166,21 @@ async fn doctor_reads_a_bounded_version_ends_what_it_starts_and_wants_a_browser_
         .trim()
         .parse()
         .unwrap();
-    // SAFETY: kill(2) with signal 0 only asks whether the process is there.
-    let alive = unsafe { libc::kill(pid, 0) } == 0
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "));
-    assert!(!alive, "the wrapper's child {pid} outlived doctor");
+    // SIGKILL is delivered, and the orphan reaped, a moment after doctor
+    // exits: waited for, bounded, before it counts as left behind.
+    let alive = || {
+        // SAFETY: kill(2) with signal 0 only asks whether the process is there.
+        (unsafe { libc::kill(pid, 0) }) == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    };
+    for _ in 0..50 {
+        if !alive() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(!alive(), "the wrapper's child {pid} outlived doctor by 5 s");
 
     // A websocket that answers no DevTools command is no browser.
     let sites = Server::start(None).await;

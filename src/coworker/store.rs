@@ -430,8 +430,8 @@ impl Store {
         let done = sqlx::query(
             "UPDATE sessions SET state = $1, reason = $2, question = $3, hold = $4,
                 result = COALESCE($5, result), steps = COALESCE($6, steps),
-                cost_usd = COALESCE($7, cost_usd), worker = NULL, lease_until = 0,
-                waiting_since = $8, updated = $9
+                cost_usd = CASE WHEN $12 = 1 THEN $7 ELSE cost_usd END, worker = NULL,
+                lease_until = 0, waiting_since = $8, updated = $9
              WHERE id = $10 AND worker = $11 AND state = 'active'",
         )
         .bind(ending.state.word())
@@ -440,11 +440,17 @@ impl Store {
         .bind(ending.hold.as_ref().map(|h| h.to_string()))
         .bind(ending.result.as_ref().map(|r| r.to_string()))
         .bind(ending.steps)
-        .bind(ending.cost_usd)
+        // Never a NULL float: sqlx's `Any` sends one to PostgreSQL as a
+        // `real` (float4), and the connection's cached statement then
+        // declares $7 a float4, so a later cost (a float8) is refused as
+        // "incorrect binary data format in bind parameter 7". The float is
+        // always bound, and $12 says whether it is one.
+        .bind(ending.cost_usd.unwrap_or(0.0))
         .bind(waiting.then_some(now))
         .bind(now)
         .bind(id)
         .bind(worker)
+        .bind(i64::from(ending.cost_usd.is_some()))
         .execute(&self.pool)
         .await?
         .rows_affected()

@@ -50,6 +50,7 @@ mod signals;
 mod signin;
 mod skills;
 mod soak;
+mod team;
 mod toolbox;
 mod traces;
 mod verify;

@@ -58,6 +58,18 @@ pub fn utc_rfc3339(t: SystemTime) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
+/// A moment as RFC 3339 in UTC to the millisecond
+/// (`2026-12-07T21:30:00.123Z`), for records whose order within a second
+/// matters.
+pub fn utc_rfc3339_millis(t: SystemTime) -> String {
+    let (y, mo, d, h, mi, s) = civil(t);
+    let ms = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_millis())
+        .unwrap_or(0);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+}
+
 /// Calendar date and time of a moment, UTC (Howard Hinnant's days-to-civil).
 fn civil(t: SystemTime) -> (i64, u32, u32, u32, u32, u32) {
     let secs = t
@@ -109,6 +121,8 @@ mod tests {
     fn dates() {
         let t = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
         assert_eq!(utc_rfc3339(t), "2023-11-14T22:13:20Z");
+        let t = t + Duration::from_millis(7);
+        assert_eq!(utc_rfc3339_millis(t), "2023-11-14T22:13:20.007Z");
         assert_eq!(
             utc_stamp(UNIX_EPOCH + Duration::from_secs(951_782_400)),
             "20000229-000000"

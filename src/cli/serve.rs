@@ -137,11 +137,32 @@ pub fn run_options() -> Vec<OptionSpec> {
 /// A session's run, parsed as `seamark run` will: a value its flag would
 /// refuse is refused at submission.
 fn check_run(args: &[String]) -> Result<(), RunArgsRefused> {
+    parsed_run(args).map(drop)
+}
+
+/// [`check_run`], and the model the run would use must be one this
+/// process's workers can call: a session none of them could run is
+/// refused now, naming what is missing, not failed at its first step.
+fn check_run_and_model(args: &[String]) -> Result<(), RunArgsRefused> {
+    let matches = parsed_run(args)?;
+    usable_model(matches.get_one::<String>("model")).map_err(|reason| RunArgsRefused { reason })
+}
+
+/// Why the model a run names (else `SEAMARK_MODEL`) cannot be called with
+/// this process's environment, if it cannot.
+fn usable_model(flag: Option<&String>) -> Result<(), String> {
+    let name = super::run::model_name(flag).map_err(|e| e.0)?;
+    seamark::brain::from_model_name(&name, seamark::brain::HttpPolicy::default())
+        .map(drop)
+        .map_err(|e| format!("model {name}: {e}"))
+}
+
+fn parsed_run(args: &[String]) -> Result<clap::ArgMatches, RunArgsRefused> {
     use clap::Args as _;
     let command = super::run::RunArgs::augment_args(clap::Command::new("run"))
         .color(clap::ColorChoice::Never);
     let argv = std::iter::once("run".to_string()).chain(args.iter().cloned());
-    command.try_get_matches_from(argv).map(drop).map_err(|e| {
+    command.try_get_matches_from(argv).map_err(|e| {
         let text = e.render().to_string();
         RunArgsRefused {
             reason: text
@@ -261,6 +282,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         runs.display(),
         args.queue.workers
     );
+    // Runs here use this process's environment: a model it cannot call is
+    // said now, and sessions that would use it are refused. Workers
+    // elsewhere (`--workers 0`) have their own.
+    let has_workers = args.queue.workers > 0;
+    if has_workers {
+        if let Err(why) = usable_model(None) {
+            tell!(
+                "seamark serve: warning: {why}. Sessions that name no `model` of their own are \
+                 refused until this is set"
+            );
+        }
+    }
     let mut hosts = ApiConfig::default_hosts(address);
     if address.ip().is_unspecified() {
         // Every address: the machine's own name is one people use.
@@ -272,7 +305,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         hosts,
         spec: Arc::new(run_options()),
         runs,
-        check: check_run,
+        check: if has_workers {
+            check_run_and_model
+        } else {
+            check_run
+        },
     };
     let server = tokio::spawn(api::serve(listener, store, config, shutdown.clone()));
     until_signal(stop, workers).await;

@@ -239,7 +239,11 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
         (Method::POST, ["api", "sessions", id, "stop"]) => reply(store.stop(id).await),
         (Method::GET, ["api", "sessions", id, "events"]) => {
             let after = last_event(&req);
-            events(store.clone(), id.to_string(), after).await
+            if wants_json(&req) {
+                events_json(store, id, after).await
+            } else {
+                events(store.clone(), id.to_string(), after).await
+            }
         }
         (_, [""] | ["sessions", ..] | ["api", "sessions", ..]) => error(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -518,6 +522,34 @@ fn last_event(req: &Request<Incoming>) -> i64 {
         .find(|(k, _)| k == "after")
         .and_then(|(_, v)| v.parse().ok());
     header.or(query).unwrap_or(0)
+}
+
+/// Whether a request asks for JSON (`Accept: application/json`) rather
+/// than a stream.
+fn wants_json(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all("accept")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| v.split(';').next().unwrap_or_default().trim() == "application/json")
+}
+
+/// A session's changes so far (after `after`), as one JSON list in the
+/// order they happened.
+async fn events_json(store: &Store, id: &str, after: i64) -> Response<Body> {
+    let listed = async {
+        let session = store.get(id).await?;
+        let events = store.events(id, after).await?;
+        Ok::<_, CoworkerError>((session, events))
+    };
+    match listed.await {
+        Ok((session, events)) => json_response(
+            StatusCode::OK,
+            json!({ "status": session.status, "events": events }),
+        ),
+        Err(e) => error(status_of(&e), e),
+    }
 }
 
 /// A session's changes as server-sent events, until it has ended: each is

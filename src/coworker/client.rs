@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::Session;
+use super::{Session, SessionEvent};
 
 /// What a path segment escapes: everything but unreserved characters.
 const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -132,7 +132,11 @@ impl Client {
             url: url.clone(),
             cause,
         };
-        let mut request = self.http.request(method, &url);
+        // JSON, where a route also streams (a session's events).
+        let mut request = self
+            .http
+            .request(method, &url)
+            .header("accept", "application/json");
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
@@ -171,10 +175,7 @@ impl Client {
     }
 
     fn session(value: Value) -> Result<Session, ClientError> {
-        serde_json::from_value(value.clone()).map_err(|e| ClientError::Unreadable {
-            why: e.to_string(),
-            body: value.to_string(),
-        })
+        decoded(&value)
     }
 
     /// Submits a session: `{"task", "url", …options}`. Gives its id.
@@ -212,10 +213,14 @@ impl Client {
             None => "/api/sessions?limit=500".into(),
         };
         let reply = self.call(reqwest::Method::GET, &path, None).await?;
-        serde_json::from_value(reply["sessions"].clone()).map_err(|e| ClientError::Unreadable {
-            why: e.to_string(),
-            body: reply.to_string(),
-        })
+        decoded(&reply["sessions"])
+    }
+
+    /// A session's events so far, in the order they happened.
+    pub async fn events(&self, id: &str) -> Result<Vec<SessionEvent>, ClientError> {
+        let path = Self::session_path(id, "/events")?;
+        let reply = self.call(reqwest::Method::GET, &path, None).await?;
+        decoded(&reply["events"])
     }
 
     /// Answers a waiting session.
@@ -241,4 +246,12 @@ impl Client {
             .await?,
         )
     }
+}
+
+/// A part of the API's answer as the type it holds.
+fn decoded<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, ClientError> {
+    serde_json::from_value(value.clone()).map_err(|e| ClientError::Unreadable {
+        why: e.to_string(),
+        body: value.to_string(),
+    })
 }

@@ -138,8 +138,10 @@ pub struct SessionEvent {
     pub seq: i64,
     /// The session.
     pub session: String,
-    /// When (RFC 3339, UTC).
+    /// When (RFC 3339, UTC, to the millisecond).
     pub at: String,
+    /// When, in milliseconds since the Unix epoch.
+    pub at_ms: i64,
     /// The state it went to, or `step` for a step taken.
     pub state: String,
     /// Why.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyPoolOptions, AnyRow};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyConnection, AnyPool, Row};
 use tokio::sync::Notify;
 
 use super::{CoworkerError, Session, SessionEvent, SessionState};
@@ -79,13 +79,19 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// A stored time as the API gives it: to the millisecond, so that changes
+/// within one second keep their order when read by time.
 fn rfc3339(ms: i64) -> String {
-    crate::clock::utc_rfc3339(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
+    crate::clock::utc_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
 }
 
 /// How long a query waits for a connection: past it the database is
 /// taken as down, and the page and the API say so (503) rather than wait.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The advisory lock under which the tables are made on PostgreSQL (any
+/// number, the same in every process: "seamark" in ASCII).
+const SCHEMA_LOCK: i64 = 0x0073_6561_6d61_726b;
 
 /// What a secret answer becomes in the store once a worker took it.
 pub const SECRET_TAKEN: &str = "!(secret)";
@@ -144,18 +150,24 @@ impl Store {
         self.dialect
     }
 
+    /// Makes the tables, once, however many processes start at the same
+    /// moment on an empty database: on PostgreSQL under an advisory lock
+    /// in one transaction (two `CREATE TABLE IF NOT EXISTS` at once can
+    /// both try to make the table's type, and one fails); SQLite runs one
+    /// writer at a time.
     async fn create(&self) -> Result<(), CoworkerError> {
+        let mut tx = self.pool.begin().await?;
         let serial = match self.dialect {
-            Dialect::Sqlite => {
-                // Readers go on while a worker writes.
-                sqlx::query("PRAGMA journal_mode=WAL")
-                    .execute(&self.pool)
+            Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
+            Dialect::Postgres => {
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(SCHEMA_LOCK)
+                    .execute(&mut *tx)
                     .await?;
-                "INTEGER PRIMARY KEY AUTOINCREMENT"
+                "BIGSERIAL PRIMARY KEY"
             }
-            Dialect::Postgres => "BIGSERIAL PRIMARY KEY",
         };
-        sqlx::query(
+        let tables = [
             "CREATE TABLE IF NOT EXISTS sessions (
                 id TEXT PRIMARY KEY,
                 task TEXT NOT NULL,
@@ -179,27 +191,77 @@ impl Store {
                 created BIGINT NOT NULL,
                 updated BIGINT NOT NULL,
                 waiting_since BIGINT
-            )",
-        )
-        .execute(&self.pool)
-        .await?;
-        sqlx::query(&format!(
-            "CREATE TABLE IF NOT EXISTS session_events (
-                seq {serial},
-                session TEXT NOT NULL,
-                at BIGINT NOT NULL,
-                state TEXT NOT NULL,
-                reason TEXT NOT NULL
             )"
-        ))
-        .execute(&self.pool)
-        .await?;
-        for index in [
-            "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)",
-            "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)",
-        ] {
-            sqlx::query(index).execute(&self.pool).await?;
+            .to_string(),
+            format!(
+                "CREATE TABLE IF NOT EXISTS session_events (
+                    seq {serial},
+                    session TEXT NOT NULL,
+                    at BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    reason TEXT NOT NULL
+                )"
+            ),
+            "CREATE TABLE IF NOT EXISTS accounts (
+                name TEXT PRIMARY KEY,
+                storage_state TEXT,
+                secrets TEXT NOT NULL DEFAULT '[]',
+                login TEXT NOT NULL DEFAULT 'unknown',
+                note TEXT NOT NULL DEFAULT '',
+                last_session TEXT,
+                updated BIGINT NOT NULL
+            )"
+            .to_string(),
+            "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)".into(),
+            "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)".into(),
+        ];
+        for table in &tables {
+            sqlx::query(table).execute(&mut *tx).await?;
         }
+        // Columns later versions added, to a database an earlier one made.
+        self.add_column(&mut tx, "sessions", "account", "TEXT")
+            .await?;
+        sqlx::query("CREATE INDEX IF NOT EXISTS sessions_by_account ON sessions (account, state)")
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        if self.dialect == Dialect::Sqlite {
+            // Readers go on while a worker writes (outside a transaction:
+            // SQLite changes its journal only there).
+            sqlx::query("PRAGMA journal_mode=WAL")
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Adds a column to a table made before it existed.
+    async fn add_column(
+        &self,
+        conn: &mut AnyConnection,
+        table: &str,
+        column: &str,
+        kind: &str,
+    ) -> Result<(), CoworkerError> {
+        let statement = match self.dialect {
+            Dialect::Postgres => {
+                format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
+            }
+            Dialect::Sqlite => {
+                let has: i64 = sqlx::query(&format!(
+                    "SELECT COUNT(*) AS n FROM pragma_table_info('{table}') WHERE name = $1"
+                ))
+                .bind(column)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get("n")?;
+                if has > 0 {
+                    return Ok(());
+                }
+                format!("ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            }
+        };
+        sqlx::query(&statement).execute(conn).await?;
         Ok(())
     }
 
@@ -211,16 +273,8 @@ impl Store {
         state: &str,
         reason: &str,
     ) -> Result<(), CoworkerError> {
-        sqlx::query(
-            "INSERT INTO session_events (session, at, state, reason) VALUES ($1, $2, $3, $4)",
-        )
-        .bind(session)
-        .bind(now_ms())
-        .bind(state)
-        .bind(reason)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let mut conn = self.pool.acquire().await?;
+        noted(&mut conn, session, state, reason).await
     }
 
     /// Records that a step was taken (for the live view and the events).
@@ -245,6 +299,9 @@ impl Store {
     ) -> Result<Session, CoworkerError> {
         let now = now_ms();
         let options = serde_json::Value::Object(options.clone()).to_string();
+        // The session and its first event in one transaction: a worker that
+        // takes it at once records its `active` after this `queued`.
+        let mut tx = self.pool.begin().await?;
         sqlx::query(
             "INSERT INTO sessions (id, task, url, options, state, reason, run_dir, created, updated)
              VALUES ($1, $2, $3, $4, 'queued', 'submitted', $5, $6, $6)",
@@ -255,9 +312,10 @@ impl Store {
         .bind(options)
         .bind(run_dir)
         .bind(now)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        self.note(id, "queued", "submitted").await?;
+        noted(&mut tx, id, "queued", "submitted").await?;
+        tx.commit().await?;
         self.queued.notify_waiters();
         self.get(id).await
     }
@@ -329,6 +387,7 @@ impl Store {
                     seq: r.try_get("seq")?,
                     session: r.try_get("session")?,
                     at: rfc3339(r.try_get("at")?),
+                    at_ms: r.try_get("at")?,
                     state: r.try_get("state")?,
                     reason: r.try_get("reason")?,
                 })
@@ -348,6 +407,7 @@ impl Store {
             Dialect::Sqlite => "",
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
         };
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(&format!(
             "UPDATE sessions SET
                 taken_over = CASE WHEN state = 'active' THEN 1 ELSE 0 END,
@@ -365,7 +425,7 @@ impl Store {
         .bind(worker)
         .bind(now + lease.as_millis() as i64)
         .bind(now)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {
             return Ok(None);
@@ -377,11 +437,12 @@ impl Store {
             sqlx::query("UPDATE sessions SET answer = $1 WHERE id = $2")
                 .bind(SECRET_TAKEN)
                 .bind(&session.id)
-                .execute(&self.pool)
+                .execute(&mut *tx)
                 .await?;
         }
         let taken_over: i64 = row.try_get("taken_over")?;
-        self.note(&session.id, "active", &session.reason).await?;
+        noted(&mut tx, &session.id, "active", &session.reason).await?;
+        tx.commit().await?;
         Ok(Some(Taken {
             session: Session {
                 answer: answer.as_deref().map(shown_answer),
@@ -427,6 +488,7 @@ impl Store {
     ) -> Result<bool, CoworkerError> {
         let now = now_ms();
         let waiting = ending.state == SessionState::Waiting;
+        let mut tx = self.pool.begin().await?;
         let done = sqlx::query(
             "UPDATE sessions SET state = $1, reason = $2, question = $3, hold = $4,
                 result = COALESCE($5, result), steps = COALESCE($6, steps),
@@ -451,13 +513,14 @@ impl Store {
         .bind(id)
         .bind(worker)
         .bind(i64::from(ending.cost_usd.is_some()))
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected()
             == 1;
         if done {
-            self.note(id, ending.state.word(), &ending.reason).await?;
+            noted(&mut tx, id, ending.state.word(), &ending.reason).await?;
         }
+        tx.commit().await?;
         Ok(done)
     }
 
@@ -469,6 +532,7 @@ impl Store {
         if waits.status == SessionState::Waiting {
             super::request::check_answer(answer, waits.hold.is_some())?;
         }
+        let mut tx = self.pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE sessions SET state = 'queued', answer = $1, reason = 'answered',
                 waiting_since = NULL, updated = $2
@@ -477,18 +541,20 @@ impl Store {
         .bind(answer)
         .bind(now_ms())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if changed == 0 {
+            drop(tx);
             let session = self.get(id).await?;
             return Err(CoworkerError::Conflict(format!(
                 "session {id} is {}, not waiting for an answer",
                 session.status
             )));
         }
-        self.note(id, "queued", &format!("answered: {}", shown_answer(answer)))
-            .await?;
+        let why = format!("answered: {}", shown_answer(answer));
+        noted(&mut tx, id, "queued", &why).await?;
+        tx.commit().await?;
         self.queued.notify_waiters();
         self.get(id).await
     }
@@ -497,6 +563,7 @@ impl Store {
     /// one is asked to (its worker stops the run at its next renewal).
     pub async fn stop(&self, id: &str) -> Result<Session, CoworkerError> {
         let now = now_ms();
+        let mut tx = self.pool.begin().await?;
         let stopped = sqlx::query(
             "UPDATE sessions SET state = 'stopped', reason = 'stopped by a person',
                 waiting_since = NULL, updated = $1
@@ -504,13 +571,15 @@ impl Store {
         )
         .bind(now)
         .bind(id)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if stopped == 1 {
-            self.note(id, "stopped", "stopped by a person").await?;
+            noted(&mut tx, id, "stopped", "stopped by a person").await?;
+            tx.commit().await?;
             return self.get(id).await;
         }
+        drop(tx);
         let asked = sqlx::query(
             "UPDATE sessions SET stop_requested = 1, updated = $1 WHERE id = $2 AND state = 'active'",
         )
@@ -532,6 +601,7 @@ impl Store {
 
     /// Gives a session back to the queue: its worker is shutting down.
     pub async fn release(&self, id: &str, worker: &str, why: &str) -> Result<(), CoworkerError> {
+        let mut tx = self.pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE sessions SET state = 'queued', reason = $1, worker = NULL, lease_until = 0,
                 updated = $2
@@ -541,14 +611,34 @@ impl Store {
         .bind(now_ms())
         .bind(id)
         .bind(worker)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?
         .rows_affected();
         if changed == 1 {
-            self.note(id, "queued", why).await?;
+            noted(&mut tx, id, "queued", why).await?;
         }
+        tx.commit().await?;
         Ok(())
     }
+}
+
+/// Records a session's change on `conn`: inside the transaction that
+/// made the change, so that events are numbered in the order the changes
+/// were.
+async fn noted(
+    conn: &mut AnyConnection,
+    session: &str,
+    state: &str,
+    reason: &str,
+) -> Result<(), CoworkerError> {
+    sqlx::query("INSERT INTO session_events (session, at, state, reason) VALUES ($1, $2, $3, $4)")
+        .bind(session)
+        .bind(now_ms())
+        .bind(state)
+        .bind(reason)
+        .execute(conn)
+        .await?;
+    Ok(())
 }
 
 fn session_of(row: &AnyRow) -> Result<Session, CoworkerError> {

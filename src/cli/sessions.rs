@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use seamark::coworker::{Client, Session, SessionState};
+use seamark::coworker::{Account, Client, Session, SessionState};
 
 use super::UsageError;
 
@@ -45,6 +45,10 @@ enum Action {
         /// Where to start (http or https).
         #[arg(long)]
         url: String,
+        /// The account it runs as: one session of an account runs at a
+        /// time, and each starts with the login the last one left.
+        #[arg(long, value_name = "NAME")]
+        account: Option<String>,
         /// A run option, as `seamark run`'s flag in snake case: max_steps=5,
         /// allow_domain=example.com (repeat for a list), no_skills=true.
         #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -63,6 +67,17 @@ enum Action {
     Stop {
         /// The session's id.
         id: String,
+    },
+    /// The accounts: their login, secrets, and the session that holds each.
+    Accounts,
+    /// Define an account, or change its secrets (each as a session names
+    /// one: NAME=env:SEAMARK_SECRET_… or NAME=@FILE).
+    Account {
+        /// Its name.
+        name: String,
+        /// A secret its sessions get (repeatable).
+        #[arg(long = "secret", value_name = "NAME=env:VAR|NAME=@FILE")]
+        secrets: Vec<String>,
     },
     /// Wait until a session waits for a person or has ended; print it.
     Wait {
@@ -99,12 +114,33 @@ fn options(set: &[String]) -> Result<serde_json::Map<String, serde_json::Value>,
 
 fn line(s: &Session) -> String {
     let mut line = format!("{}  {:<8} {:>3} steps  {}", s.id, s.status, s.steps, s.task);
+    if let Some(account) = &s.account {
+        line.push_str(&format!("  (as {account})"));
+    }
     if let Some(q) = s
         .question
         .as_ref()
         .filter(|_| s.status == SessionState::Waiting)
     {
         line.push_str(&format!("\n    asks: {q}"));
+    }
+    line
+}
+
+fn account_line(a: &Account) -> String {
+    let holder = match &a.holder {
+        Some(id) => format!("in use by session {id}"),
+        None => "free".into(),
+    };
+    let mut line = format!(
+        "{}  login {:<6} {holder} · {} queued",
+        a.name, a.login, a.queued
+    );
+    if !a.secrets.is_empty() {
+        line.push_str(&format!("\n    secrets: {}", a.secrets.join(", ")));
+    }
+    if !a.note.is_empty() {
+        line.push_str(&format!("\n    {}", a.note));
     }
     line
 }
@@ -139,39 +175,74 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
             }
         }
         Action::Show { id } => show(&client.get(&id).await?),
-        Action::Submit { task, url, set } => {
+        Action::Submit {
+            task,
+            url,
+            account,
+            set,
+        } => {
             let mut body = options(&set)?;
             body.insert("task".into(), task.into());
             body.insert("url".into(), url.into());
+            if let Some(account) = account {
+                body.insert("account".into(), account.into());
+            }
             let id = client.submit(serde_json::Value::Object(body)).await?;
             show!("{id}");
         }
-        Action::Answer { id, answer } => show(&client.answer(&id, &answer).await?),
-        Action::Stop { id } => show(&client.stop(&id).await?),
-        Action::Wait { id, timeout } => {
-            let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
-            loop {
-                let s = client.get(&id).await?;
-                if s.status.ended() || s.status == SessionState::Waiting {
-                    show(&s);
-                    return Ok(if s.status == SessionState::Done {
-                        ExitCode::SUCCESS
-                    } else if s.status == SessionState::Waiting {
-                        ExitCode::from(super::NEEDS_INPUT)
-                    } else {
-                        ExitCode::from(1)
-                    });
-                }
-                if tokio::time::Instant::now() > deadline {
-                    tell!(
-                        "seamark: session {id} is still {} after {timeout} s",
-                        s.status
-                    );
-                    return Ok(ExitCode::from(1));
-                }
-                tokio::time::sleep(Duration::from_millis(500)).await;
+        Action::Accounts => {
+            let accounts = client.accounts().await?;
+            if args.json {
+                show!("{}", serde_json::json!({ "accounts": accounts }));
+            }
+            for a in accounts.iter().filter(|_| !args.json) {
+                show!("{}", account_line(a));
             }
         }
+        Action::Account { name, secrets } => {
+            let spec = serde_json::json!({ "name": name, "secrets": secrets });
+            let account = client.define_account(spec).await?;
+            if args.json {
+                show!("{}", serde_json::json!(account));
+            } else {
+                show!("{}", account_line(&account));
+            }
+        }
+        Action::Answer { id, answer } => show(&client.answer(&id, &answer).await?),
+        Action::Stop { id } => show(&client.stop(&id).await?),
+        Action::Wait { id, timeout } => return wait(&client, &id, timeout, show).await,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits until a session waits for a person or has ended, and shows it;
+/// exits 0 when done, `NEEDS_INPUT` when it waits, 1 otherwise.
+async fn wait(
+    client: &Client,
+    id: &str,
+    timeout: u64,
+    show: impl Fn(&Session),
+) -> anyhow::Result<ExitCode> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+    loop {
+        let s = client.get(id).await?;
+        if s.status.ended() || s.status == SessionState::Waiting {
+            show(&s);
+            return Ok(if s.status == SessionState::Done {
+                ExitCode::SUCCESS
+            } else if s.status == SessionState::Waiting {
+                ExitCode::from(super::NEEDS_INPUT)
+            } else {
+                ExitCode::from(1)
+            });
+        }
+        if tokio::time::Instant::now() > deadline {
+            tell!(
+                "seamark: session {id} is still {} after {timeout} s",
+                s.status
+            );
+            return Ok(ExitCode::from(1));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
 }

@@ -21,7 +21,8 @@ use tokio::sync::watch;
 use super::http::{respond, status_of, Body};
 use super::page;
 use super::request::{OptionSpec, SessionRequest};
-use super::{CoworkerError, SessionState, Store};
+use super::store::NewSession;
+use super::{AccountSpec, CoworkerError, SessionState, Store};
 
 /// The largest request body taken (a session's JSON, an answer).
 pub const MAX_BODY: usize = 1 << 20;
@@ -237,6 +238,11 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
             Err(r) => r,
         },
         (Method::POST, ["api", "sessions", id, "stop"]) => reply(store.stop(id).await),
+        (Method::GET, ["api", "accounts"]) => match store.accounts().await {
+            Ok(accounts) => json_response(StatusCode::OK, json!({ "accounts": accounts })),
+            Err(e) => error(status_of(&e), e),
+        },
+        (Method::POST, ["api", "accounts"]) => define_account(req, store).await,
         (Method::GET, ["api", "sessions", id, "events"]) => {
             let after = last_event(&req);
             if wants_json(&req) {
@@ -245,7 +251,7 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
                 events(store.clone(), id.to_string(), after).await
             }
         }
-        (_, [""] | ["sessions", ..] | ["api", "sessions", ..]) => error(
+        (_, [""] | ["sessions", ..] | ["api", "sessions" | "accounts", ..]) => error(
             StatusCode::METHOD_NOT_ALLOWED,
             "this method is not taken here",
         ),
@@ -481,6 +487,27 @@ async fn submit(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Re
     }
 }
 
+/// Defines an account (`{"name", "secrets"}`), or changes its secrets.
+async fn define_account(req: Request<Incoming>, store: &Store) -> Response<Body> {
+    let body = match body_json(req).await {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let spec = serde_json::from_value::<AccountSpec>(body)
+        .map_err(|e| {
+            CoworkerError::BadRequest(format!("an account is {{\"name\", \"secrets\"}}: {e}"))
+        })
+        .and_then(AccountSpec::checked);
+    let defined = match spec {
+        Ok(spec) => store.define_account(&spec).await,
+        Err(e) => Err(e),
+    };
+    match defined {
+        Ok(account) => json_response(StatusCode::OK, json!(account)),
+        Err(e) => error(status_of(&e), e),
+    }
+}
+
 /// Stores a checked submission as a queued session.
 pub async fn new_session(
     store: &Store,
@@ -489,15 +516,15 @@ pub async fn new_session(
 ) -> Result<super::Session, CoworkerError> {
     let id = new_id();
     let run_dir = config.runs.join(&id);
-    store
-        .submit(
-            &id,
-            &request.task,
-            &request.url,
-            &request.options,
-            &run_dir.display().to_string(),
-        )
-        .await
+    let run_dir = run_dir.display().to_string();
+    let new = NewSession {
+        task: &request.task,
+        url: &request.url,
+        account: request.account.as_deref(),
+        options: &request.options,
+        run_dir: &run_dir,
+    };
+    store.submit(&id, &new).await
 }
 
 /// A new session id: 12 random hex digits.

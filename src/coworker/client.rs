@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Session, SessionEvent};
+use super::{Account, Session, SessionEvent};
 
 /// What a path segment escapes: everything but unreserved characters.
 const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -214,6 +214,22 @@ impl Client {
         };
         let reply = self.call(reqwest::Method::GET, &path, None).await?;
         decoded(&reply["sessions"])
+    }
+
+    /// The accounts.
+    pub async fn accounts(&self) -> Result<Vec<Account>, ClientError> {
+        let reply = self
+            .call(reqwest::Method::GET, "/api/accounts", None)
+            .await?;
+        decoded(&reply["accounts"])
+    }
+
+    /// Defines an account (`{"name", "secrets"}`), or changes its secrets.
+    pub async fn define_account(&self, spec: Value) -> Result<Account, ClientError> {
+        let reply = self
+            .call(reqwest::Method::POST, "/api/accounts", Some(spec))
+            .await?;
+        decoded(&reply)
     }
 
     /// A session's events so far, in the order they happened.

@@ -6,6 +6,7 @@
 //! to a person parks the session with nothing held; a lease that lapses
 //! lets another worker go on from the journal.
 
+pub mod accounts;
 pub mod api;
 pub mod client;
 pub mod http;
@@ -16,6 +17,7 @@ pub mod worker;
 
 use serde::{Deserialize, Serialize};
 
+pub use accounts::{Account, AccountSpec};
 pub use client::Client;
 pub use request::{OptionKind, OptionSpec, SessionRequest};
 pub use store::Store;
@@ -100,6 +102,9 @@ pub struct Session {
     pub task: String,
     /// The start URL.
     pub url: String,
+    /// The account it runs as, if any.
+    #[serde(default)]
+    pub account: Option<String>,
     /// The run options, named as `seamark run`'s flags in snake case.
     pub options: serde_json::Map<String, serde_json::Value>,
     /// Why it is where it is (the last state change's reason).

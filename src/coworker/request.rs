@@ -122,6 +122,9 @@ pub struct SessionRequest {
     pub task: String,
     /// The start URL (http or https).
     pub url: String,
+    /// The account it runs as: at most one session of an account is
+    /// active at a time, and each starts with the account's login.
+    pub account: Option<String>,
     /// The run options as given.
     pub options: Map<String, Value>,
 }
@@ -180,9 +183,15 @@ impl SessionRequest {
                 "\"url\" {url:?}: a session starts at an http or https URL"
             )));
         }
+        let account = match fields.remove("account") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => Some(account_name(&name)?),
+            Some(other) => return Err(bad(format!("\"account\" must be a string, not {other}"))),
+        };
         let request = SessionRequest {
             task,
             url,
+            account,
             options: fields,
         };
         request.run_args(spec, None)?;
@@ -259,6 +268,32 @@ impl SessionRequest {
                 session_secret(spec, folder).map(|s| format!("--secret={s}"))
             })
             .collect()
+    }
+}
+
+/// The longest account name.
+pub const MAX_ACCOUNT: usize = 64;
+
+/// An account's name as given, when it is one: letters, digits and `.`,
+/// `_`, `-`, `@`, starting with a letter or a digit (it is shown on the
+/// page and in the CLI, and names the login a session starts with).
+pub fn account_name(name: &str) -> Result<String, CoworkerError> {
+    let ok = (1..=MAX_ACCOUNT).contains(&name.len())
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-@".contains(c));
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(bad(format!(
+            "account {:?}: a name of letters, digits, '.', '_', '-' and '@', starting with a \
+             letter or a digit, at most {MAX_ACCOUNT} characters",
+            name.chars().take(80).collect::<String>()
+        )))
     }
 }
 

@@ -36,7 +36,22 @@ pub struct Store {
 /// The columns a session is read from, in every query that gives one.
 const COLUMNS: &str = "id, task, url, options, state, reason, question, hold, answer, result, \
                        run_dir, steps, cost_usd, worker, attempts, created, updated, \
-                       waiting_since, taken_over";
+                       waiting_since, taken_over, account";
+
+/// A session to queue.
+#[derive(Debug, Clone)]
+pub struct NewSession<'a> {
+    /// The task.
+    pub task: &'a str,
+    /// The start URL.
+    pub url: &'a str,
+    /// The account it runs as, if any.
+    pub account: Option<&'a str>,
+    /// Its run options.
+    pub options: &'a serde_json::Map<String, serde_json::Value>,
+    /// Its run directory.
+    pub run_dir: &'a str,
+}
 
 /// A session as a worker takes it.
 #[derive(Debug, Clone)]
@@ -81,7 +96,7 @@ pub fn now_ms() -> i64 {
 
 /// A stored time as the API gives it: to the millisecond, so that changes
 /// within one second keep their order when read by time.
-fn rfc3339(ms: i64) -> String {
+pub(super) fn rfc3339(ms: i64) -> String {
     crate::clock::utc_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64))
 }
 
@@ -92,6 +107,9 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The advisory lock under which the tables are made on PostgreSQL (any
 /// number, the same in every process: "seamark" in ASCII).
 const SCHEMA_LOCK: i64 = 0x0073_6561_6d61_726b;
+
+/// The advisory lock a take holds on PostgreSQL ("seamarkt").
+const TAKE_LOCK: i64 = 0x7365_616d_6172_6b74;
 
 /// What a secret answer becomes in the store once a worker took it.
 pub const SECRET_TAKEN: &str = "!(secret)";
@@ -143,6 +161,11 @@ impl Store {
     /// an answer), for an idle worker of this process.
     pub async fn queued(&self) {
         self.queued.notified().await
+    }
+
+    /// Its connections, for the other tables' own modules.
+    pub(super) fn pool(&self) -> &AnyPool {
+        &self.pool
     }
 
     /// Which database it is.
@@ -289,32 +312,31 @@ impl Store {
     }
 
     /// Queues a new session; its run directory is `run_dir`.
-    pub async fn submit(
-        &self,
-        id: &str,
-        task: &str,
-        url: &str,
-        options: &serde_json::Map<String, serde_json::Value>,
-        run_dir: &str,
-    ) -> Result<Session, CoworkerError> {
+    pub async fn submit(&self, id: &str, new: &NewSession<'_>) -> Result<Session, CoworkerError> {
         let now = now_ms();
-        let options = serde_json::Value::Object(options.clone()).to_string();
+        let options = serde_json::Value::Object(new.options.clone()).to_string();
         // The session and its first event in one transaction: a worker that
         // takes it at once records its `active` after this `queued`.
         let mut tx = self.pool.begin().await?;
         sqlx::query(
-            "INSERT INTO sessions (id, task, url, options, state, reason, run_dir, created, updated)
-             VALUES ($1, $2, $3, $4, 'queued', 'submitted', $5, $6, $6)",
+            "INSERT INTO sessions (id, task, url, options, state, reason, run_dir, created, updated,
+                account)
+             VALUES ($1, $2, $3, $4, 'queued', 'submitted', $5, $6, $6, $7)",
         )
         .bind(id)
-        .bind(task)
-        .bind(url)
+        .bind(new.task)
+        .bind(new.url)
         .bind(options)
-        .bind(run_dir)
+        .bind(new.run_dir)
         .bind(now)
+        .bind(new.account)
         .execute(&mut *tx)
         .await?;
         noted(&mut tx, id, "queued", "submitted").await?;
+        if let Some(account) = new.account {
+            self.known_account(&mut tx, account).await?;
+            waits_for_account(&mut tx, account).await?;
+        }
         tx.commit().await?;
         self.queued.notify_waiters();
         self.get(id).await
@@ -408,6 +430,14 @@ impl Store {
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
         };
         let mut tx = self.pool.begin().await?;
+        if self.dialect == Dialect::Postgres {
+            // One take at a time: two workers that each see an account
+            // free would otherwise each take a session of it.
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(TAKE_LOCK)
+                .execute(&mut *tx)
+                .await?;
+        }
         let row = sqlx::query(&format!(
             "UPDATE sessions SET
                 taken_over = CASE WHEN state = 'active' THEN 1 ELSE 0 END,
@@ -417,9 +447,11 @@ impl Store {
                     ELSE 'taken by ' || $1 END,
                 state = 'active', worker = $1, lease_until = $2, attempts = attempts + 1,
                 stop_requested = 0, updated = $3
-             WHERE id = (SELECT id FROM sessions
-                 WHERE state = 'queued' OR (state = 'active' AND lease_until < $3)
-                 ORDER BY created, id LIMIT 1 {skip_locked})
+             WHERE id = (SELECT s.id FROM sessions s
+                 WHERE (s.state = 'queued' OR (s.state = 'active' AND s.lease_until < $3))
+                   AND (s.account IS NULL OR NOT EXISTS (SELECT 1 FROM sessions o
+                       WHERE o.account = s.account AND o.state = 'active' AND o.id <> s.id))
+                 ORDER BY s.created, s.id LIMIT 1 {skip_locked})
              RETURNING {COLUMNS}, lapses"
         ))
         .bind(worker)
@@ -442,6 +474,9 @@ impl Store {
         }
         let taken_over: i64 = row.try_get("taken_over")?;
         noted(&mut tx, &session.id, "active", &session.reason).await?;
+        if let Some(account) = &session.account {
+            waits_for_account(&mut tx, account).await?;
+        }
         tx.commit().await?;
         Ok(Some(Taken {
             session: Session {
@@ -519,6 +554,9 @@ impl Store {
             == 1;
         if done {
             noted(&mut tx, id, ending.state.word(), &ending.reason).await?;
+            if let Some(account) = account_of(&mut tx, id).await? {
+                waits_for_account(&mut tx, &account).await?;
+            }
         }
         tx.commit().await?;
         Ok(done)
@@ -554,6 +592,9 @@ impl Store {
         }
         let why = format!("answered: {}", shown_answer(answer));
         noted(&mut tx, id, "queued", &why).await?;
+        if let Some(account) = &waits.account {
+            waits_for_account(&mut tx, account).await?;
+        }
         tx.commit().await?;
         self.queued.notify_waiters();
         self.get(id).await
@@ -616,10 +657,48 @@ impl Store {
         .rows_affected();
         if changed == 1 {
             noted(&mut tx, id, "queued", why).await?;
+            if let Some(account) = account_of(&mut tx, id).await? {
+                waits_for_account(&mut tx, &account).await?;
+            }
         }
         tx.commit().await?;
         Ok(())
     }
+}
+
+/// Says on each queued session of `account` why it waits: which session
+/// holds the account, or that it is free again.
+async fn waits_for_account(conn: &mut AnyConnection, account: &str) -> Result<(), CoworkerError> {
+    sqlx::query(
+        "UPDATE sessions SET reason = 'account ' || $1 || ' is in use by session ' ||
+            (SELECT o.id FROM sessions o WHERE o.account = $1 AND o.state = 'active' LIMIT 1)
+         WHERE account = $1 AND state = 'queued'
+           AND EXISTS (SELECT 1 FROM sessions o WHERE o.account = $1 AND o.state = 'active')",
+    )
+    .bind(account)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE sessions SET reason = 'account ' || $1 || ' is free: waiting for a worker'
+         WHERE account = $1 AND state = 'queued' AND reason LIKE 'account % is in use by %'
+           AND NOT EXISTS (SELECT 1 FROM sessions o WHERE o.account = $1 AND o.state = 'active')",
+    )
+    .bind(account)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The account a session runs as.
+async fn account_of(conn: &mut AnyConnection, id: &str) -> Result<Option<String>, CoworkerError> {
+    let row = sqlx::query("SELECT account FROM sessions WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(match row {
+        Some(row) => row.try_get("account")?,
+        None => None,
+    })
 }
 
 /// Records a session's change on `conn`: inside the transaction that
@@ -678,5 +757,6 @@ fn session_of(row: &AnyRow) -> Result<Session, CoworkerError> {
         created: rfc3339(row.try_get("created")?),
         updated: rfc3339(row.try_get("updated")?),
         waiting_since: waiting_since.map(rfc3339),
+        account: row.try_get("account")?,
     })
 }

@@ -15,10 +15,12 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
+use super::accounts::Login;
 use super::request::{OptionSpec, SessionRequest};
 use super::store::{Ending, Taken, SECRET_TAKEN};
 use super::{SessionState, Store};
 use crate::agent::Resume;
+use crate::storage::StorageState;
 
 /// How often a session is taken over again after its workers died, before
 /// it goes to review: a run that kills its worker each time is not retried
@@ -98,10 +100,28 @@ impl Worker {
 
     async fn work_on(&self, taken: Taken, shutdown: &mut watch::Receiver<bool>) {
         let id = taken.session.id.clone();
-        let exit = match self.prepare(&taken) {
+        let login = match &taken.session.account {
+            Some(account) => match self.store.account_login(account).await {
+                Ok((state, secrets)) => Some(AccountLogin::of(state.as_deref(), secrets)),
+                Err(e) => {
+                    let why = format!("its account {account} cannot be read: {e}");
+                    Some(AccountLogin::unreadable(why))
+                }
+            },
+            None => None,
+        };
+        let exit = match self.prepare(&taken, login.as_ref()) {
             Ok(args) => self.run_child(&taken, args, shutdown).await,
             Err(ending) => Exit::Ended(*ending),
         };
+        // What the run left of its account's login goes back to the
+        // account, for its next session: when it ended, parked, or was
+        // given back at a shutdown (not when another worker holds it).
+        if let (Some(account), Some(login), Exit::Ended(_) | Exit::Let(Some(_))) =
+            (&taken.session.account, &login, &exit)
+        {
+            self.save_login(account, &taken.session, login).await;
+        }
         let result = match exit {
             Exit::Ended(ending) => {
                 let waiting = ending.state == SessionState::Waiting;
@@ -121,16 +141,53 @@ impl Worker {
         }
     }
 
+    /// Saves the browser state a session's run left as its account's
+    /// login, judged against the login it started with.
+    async fn save_login(&self, account: &str, session: &super::Session, login: &AccountLogin) {
+        let path = Path::new(&session.run_dir).join(crate::storage::RUN_STATE);
+        // A run that took no step kept no state: the login is as it was.
+        let Ok(after) = StorageState::read(&path) else {
+            return;
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let judged = Login::judged(login.state.as_ref(), &after, now);
+        let saved = match serde_json::to_string(&after) {
+            Ok(json) => {
+                self.store
+                    .save_login(account, &session.id, &json, &judged)
+                    .await
+            }
+            Err(e) => Err(super::CoworkerError::Corrupt(e.to_string())),
+        };
+        if let Err(e) = saved {
+            tracing::warn!("session {}: account {account}: its login: {e}", session.id);
+        }
+    }
+
     /// The arguments of the run that goes on with a session, or how it
     /// ends without one.
-    fn prepare(&self, taken: &Taken) -> Result<Vec<String>, Box<Ending>> {
+    fn prepare(
+        &self,
+        taken: &Taken,
+        login: Option<&AccountLogin>,
+    ) -> Result<Vec<String>, Box<Ending>> {
         let session = &taken.session;
         let dir = Path::new(&session.run_dir);
-        let request = SessionRequest {
+        let mut request = SessionRequest {
             task: session.task.clone(),
             url: session.url.clone(),
+            account: session.account.clone(),
             options: session.options.clone(),
         };
+        if let Some(login) = login {
+            if let Some(why) = &login.unreadable {
+                return Err(Box::new(ended(SessionState::Failed, why.clone())));
+            }
+            login.lend_secrets(&mut request);
+        }
         if taken.lapses > MAX_TAKE_OVERS {
             return Err(Box::new(ended(
                 SessionState::Review,
@@ -143,19 +200,8 @@ impl Worker {
             )));
         }
         let journal = dir.join(crate::journal::JOURNAL);
-        // The start is the journal's first record: its first line tells,
-        // without reading a long journal twice (Resume reads it whole).
-        let started = std::fs::File::open(&journal).is_ok_and(|f| {
-            let mut first = String::new();
-            std::io::BufRead::read_line(
-                &mut std::io::BufReader::new(std::io::Read::take(f, 64 << 10)),
-                &mut first,
-            )
-            .is_ok()
-                && first.contains("\"start\"")
-        });
-        if !started {
-            return self.fresh_run(&request, dir, journal.exists());
+        if !journal_started(&journal) {
+            return self.fresh_run(&request, dir, journal.exists(), login);
         }
         // A run that ended, its worker gone before it said so: the ending
         // is the journal's, not a run to go on with (a done run is not
@@ -194,6 +240,11 @@ impl Worker {
             }
             _ => {}
         }
+        // A resumed run starts from the account's login as it is now:
+        // another session of the account may have changed it meanwhile.
+        if let Some(login) = login {
+            login.lend(dir, true)?;
+        }
         let mut args = vec![
             "resume".to_string(),
             "--json".to_string(),
@@ -217,8 +268,20 @@ impl Worker {
         &self,
         request: &SessionRequest,
         dir: &Path,
-        overwrite: bool,
+        begun: bool,
+        login: Option<&AccountLogin>,
     ) -> Result<Vec<String>, Box<Ending>> {
+        if begun {
+            // A journal without a start: the run died before it began.
+            // What it left goes (as `--overwrite` would), before the
+            // account's login is put there.
+            std::fs::remove_dir_all(dir).map_err(|e| {
+                Box::new(ended(
+                    SessionState::Failed,
+                    format!("its run directory {} cannot be cleared: {e}", dir.display()),
+                ))
+            })?;
+        }
         let mut request = request.clone();
         // Nobody is at a worker's terminal: a destructive action waits for
         // a person's yes on the page.
@@ -239,11 +302,10 @@ impl Worker {
             format!("--out={}", dir.display()),
             "--json".into(),
         ];
-        if overwrite {
-            // A journal without a start: the run died before it began.
-            args.push("--overwrite".into());
-        }
         args.extend(session);
+        if let Some(path) = login.map(|l| l.lend(dir, false)).transpose()?.flatten() {
+            args.push(format!("--storage-state={}", path.display()));
+        }
         Ok(args)
     }
 
@@ -468,6 +530,97 @@ impl Worker {
             }
         };
     }
+}
+
+/// An account's login and secrets, lent to a run of one of its sessions.
+struct AccountLogin {
+    /// Its login as the store keeps it.
+    state: Option<StorageState>,
+    /// Its secrets, named as a session's own.
+    secrets: Vec<String>,
+    /// Why it could not be read, when it could not.
+    unreadable: Option<String>,
+}
+
+impl AccountLogin {
+    fn of(state: Option<&str>, secrets: Vec<String>) -> AccountLogin {
+        // A login that no longer reads starts the session logged out, as
+        // a new account does (the page says so at its end).
+        let state = state.and_then(|s| serde_json::from_str(s).ok());
+        AccountLogin {
+            state,
+            secrets,
+            unreadable: None,
+        }
+    }
+
+    fn unreadable(why: String) -> AccountLogin {
+        AccountLogin {
+            state: None,
+            secrets: Vec::new(),
+            unreadable: Some(why),
+        }
+    }
+
+    /// Adds the account's secrets to the session's own.
+    fn lend_secrets(&self, request: &mut SessionRequest) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        let mut all: Vec<Value> = match request.options.remove("secret") {
+            Some(Value::Array(items)) => items,
+            Some(Value::Null) | None => Vec::new(),
+            Some(one) => vec![one],
+        };
+        all.extend(self.secrets.iter().cloned().map(Value::String));
+        request.options.insert("secret".into(), Value::Array(all));
+    }
+
+    /// Writes the login into the run directory: as the state a resumed
+    /// run starts from (`resumed`), or as a file a new run loads (its
+    /// path given back). None when the account has no login yet.
+    fn lend(&self, dir: &Path, resumed: bool) -> Result<Option<PathBuf>, Box<Ending>> {
+        let Some(state) = &self.state else {
+            return Ok(None);
+        };
+        let path = dir.join(if resumed {
+            crate::storage::RUN_STATE
+        } else {
+            ACCOUNT_LOGIN
+        });
+        std::fs::create_dir_all(dir)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                state
+                    .write(&path, &crate::safety::Secrets::default())
+                    .map_err(|e| e.to_string())
+            })
+            .map_err(|e| {
+                Box::new(ended(
+                    SessionState::Failed,
+                    format!("its account's login could not be given to its run: {e}"),
+                ))
+            })?;
+        Ok(Some(path))
+    }
+}
+
+/// The file in a new run's directory its account's login is loaded from.
+pub const ACCOUNT_LOGIN: &str = "account-login.json";
+
+/// Whether a journal holds a run's start. The start is its first record:
+/// its first line tells, without reading a long journal twice (Resume
+/// reads it whole).
+fn journal_started(journal: &Path) -> bool {
+    std::fs::File::open(journal).is_ok_and(|f| {
+        let mut first = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(std::io::Read::take(f, 64 << 10)),
+            &mut first,
+        )
+        .is_ok()
+            && first.contains("\"start\"")
+    })
 }
 
 /// How watching a run ended.

@@ -6,14 +6,26 @@
 use std::time::Duration;
 
 use seamark::coworker::client::ClientError;
-use seamark::coworker::store::Ending;
+use seamark::coworker::store::{Ending, NewSession};
 use seamark::coworker::{SessionState, Store};
 use serde_json::{json, Value};
 
 use crate::coworker::{submit, titles, wait_for, Served};
-use crate::model_server::ModelServer;
+use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
 use crate::support::Workdir;
+
+/// Queues a session with no options through the store itself.
+async fn queue(store: &Store, id: &str) {
+    let new = NewSession {
+        task: "a task",
+        url: "http://127.0.0.1/",
+        account: None,
+        options: &serde_json::Map::new(),
+        run_dir: "/nowhere",
+    };
+    store.submit(id, &new).await.expect("queued");
+}
 
 /// Bug: on PostgreSQL a session ended without a cost (one done from a
 /// skill) made its connection's cached statement take the cost as a
@@ -23,16 +35,12 @@ use crate::support::Workdir;
 async fn sessions_with_and_without_a_cost_all_save_their_ending_on_postgresql() {
     let pg = crate::postgres::Postgres::start().await;
     let store = Store::open(&pg.url).await.expect("the store");
-    let options = serde_json::Map::new();
     // One at a time, so that each statement goes out on the same pooled
     // connection as the one before it.
     let costs = [None, Some(0.25), None, Some(0.0), Some(1.5), None];
     for (k, cost) in costs.iter().enumerate() {
         let id = format!("s{k}");
-        store
-            .submit(&id, "a task", "http://127.0.0.1/", &options, "/nowhere")
-            .await
-            .expect("submitted");
+        queue(&store, &id).await;
         let taken = store
             .take("w", Duration::from_secs(30))
             .await
@@ -78,16 +86,7 @@ async fn stores_opened_at_once_on_an_empty_postgresql_database_all_open() {
         assert!(store.is_ok(), "store {k}: {:?}", store.as_ref().err());
     }
     let store = opened.into_iter().next().unwrap().unwrap();
-    store
-        .submit(
-            "one",
-            "a task",
-            "http://127.0.0.1/",
-            &serde_json::Map::new(),
-            "/x",
-        )
-        .await
-        .expect("the schema takes a session");
+    queue(&store, "one").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,5 +172,112 @@ async fn a_sessions_events_come_as_json_in_the_order_they_happened_to_the_millis
         .await
         .expect("events");
     assert_eq!(streamed.headers()["content-type"], "text/event-stream");
+    served.terminate().await;
+}
+
+/// The scripted member of the club: says who the page says it is; a task
+/// that asks first waits for a person's answer before it does.
+fn club_member(r: &Received) -> Reply {
+    let text = r.text();
+    let answered = text.contains("The person answered your question");
+    if r.task().starts_with("Ask") && !answered {
+        return Reply::Text("ASK:Go on?".into());
+    }
+    let who = [
+        r.first_named("link", "Welcome back"),
+        r.first_named("link", "Signed in"),
+    ]
+    .into_iter()
+    .find(|n| n != "none")
+    .unwrap_or_else(|| "none".into());
+    Reply::Text(format!("ANSWER:{who}\nCOMPLETE:said who I am"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_of_one_account_run_one_at_a_time_each_logged_in_as_the_last_one_left_it() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(club_member).await;
+    let w = Workdir::new(&model);
+    let pg = crate::postgres::Postgres::start().await;
+    let pin = [("SEAMARK_SECRET_PIN", "4321")];
+    let served = Served::serve_with_env(&w, &["--db", &pg.url, "--workers", "2"], &pin).await;
+    let client = served.client();
+    client
+        .define_account(json!({ "name": "club", "secrets": ["pin=env:SEAMARK_SECRET_PIN"] }))
+        .await
+        .expect("an account");
+    let url = sites.url("club.html");
+    let of_club = json!({ "account": "club", "no_skills": true, "max_steps": 4 });
+    // The first signs in (the site sets its cookie), then asks and waits.
+    let first = submit(&served, "Ask, then say who you are", &url, of_club.clone()).await;
+    wait_for(&served, &first, SessionState::Waiting).await;
+    // Two more of the same account, at once, with two workers free.
+    let second = submit(&served, "Say who you are", &url, of_club.clone()).await;
+    let third = submit(&served, "Say who you are, again", &url, of_club.clone()).await;
+    let mut most_active = 0;
+    let mut told_why = false;
+    loop {
+        let sessions = client.list(None).await.expect("listed");
+        let ours = |id: &String| sessions.iter().find(|s| &s.id == id).cloned();
+        let (b, c) = (ours(&second).unwrap(), ours(&third).unwrap());
+        let active = sessions
+            .iter()
+            .filter(|s| s.status == SessionState::Active)
+            .count();
+        most_active = most_active.max(active);
+        told_why |= [&b, &c].iter().any(|s| {
+            s.status == SessionState::Queued
+                && s.reason.contains("account club is in use by session")
+        });
+        if b.status.ended() && c.status.ended() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    assert_eq!(most_active, 1, "two sessions of one account ran at once");
+    assert!(
+        told_why,
+        "a waiting session said which session holds its account"
+    );
+    // The waiting first one held nothing: the others ran while it waited.
+    assert_eq!(
+        client.get(&first).await.unwrap().status,
+        SessionState::Waiting
+    );
+    let said = |s: &seamark::coworker::Session| {
+        s.result.as_ref().unwrap()["answer"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let b = wait_for(&served, &second, SessionState::Done).await;
+    let c = wait_for(&served, &third, SessionState::Done).await;
+    // Each started logged in with the cookie the site set in the first.
+    let member = sites
+        .cookies("/club.html")
+        .iter()
+        .find_map(|c| c.split("member=").nth(1).map(|v| v[..6].to_string()))
+        .expect("a later visit came with the login cookie");
+    assert_eq!(said(&b), format!("Welcome back member {member}"));
+    assert_eq!(said(&c), format!("Welcome back member {member}"));
+    // The first goes on once answered, its account free again.
+    client.answer(&first, "yes").await.expect("answered");
+    let a = wait_for(&served, &first, SessionState::Done).await;
+    assert_eq!(said(&a), format!("Welcome back member {member}"));
+    let accounts = client.accounts().await.expect("accounts");
+    assert_eq!(accounts.len(), 1, "{accounts:?}");
+    let club = &accounts[0];
+    assert_eq!(club.login, "kept", "{club:?}");
+    assert_eq!(club.holder, None);
+    assert_eq!(club.secrets, vec!["pin=env:SEAMARK_SECRET_PIN"]);
+    assert!(
+        !serde_json::to_string(&accounts).unwrap().contains(&member),
+        "the login's cookies are never shown"
+    );
+    // The CLI lists it too.
+    let listed = w
+        .run(&["sessions", "--server", &served.base, "accounts"])
+        .await;
+    listed.stdout_has("club  login kept");
     served.terminate().await;
 }

@@ -220,6 +220,18 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
             Err(r) => r,
         },
         (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
+        (Method::GET, ["new"]) => page::new_task(store).await,
+        (Method::POST, ["sessions"]) => match form(req).await {
+            Ok(fields) => match accept(store, config, page::task_of_form(&fields)).await {
+                Ok(session) => page::see(&format!("/sessions/{}", session.id)),
+                Err(e) => page::problem(status_of(&e), e),
+            },
+            Err(r) => r,
+        },
+        (Method::POST, ["answers"]) => match form(req).await {
+            Ok(fields) => page::answered_all(store, &fields).await,
+            Err(r) => r,
+        },
         (Method::GET, ["sessions", id, "run", rest @ ..]) => page::run_file(store, id, rest).await,
         (Method::GET, ["api", "sessions"]) => list(store, req.uri().query()).await,
         (Method::POST, ["api", "sessions"]) => submit(req, store, config).await,
@@ -251,10 +263,12 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
                 events(store.clone(), id.to_string(), after).await
             }
         }
-        (_, [""] | ["sessions", ..] | ["api", "sessions" | "accounts", ..]) => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "this method is not taken here",
-        ),
+        (_, [""] | ["new" | "answers" | "sessions", ..] | ["api", "sessions" | "accounts", ..]) => {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "this method is not taken here",
+            )
+        }
         _ => error(StatusCode::NOT_FOUND, format!("no route {path}")),
     }
 }
@@ -467,24 +481,26 @@ async fn submit(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Re
         Ok(v) => v,
         Err(r) => return r,
     };
-    let request = match SessionRequest::from_value(body, &config.spec) {
-        Ok(r) => r,
-        Err(e) => return error(status_of(&e), e),
-    };
-    let args = match request.run_args(&config.spec, None) {
-        Ok(args) => args,
-        Err(e) => return error(status_of(&e), e),
-    };
-    if let Err(why) = (config.check)(&args) {
-        return error(StatusCode::BAD_REQUEST, why);
-    }
-    match new_session(store, config, &request).await {
+    match accept(store, config, body).await {
         Ok(session) => json_response(
             StatusCode::CREATED,
             json!({ "id": session.id, "status": session.status }),
         ),
         Err(e) => error(status_of(&e), e),
     }
+}
+
+/// A submission (the API's JSON, or the page's form as JSON) checked as
+/// `seamark run` will parse it, and queued.
+async fn accept(
+    store: &Store,
+    config: &ApiConfig,
+    body: serde_json::Value,
+) -> Result<super::Session, CoworkerError> {
+    let request = SessionRequest::from_value(body, &config.spec)?;
+    let args = request.run_args(&config.spec, None)?;
+    (config.check)(&args).map_err(|why| CoworkerError::BadRequest(why.to_string()))?;
+    new_session(store, config, &request).await
 }
 
 /// Defines an account (`{"name", "secrets"}`), or changes its secrets.

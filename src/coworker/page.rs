@@ -10,7 +10,7 @@ use askama::Template;
 use hyper::{Response, StatusCode};
 
 use super::http::{respond, status_of, Body};
-use super::{Session, SessionEvent, SessionState, Store};
+use super::{Account, Session, SessionEvent, SessionState, Store};
 
 const STYLE: &str = include_str!("../../templates/serve/serve.css");
 
@@ -18,6 +18,7 @@ const STYLE: &str = include_str!("../../templates/serve/serve.css");
 struct Waiting {
     id: String,
     task: String,
+    account: Option<String>,
     question: String,
     since: String,
     hold: bool,
@@ -28,6 +29,7 @@ struct Row {
     id: String,
     status: String,
     task: String,
+    account: String,
     steps: i64,
     cost: String,
     updated: String,
@@ -42,7 +44,17 @@ struct SessionsPage {
     live: bool,
     counts: Vec<(String, i64)>,
     waiting: Vec<Waiting>,
+    /// Whether a question waits for a typed answer (not only holds).
+    has_questions: bool,
     sessions: Vec<Row>,
+    accounts: Vec<Account>,
+}
+
+#[derive(Template)]
+#[template(path = "serve/new.html")]
+struct NewTaskPage {
+    style: &'static str,
+    accounts: Vec<String>,
 }
 
 /// A step of the live view.
@@ -67,6 +79,7 @@ struct SessionPage {
     cost: String,
     run_dir: String,
     answer: Option<String>,
+    account: Option<String>,
     question: Option<String>,
     hold: bool,
     hold_screenshot: Option<String>,
@@ -92,7 +105,8 @@ fn html(rendered: Result<String, askama::Error>) -> Response<Body> {
     }
 }
 
-fn problem(status: StatusCode, why: impl std::fmt::Display) -> Response<Body> {
+/// A plain-text page that says what went wrong.
+pub(super) fn problem(status: StatusCode, why: impl std::fmt::Display) -> Response<Body> {
     respond(status, "text/plain; charset=utf-8", why.to_string())
 }
 
@@ -102,10 +116,11 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
         .find(|(k, _)| k == "state")
         .and_then(|(_, v)| SessionState::from_word(&v));
     // At once: a database that is down is told after one wait, not three.
-    let (listed, waiting, counts) = match futures::try_join!(
+    let (listed, waiting, counts, accounts) = match futures::try_join!(
         store.list(state, 200),
         store.list(Some(SessionState::Waiting), 200),
         store.counts(),
+        store.accounts(),
     ) {
         Ok(all) => all,
         Err(e) => return problem(status_of(&e), e),
@@ -113,10 +128,14 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
     let running = counts
         .iter()
         .any(|(s, n)| *n > 0 && (s == "active" || s == "queued"));
+    // The oldest question first: answered in the order they came.
+    let mut waiting = waiting;
+    waiting.reverse();
     let page = SessionsPage {
         style: STYLE,
         live: running && waiting.is_empty(),
         counts,
+        has_questions: waiting.iter().any(|s| s.hold.is_none()),
         waiting: waiting
             .into_iter()
             .map(|s| Waiting {
@@ -125,8 +144,10 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
                 since: s.waiting_since.clone().unwrap_or_default(),
                 id: s.id,
                 task: s.task,
+                account: s.account,
             })
             .collect(),
+        accounts,
         sessions: listed
             .into_iter()
             .map(|s| Row {
@@ -134,6 +155,7 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
                 cost: cost(s.cost_usd),
                 id: s.id,
                 task: s.task,
+                account: s.account.unwrap_or_default(),
                 steps: s.steps,
                 updated: s.updated,
             })
@@ -183,6 +205,7 @@ pub async fn session(store: &Store, id: &str) -> Response<Body> {
         answer,
         question,
         hold,
+        account,
         ..
     } = session;
     let page = SessionPage {
@@ -204,6 +227,7 @@ pub async fn session(store: &Store, id: &str) -> Response<Body> {
         steps,
         run_dir,
         answer,
+        account,
     };
     html(page.render())
 }
@@ -222,6 +246,80 @@ pub async fn answered(store: &Store, id: &str, fields: &[(String, String)]) -> R
         Ok(_) => see(&format!("/sessions/{id}")),
         Err(e) => problem(status_of(&e), e),
     }
+}
+
+/// `/new`: the form that gives the server a task.
+pub async fn new_task(store: &Store) -> Response<Body> {
+    match store.accounts().await {
+        Ok(accounts) => html(
+            NewTaskPage {
+                style: STYLE,
+                accounts: accounts.into_iter().map(|a| a.name).collect(),
+            }
+            .render(),
+        ),
+        Err(e) => problem(status_of(&e), e),
+    }
+}
+
+/// The new-task form's fields as a session's JSON: empty fields left out,
+/// a number as a number, the domains as a list.
+pub fn task_of_form(fields: &[(String, String)]) -> serde_json::Value {
+    let mut task = serde_json::Map::new();
+    for (name, value) in fields {
+        let value = value.trim();
+        if value.is_empty() {
+            continue;
+        }
+        let value = match name.as_str() {
+            "max_steps" => value
+                .parse::<u64>()
+                .map(serde_json::Value::from)
+                .unwrap_or_else(|_| value.into()),
+            "allow_domain" => value
+                .split([',', ' ', '\n'])
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(serde_json::Value::from)
+                .collect(),
+            "expect_text" => serde_json::json!([value]),
+            _ => value.into(),
+        };
+        task.insert(name.clone(), value);
+    }
+    serde_json::Value::Object(task)
+}
+
+/// The answers form: every answer given (`answer-<id>`) goes to its
+/// session; one that cannot be taken is said, the others taken still.
+pub async fn answered_all(store: &Store, fields: &[(String, String)]) -> Response<Body> {
+    let mut refused = Vec::new();
+    let mut taken = 0;
+    for (name, value) in fields {
+        let (Some(id), answer) = (name.strip_prefix("answer-"), value.trim()) else {
+            continue;
+        };
+        if answer.is_empty() {
+            continue;
+        }
+        match store.answer(id, answer).await {
+            Ok(_) => taken += 1,
+            Err(e) => refused.push(format!("session {id}: {e}")),
+        }
+    }
+    if refused.is_empty() && taken > 0 {
+        return see("/");
+    }
+    if taken == 0 && refused.is_empty() {
+        return problem(StatusCode::BAD_REQUEST, "no answer was given");
+    }
+    problem(
+        StatusCode::CONFLICT,
+        format!(
+            "{taken} answers taken; these were not:\n{}",
+            refused.join("\n")
+        ),
+    )
 }
 
 /// The stop button.
@@ -352,7 +450,8 @@ impl RunFile {
     }
 }
 
-fn see(location: &str) -> Response<Body> {
+/// A redirect after a form's post.
+pub(super) fn see(location: &str) -> Response<Body> {
     let mut r = respond(StatusCode::SEE_OTHER, "text/plain", "");
     if let Ok(v) = location.parse() {
         r.headers_mut().insert("location", v);

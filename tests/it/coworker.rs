@@ -192,10 +192,13 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
         .elements
         .clone();
     assert!(
-        asks.iter().any(|e| e.name == "Answer"),
+        asks.iter().any(|e| e.name == "Send answers"),
         "the page shows the question with a box: {asks:?}"
     );
-    let (field, button) = (actor.id("answer"), actor.id("Answer"));
+    let (field, button) = (
+        actor.id("answer to: Look up the weather where the person wants"),
+        actor.id("Send answers"),
+    );
     let report = actor
         .run(&format!("TYPE:{field}:Rome\nCLICK:{button}"))
         .await;

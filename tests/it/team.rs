@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::coworker::{submit, titles, wait_for, Served};
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
-use crate::support::Workdir;
+use crate::support::{Fixture, Workdir};
 
 /// Queues a session with no options through the store itself.
 async fn queue(store: &Store, id: &str) {
@@ -279,5 +279,126 @@ async fn sessions_of_one_account_run_one_at_a_time_each_logged_in_as_the_last_on
         .run(&["sessions", "--server", &served.base, "accounts"])
         .await;
     listed.stdout_has("club  login kept");
+    served.terminate().await;
+}
+
+/// Gives a task through the page's form, in a real browser: gives back
+/// the new session's id, read off the page it lands on.
+async fn give_task_on_the_page(served: &Served, task: &str, url: &str, account: &str) -> String {
+    let fx = Fixture::open(&format!("{}/new", served.base)).await;
+    let mut actor = fx.actor().await;
+    let (task_box, url_box, account_box, start) = (
+        actor.id("Task"),
+        actor.id("Start URL"),
+        actor.id("Account"),
+        actor.id("Start"),
+    );
+    let report = actor
+        .run(&format!(
+            "TYPE:{task_box}:{task}\nTYPE:{url_box}:{url}\nTYPE:{account_box}:{account}\nCLICK:{start}"
+        ))
+        .await;
+    assert!(
+        report.outcomes.iter().all(|o| !o.status.is_failure()),
+        "{report:?}"
+    );
+    let landed = actor.look().await.url.clone();
+    actor.close().await;
+    landed
+        .split("/sessions/")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the form did not lead to the session: {landed}"))
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_given_on_the_page_ask_and_both_questions_are_answered_in_one_post() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(crate::sessions::asks_the_city).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "2"]).await;
+    let url = sites.url("lookup.html");
+    let first = give_task_on_the_page(
+        &served,
+        "Look up the weather for the first person",
+        &url,
+        "ann",
+    )
+    .await;
+    let second = give_task_on_the_page(
+        &served,
+        "Look up the weather for the second person",
+        &url,
+        "bob",
+    )
+    .await;
+    let a = wait_for(&served, &first, SessionState::Waiting).await;
+    let b = wait_for(&served, &second, SessionState::Waiting).await;
+    assert_eq!(a.account.as_deref(), Some("ann"));
+    assert_eq!(b.account.as_deref(), Some("bob"));
+    assert_eq!(a.url, url, "the form's URL is the session's");
+
+    // Both questions on one screen, each naming its task and account.
+    let fx = Fixture::open(&format!("{}/", served.base)).await;
+    let mut actor = fx.actor().await;
+    let text = actor
+        .exec
+        .observation()
+        .expect("a look")
+        .table
+        .elements
+        .clone();
+    let names: Vec<&str> = text.iter().map(|e| e.name.as_str()).collect();
+    assert!(
+        names.contains(&"answer to: Look up the weather for the first person"),
+        "{names:?}"
+    );
+    let (to_first, to_second, send) = (
+        actor.id("answer to: Look up the weather for the first person"),
+        actor.id("answer to: Look up the weather for the second person"),
+        actor.id("Send answers"),
+    );
+    let report = actor
+        .run(&format!(
+            "TYPE:{to_first}:Rome\nTYPE:{to_second}:Oslo\nCLICK:{send}"
+        ))
+        .await;
+    assert!(
+        report.outcomes.iter().all(|o| !o.status.is_failure()),
+        "{report:?}"
+    );
+    actor.close().await;
+    let a = wait_for(&served, &first, SessionState::Done).await;
+    let b = wait_for(&served, &second, SessionState::Done).await;
+    assert_eq!(a.answer.as_deref(), Some("Rome"));
+    assert_eq!(b.answer.as_deref(), Some("Oslo"));
+    assert!(a.result.unwrap()["answer"]
+        .as_str()
+        .unwrap()
+        .starts_with("Rome"));
+    assert!(b.result.unwrap()["answer"]
+        .as_str()
+        .unwrap()
+        .starts_with("Oslo"));
+    // The two answers went in one post: both were queued before either
+    // was taken again.
+    let events_a = served.client().events(&first).await.unwrap();
+    let events_b = served.client().events(&second).await.unwrap();
+    let answered = |events: &[seamark::coworker::SessionEvent]| {
+        events
+            .iter()
+            .find(|e| e.reason.starts_with("answered"))
+            .map(|e| e.seq)
+            .unwrap()
+    };
+    let resumed = |events: &[seamark::coworker::SessionEvent], after: i64| {
+        events
+            .iter()
+            .find(|e| e.state == "active" && e.seq > after)
+            .map(|e| e.seq)
+            .unwrap()
+    };
+    let (qa, qb) = (answered(&events_a), answered(&events_b));
+    assert!(qb < resumed(&events_a, qa) || qa < resumed(&events_b, qb));
     served.terminate().await;
 }

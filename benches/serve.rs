@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
-use seamark::coworker::store::Ending;
+use seamark::coworker::store::{Ending, NewSession};
 use seamark::coworker::{OptionKind, OptionSpec, SessionState, Store, Worker, WorkerConfig};
 use tokio::sync::watch;
 
@@ -60,22 +60,21 @@ fn config(program: &Path, n: usize) -> WorkerConfig {
             kind: OptionKind::Value,
         }]),
         secrets: program.with_file_name("secrets"),
+        runs: program.with_file_name("runs"),
     }
 }
 
 async fn submit(store: &Store, runs: &Path, n: usize) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let id = format!("s{}-{n}", NEXT.fetch_add(1, Ordering::Relaxed));
-    store
-        .submit(
-            &id,
-            "a task",
-            "http://127.0.0.1/",
-            &serde_json::Map::new(),
-            &runs.join(&id).display().to_string(),
-        )
-        .await
-        .expect("submitted");
+    let new = NewSession {
+        task: "a task",
+        url: "http://127.0.0.1/",
+        account: None,
+        options: &serde_json::Map::new(),
+        run_dir: &runs.join(&id).display().to_string(),
+    };
+    store.submit(&id, &new).await.expect("submitted");
     id
 }
 

@@ -101,6 +101,9 @@ impl Journal {
             .write_all(&line)
             .and_then(|()| self.file.flush())
             .and_then(|()| self.file.sync_data())
+            // Mirrored to the worker that runs this session, if one does,
+            // before the run goes on (what it records is about to happen).
+            .and_then(|()| crate::mirror::send(crate::mirror::FrameKind::Line, "", &line))
             .map_err(|cause| JournalError::Write { path, cause })
     }
 
@@ -116,7 +119,9 @@ impl Journal {
 
     fn save_file(&self, name: String, bytes: &[u8]) -> Result<String, JournalError> {
         let path = self.dir.join(&name);
-        std::fs::write(&path, bytes).map_err(|cause| JournalError::Write { path, cause })?;
+        std::fs::write(&path, bytes)
+            .and_then(|()| crate::mirror::send(crate::mirror::FrameKind::File, &name, bytes))
+            .map_err(|cause| JournalError::Write { path, cause })?;
         Ok(name)
     }
 }

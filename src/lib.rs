@@ -64,6 +64,7 @@ pub mod doctor;
 pub mod mcp;
 /// `seamark bench`: what perception costs per page.
 pub mod measure;
+pub mod mirror;
 
 // Small parts everything uses.
 /// The wall clock as the journal writes it.

@@ -10,6 +10,9 @@ use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::Layer;
 
 fn main() -> ExitCode {
+    // First: the descriptors a worker gave this run are closed on exec
+    // before any program (a browser) is started.
+    seamark::mirror::take_from_env();
     let args = match cli::Cli::arguments() {
         Ok(given) => cli::Cli::parse_from(given),
         Err(e) => return fail(e.into()),

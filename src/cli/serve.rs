@@ -44,6 +44,11 @@ pub struct QueueArgs {
     /// copy.
     #[arg(long, value_name = "DIR", default_value = "seamark-serve/secrets")]
     secrets: PathBuf,
+    /// This process's own folder of run directories: a cache of what the
+    /// database keeps of each session's run (any worker rebuilds a run
+    /// from the database when it takes its session), never shared.
+    #[arg(long, value_name = "DIR", default_value = "seamark-serve/runs")]
+    runs: PathBuf,
 }
 
 /// This machine's name ("worker" when it cannot be read).
@@ -74,10 +79,6 @@ pub struct ServeArgs {
     /// loopback when neither is set).
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
-    /// The folder new sessions' run directories go in: with PostgreSQL, one
-    /// every worker reaches at the same path (a shared mount).
-    #[arg(long, value_name = "DIR", default_value = "seamark-serve/runs")]
-    runs: PathBuf,
     /// Another host name the server answers to (repeatable): a request
     /// whose Host names none of them is refused, so that a web page on a
     /// name rebound to this address cannot reach the API. By default
@@ -201,6 +202,9 @@ impl QueueArgs {
         let spec = Arc::new(run_options());
         let secrets = std::path::absolute(&self.secrets)
             .map_err(|e| UsageError(format!("--secrets {}: {e}", self.secrets.display())))?;
+        super::writable_folder("--runs", &self.runs)?;
+        std::fs::create_dir_all(&self.runs)?;
+        let runs = std::fs::canonicalize(&self.runs)?;
         Ok((1..=self.workers)
             .map(|n| {
                 let config = WorkerConfig {
@@ -212,6 +216,7 @@ impl QueueArgs {
                     page: page.clone(),
                     spec: spec.clone(),
                     secrets: secrets.clone(),
+                    runs: runs.clone(),
                 };
                 tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
             })
@@ -265,9 +270,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    super::writable_folder("--runs", &args.runs)?;
-    std::fs::create_dir_all(&args.runs)?;
-    let runs = std::fs::canonicalize(&args.runs)?;
     let store = args.queue.store().await?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -277,9 +279,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let (stop, shutdown) = watch::channel(false);
     let workers = args.queue.start(&store, Some(page.clone()), &shutdown)?;
     tell!(
-        "seamark serve: {page} · sessions in {} · runs in {} · {} workers",
+        "seamark serve: {page} · sessions and their runs in {} · {} workers",
         shown_db(&args.queue.db),
-        runs.display(),
         args.queue.workers
     );
     // Runs here use this process's environment: a model it cannot call is
@@ -304,7 +305,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         token,
         hosts,
         spec: Arc::new(run_options()),
-        runs,
         check: if has_workers {
             check_run_and_model
         } else {

@@ -5,7 +5,6 @@
 //! person visits can submit or answer a session through their browser.
 
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,8 +36,6 @@ pub struct ApiConfig {
     pub token: Option<String>,
     /// The run options a session may set.
     pub spec: Arc<Vec<OptionSpec>>,
-    /// The folder new sessions' run directories go in.
-    pub runs: PathBuf,
     /// The host names the server answers to (a request's `Host`, without
     /// its port): the loopback names and the address it listens on, and
     /// those given with `--allow-host`.
@@ -500,7 +497,7 @@ async fn accept(
     let request = SessionRequest::from_value(body, &config.spec)?;
     let args = request.run_args(&config.spec, None)?;
     (config.check)(&args).map_err(|why| CoworkerError::BadRequest(why.to_string()))?;
-    new_session(store, config, &request).await
+    new_session(store, &request).await
 }
 
 /// Defines an account (`{"name", "secrets"}`), or changes its secrets.
@@ -527,18 +524,16 @@ async fn define_account(req: Request<Incoming>, store: &Store) -> Response<Body>
 /// Stores a checked submission as a queued session.
 pub async fn new_session(
     store: &Store,
-    config: &ApiConfig,
     request: &SessionRequest,
 ) -> Result<super::Session, CoworkerError> {
     let id = new_id();
-    let run_dir = config.runs.join(&id);
-    let run_dir = run_dir.display().to_string();
     let new = NewSession {
         task: &request.task,
         url: &request.url,
         account: request.account.as_deref(),
         options: &request.options,
-        run_dir: &run_dir,
+        // Where it runs is the worker's: its folder, once one takes it.
+        run_dir: "",
     };
     store.submit(&id, &new).await
 }

@@ -12,6 +12,7 @@ pub mod client;
 pub mod http;
 pub mod page;
 pub mod request;
+pub mod runs;
 pub mod store;
 pub mod worker;
 

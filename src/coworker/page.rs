@@ -170,29 +170,33 @@ pub async fn session(store: &Store, id: &str) -> Response<Body> {
         Ok(both) => both,
         Err(e) => return problem(status_of(&e), e),
     };
-    let dir = Path::new(&session.run_dir);
+    // The run as the database keeps it: the worker that ran it may be gone.
+    let (journal, has_report) = match futures::try_join!(
+        store.journal_text(id),
+        store.has_run_file(id, "report.html")
+    ) {
+        Ok(both) => both,
+        Err(e) => return problem(status_of(&e), e),
+    };
     let file_link = |name: &str| format!("/sessions/{id}/run/{name}");
-    let step_cards = crate::report::RunLog::read(dir)
-        .map(|log| {
-            log.steps
-                .iter()
-                .map(|s| StepCard {
-                    step: s.step,
-                    url: s.url.clone(),
-                    commands: s.commands.join("\n"),
-                    screenshot: (!s.screenshot.is_empty()).then(|| file_link(&s.screenshot)),
-                })
-                .collect()
+    let log = crate::report::RunLog::parse(Path::new(&session.run_dir), &journal);
+    let step_cards = log
+        .steps
+        .iter()
+        .map(|s| StepCard {
+            step: s.step,
+            url: s.url.clone(),
+            commands: s.commands.join("\n"),
+            screenshot: (!s.screenshot.is_empty()).then(|| file_link(&s.screenshot)),
         })
-        .unwrap_or_default();
+        .collect();
     let hold_screenshot = session
         .hold
         .as_ref()
         .and_then(|h| h["screenshot"].as_str())
         .and_then(|p| Path::new(p).file_name())
         .map(|n| file_link(&n.to_string_lossy()));
-    let report = (session.status.ended() && dir.join("report.html").is_file())
-        .then(|| file_link("report.html"));
+    let report = (session.status.ended() && has_report).then(|| file_link("report.html"));
     let Session {
         id,
         status,
@@ -337,7 +341,7 @@ pub async fn stopped(store: &Store, id: &str) -> Response<Body> {
 /// own, so that it can reach nothing of the server's), and its records as
 /// plain text. Anything else, and whatever a visited site made the browser
 /// download, is given as an attachment: never run on the server's origin.
-/// No path leaves the run directory, a link's target included.
+/// The files are the database's: no path of the server's disk is read.
 pub async fn run_file(store: &Store, id: &str, segments: &[&str]) -> Response<Body> {
     let session = match store.get(id).await {
         Ok(s) => s,
@@ -349,17 +353,10 @@ pub async fn run_file(store: &Store, id: &str, segments: &[&str]) -> Response<Bo
         return not_found();
     }
     let name = segments.join("/");
-    let root = Path::new(&session.run_dir);
-    let path = root.join(&name);
-    let inside = match (std::fs::canonicalize(root), std::fs::canonicalize(&path)) {
-        (Ok(root), Ok(real)) => real.starts_with(&root) && real.is_file(),
-        _ => false,
-    };
-    if !inside {
-        return not_found();
-    }
-    let Ok(bytes) = tokio::fs::read(&path).await else {
-        return not_found();
+    let bytes = match store.run_file(&session.id, &name).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return not_found(),
+        Err(e) => return problem(status_of(&e), e),
     };
     let shown = RunFile::of(&name);
     let mut r = respond(StatusCode::OK, shown.content_type(&name), bytes);

@@ -104,6 +104,75 @@ pub(super) fn rfc3339(ms: i64) -> String {
 /// taken as down, and the page and the API say so (503) rather than wait.
 pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// The statements that make the tables and their indexes, in order.
+fn tables(serial: &str, blob: &str) -> Vec<String> {
+    vec![
+        "CREATE TABLE IF NOT EXISTS sessions (
+            id TEXT PRIMARY KEY,
+            task TEXT NOT NULL,
+            url TEXT NOT NULL,
+            options TEXT NOT NULL,
+            state TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            question TEXT,
+            hold TEXT,
+            answer TEXT,
+            result TEXT,
+            run_dir TEXT NOT NULL,
+            steps BIGINT NOT NULL DEFAULT 0,
+            cost_usd DOUBLE PRECISION,
+            worker TEXT,
+            lease_until BIGINT NOT NULL DEFAULT 0,
+            attempts BIGINT NOT NULL DEFAULT 0,
+            stop_requested BIGINT NOT NULL DEFAULT 0,
+            taken_over BIGINT NOT NULL DEFAULT 0,
+            lapses BIGINT NOT NULL DEFAULT 0,
+            created BIGINT NOT NULL,
+            updated BIGINT NOT NULL,
+            waiting_since BIGINT
+        )"
+        .to_string(),
+        format!(
+            "CREATE TABLE IF NOT EXISTS session_events (
+                seq {serial},
+                session TEXT NOT NULL,
+                at BIGINT NOT NULL,
+                state TEXT NOT NULL,
+                reason TEXT NOT NULL
+            )"
+        ),
+        "CREATE TABLE IF NOT EXISTS accounts (
+            name TEXT PRIMARY KEY,
+            storage_state TEXT,
+            secrets TEXT NOT NULL DEFAULT '[]',
+            login TEXT NOT NULL DEFAULT 'unknown',
+            note TEXT NOT NULL DEFAULT '',
+            last_session TEXT,
+            updated BIGINT NOT NULL
+        )"
+        .to_string(),
+        format!(
+            "CREATE TABLE IF NOT EXISTS run_journal (
+                seq {serial},
+                session TEXT NOT NULL,
+                line TEXT NOT NULL
+            )"
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS run_files (
+                session TEXT NOT NULL,
+                path TEXT NOT NULL,
+                data {blob} NOT NULL,
+                updated BIGINT NOT NULL,
+                PRIMARY KEY (session, path)
+            )"
+        ),
+        "CREATE INDEX IF NOT EXISTS journal_by_session ON run_journal (session, seq)".into(),
+        "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)".into(),
+        "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)".into(),
+    ]
+}
+
 /// The advisory lock under which the tables are made on PostgreSQL (any
 /// number, the same in every process: "seamark" in ASCII).
 const SCHEMA_LOCK: i64 = 0x0073_6561_6d61_726b;
@@ -180,64 +249,17 @@ impl Store {
     /// writer at a time.
     async fn create(&self) -> Result<(), CoworkerError> {
         let mut tx = self.pool.begin().await?;
-        let serial = match self.dialect {
-            Dialect::Sqlite => "INTEGER PRIMARY KEY AUTOINCREMENT",
+        let (serial, blob) = match self.dialect {
+            Dialect::Sqlite => ("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB"),
             Dialect::Postgres => {
                 sqlx::query("SELECT pg_advisory_xact_lock($1)")
                     .bind(SCHEMA_LOCK)
                     .execute(&mut *tx)
                     .await?;
-                "BIGSERIAL PRIMARY KEY"
+                ("BIGSERIAL PRIMARY KEY", "BYTEA")
             }
         };
-        let tables = [
-            "CREATE TABLE IF NOT EXISTS sessions (
-                id TEXT PRIMARY KEY,
-                task TEXT NOT NULL,
-                url TEXT NOT NULL,
-                options TEXT NOT NULL,
-                state TEXT NOT NULL,
-                reason TEXT NOT NULL,
-                question TEXT,
-                hold TEXT,
-                answer TEXT,
-                result TEXT,
-                run_dir TEXT NOT NULL,
-                steps BIGINT NOT NULL DEFAULT 0,
-                cost_usd DOUBLE PRECISION,
-                worker TEXT,
-                lease_until BIGINT NOT NULL DEFAULT 0,
-                attempts BIGINT NOT NULL DEFAULT 0,
-                stop_requested BIGINT NOT NULL DEFAULT 0,
-                taken_over BIGINT NOT NULL DEFAULT 0,
-                lapses BIGINT NOT NULL DEFAULT 0,
-                created BIGINT NOT NULL,
-                updated BIGINT NOT NULL,
-                waiting_since BIGINT
-            )"
-            .to_string(),
-            format!(
-                "CREATE TABLE IF NOT EXISTS session_events (
-                    seq {serial},
-                    session TEXT NOT NULL,
-                    at BIGINT NOT NULL,
-                    state TEXT NOT NULL,
-                    reason TEXT NOT NULL
-                )"
-            ),
-            "CREATE TABLE IF NOT EXISTS accounts (
-                name TEXT PRIMARY KEY,
-                storage_state TEXT,
-                secrets TEXT NOT NULL DEFAULT '[]',
-                login TEXT NOT NULL DEFAULT 'unknown',
-                note TEXT NOT NULL DEFAULT '',
-                last_session TEXT,
-                updated BIGINT NOT NULL
-            )"
-            .to_string(),
-            "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)".into(),
-            "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)".into(),
-        ];
+        let tables = tables(serial, blob);
         for table in &tables {
             sqlx::query(table).execute(&mut *tx).await?;
         }

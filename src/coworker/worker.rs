@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use super::accounts::Login;
 use super::request::{OptionSpec, SessionRequest};
+use super::runs::RunSync;
 use super::store::{Ending, Taken, SECRET_TAKEN};
 use super::{SessionState, Store};
 use crate::agent::Resume;
@@ -47,6 +48,9 @@ pub struct WorkerConfig {
     /// The folder of secrets kept for sessions (`NAME=@FILE` names a file
     /// in it), absolute.
     pub secrets: PathBuf,
+    /// This worker's own folder of run directories: a cache of what the
+    /// database keeps, rebuilt from it when a session is taken.
+    pub runs: PathBuf,
 }
 
 /// The one argument of a run a worker starts: the rest come on its
@@ -98,8 +102,28 @@ impl Worker {
         }
     }
 
-    async fn work_on(&self, taken: Taken, shutdown: &mut watch::Receiver<bool>) {
+    async fn work_on(&self, mut taken: Taken, shutdown: &mut watch::Receiver<bool>) {
         let id = taken.session.id.clone();
+        // The run goes on in this worker's folder, from what the database
+        // keeps of it (another worker, or this one before, ran it so far).
+        let dir = self.config.runs.join(&id);
+        taken.session.run_dir = dir.display().to_string();
+        let mut sync = RunSync::default();
+        let rebuilt = match self.store.restore_run(&id, &dir).await {
+            Ok(rebuilt) => self.store.ran_in(&id, &dir).await.map(|()| rebuilt),
+            Err(e) => Err(e),
+        };
+        match rebuilt {
+            Ok(true) => sync.already(&dir),
+            Ok(false) => {}
+            Err(e) => {
+                let why = format!("its run could not be rebuilt on {}: {e}", self.config.name);
+                if let Err(e) = self.store.release(&id, &self.config.name, &why).await {
+                    tracing::warn!("worker {}: session {id}: {e}", self.config.name);
+                }
+                return;
+            }
+        }
         let login = match &taken.session.account {
             Some(account) => match self.store.account_login(account).await {
                 Ok((state, secrets)) => Some(AccountLogin::of(state.as_deref(), secrets)),
@@ -111,9 +135,14 @@ impl Worker {
             None => None,
         };
         let exit = match self.prepare(&taken, login.as_ref()) {
-            Ok(args) => self.run_child(&taken, args, shutdown).await,
+            Ok(args) => self.run_child(&taken, args, &mut sync, shutdown).await,
             Err(ending) => Exit::Ended(*ending),
         };
+        // What the run left (its report, its last state) is kept before
+        // the session says it ended: a page that shows the ending finds it.
+        if !matches!(exit, Exit::Let(None)) {
+            sync.sync(&self.store, &id, &dir).await;
+        }
         // What the run left of its account's login goes back to the
         // account, for its next session: when it ended, parked, or was
         // given back at a shutdown (not when another worker holds it).
@@ -313,6 +342,7 @@ impl Worker {
         &self,
         taken: &Taken,
         args: Vec<String>,
+        sync: &mut RunSync,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Exit {
         let session = &taken.session;
@@ -335,17 +365,9 @@ impl Worker {
         // A worker killed with SIGKILL takes its runs (and their browsers)
         // with it: the session's lease lapses, and another worker goes on.
         crate::browser::tie_to_this_process(&mut command);
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(e) => {
-                return Exit::Ended(ended(
-                    SessionState::Failed,
-                    format!(
-                        "its run could not start ({}): {e}",
-                        self.config.program.display()
-                    ),
-                ))
-            }
+        let (mut child, mirrored) = match self.spawn_mirrored(&session.id, &mut command) {
+            Ok(both) => both,
+            Err(why) => return Exit::Ended(ended(SessionState::Failed, why)),
         };
         if let Some(mut stdin) = child.stdin.take() {
             let given = serde_json::to_vec(&args).unwrap_or_default();
@@ -369,7 +391,10 @@ impl Worker {
             }
             text
         });
-        let watched = self.watch(&session.id, &mut child, shutdown).await;
+        let watched = self
+            .watch(&session.id, &mut child, (sync, &dir), shutdown)
+            .await;
+        let _ = mirrored.await;
         let tail = log.await.unwrap_or_default();
         let printed = out.await.unwrap_or_default();
         match watched {
@@ -396,21 +421,61 @@ impl Worker {
         }
     }
 
+    /// Starts a session's run with its journal mirrored to the store: each
+    /// line and saved file is stored before the run goes on.
+    fn spawn_mirrored(
+        &self,
+        id: &str,
+        command: &mut Command,
+    ) -> Result<(Child, tokio::task::JoinHandle<()>), String> {
+        let (mut mirror, ends) = crate::mirror::pipes()
+            .map_err(|e| format!("its run's journal could not be mirrored: {e}"))?;
+        ends.give_to(command);
+        let spawned = command.spawn();
+        // The run holds its ends now: the mirror ends when the run does.
+        drop(ends);
+        let child = spawned.map_err(|e| {
+            format!(
+                "its run could not start ({}): {e}",
+                self.config.program.display()
+            )
+        })?;
+        let store = self.store.clone();
+        let id = id.to_string();
+        let mirrored = tokio::spawn(async move {
+            while let Ok(Some(frame)) = mirror.next().await {
+                let stored = store.mirrored(&id, &frame).await;
+                if let Err(e) = &stored {
+                    tracing::warn!("session {id}: its journal was not stored: {e}");
+                }
+                if mirror.answer(stored.is_ok()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Ok((child, mirrored))
+    }
+
     /// Waits for the run, renewing the lease; stops it when a person asks,
     /// when the worker shuts down, and kills it when the lease is lost.
     async fn watch(
         &self,
         id: &str,
         child: &mut Child,
+        (sync, dir): (&mut RunSync, &Path),
         shutdown: &mut watch::Receiver<bool>,
     ) -> Watched {
         let every = self.config.lease / 3;
         let mut renewed = Instant::now();
         let mut stop_asked = false;
         let mut shutting = false;
+        let mut syncing = tokio::time::interval(super::runs::SYNC_EVERY);
         loop {
             tokio::select! {
                 _ = child.wait() => break,
+                // What changed in the run directory, for the page and for
+                // a worker that goes on with the session elsewhere.
+                _ = syncing.tick() => sync.sync(&self.store, id, dir).await,
                 _ = tokio::time::sleep(every) => {
                     match self.store.renew(id, &self.config.name, self.config.lease).await {
                         Ok(Some(stop)) => {

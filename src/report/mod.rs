@@ -115,7 +115,26 @@ impl RunLog {
             path: path.clone(),
             why: e.to_string(),
         })?;
-        let text = String::from_utf8_lossy(&bytes);
+        let log = RunLog::parse(dir, &String::from_utf8_lossy(&bytes));
+        if log.start.is_none() && log.steps.is_empty() && log.end.is_none() {
+            // What was wrong with the first line that was there, if any.
+            let first = log
+                .problems
+                .first()
+                .map(|p| format!(": {p}"))
+                .unwrap_or_default();
+            return Err(ReportError::Journal {
+                path,
+                why: format!("it holds no record seamark can read{first}"),
+            });
+        }
+        Ok(log)
+    }
+
+    /// A run's journal given as its text (a run kept elsewhere than a
+    /// folder: a session's, in its database); `dir` is where its files
+    /// are said to be. Lines that are not records are listed in `problems`.
+    pub fn parse(dir: &Path, text: &str) -> RunLog {
         let mut log = RunLog {
             dir: dir.to_path_buf(),
             start: None,
@@ -144,19 +163,7 @@ impl RunLog {
                 });
             }
         }
-        if log.start.is_none() && log.steps.is_empty() && log.end.is_none() {
-            // What was wrong with the first line that was there, if any.
-            let first = log
-                .problems
-                .first()
-                .map(|p| format!(": {p}"))
-                .unwrap_or_default();
-            return Err(ReportError::Journal {
-                path,
-                why: format!("it holds no record seamark can read{first}"),
-            });
-        }
-        Ok(log)
+        log
     }
 
     fn take(&mut self, line: &str) -> Result<(), String> {

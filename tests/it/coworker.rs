@@ -249,7 +249,7 @@ impl Served {
 /// A session ordering a widget (`confirm: allow`), returned once its
 /// order reached the site: its step is under way, not yet recorded (the
 /// site answers the order slowly), for a test to cut it there.
-async fn order_in_flight(served: &Served, sites: &Server) -> String {
+pub(crate) async fn order_in_flight(served: &Served, sites: &Server) -> String {
     let id = submit(
         served,
         "Order one widget for Ada",
@@ -823,7 +823,8 @@ async fn a_worker_killed_after_its_run_ended_done_leaves_the_session_done_not_in
         .await
         .expect("take")
         .expect("the queued session");
-    let dir = taken.session.run_dir.clone();
+    assert_eq!(taken.session.id, id);
+    let dir = w.path("gone-worker").join(&id).display().to_string();
     let ran = w
         .run(&[
             "run",
@@ -838,14 +839,26 @@ async fn a_worker_killed_after_its_run_ended_done_leaves_the_session_done_not_in
         ])
         .await;
     assert_eq!(ran.code(), Some(0), "{}", ran.stderr());
+    // The gone worker had mirrored its run's journal to the database, line
+    // by line, to its end.
+    let journal = std::fs::read_to_string(std::path::Path::new(&dir).join("journal.jsonl"))
+        .expect("the run's journal");
+    for line in journal.split_inclusive('\n') {
+        let frame = seamark::mirror::Frame {
+            kind: seamark::mirror::FrameKind::Line,
+            name: String::new(),
+            data: line.as_bytes().to_vec(),
+        };
+        store.mirrored(&id, &frame).await.expect("mirrored");
+    }
     // Another worker finds the lease lapsed: the run's own ending stands.
     let worker = Served::worker(&w, &["--workers", "1", "--lease", "3"]).await;
     let done = wait_for(&served, &id, SessionState::Done).await;
     assert_eq!(done.result.as_ref().unwrap()["answer"], "7");
-    assert_eq!(
-        crate::support::records(std::path::Path::new(&dir), "resume").len(),
-        0,
-        "a done run is not run again"
+    let kept = store.journal_text(&id).await.expect("the journal");
+    assert!(
+        !kept.contains("\"kind\":\"resume\""),
+        "a done run is not run again: {kept}"
     );
     worker.terminate().await;
     served.terminate().await;
@@ -957,17 +970,22 @@ async fn a_session_cut_off_whose_journal_cannot_be_read_goes_to_review() {
     let args = ["--workers", "1", "--lease", "2"];
     let served = Served::serve(&w, &args).await;
     let id = order_in_flight(&served, &sites).await;
-    let run_dir = served.client().get(&id).await.unwrap().run_dir;
     served.kill9().await;
-    // The journal's start is broken: what the cut step did cannot be checked.
-    let journal = std::path::Path::new(&run_dir).join("journal.jsonl");
-    let text = std::fs::read_to_string(&journal).unwrap();
-    let rest: Vec<&str> = text.lines().skip(1).collect();
-    std::fs::write(
-        &journal,
-        format!("{{\"kind\":\"start\",\"task\":\n{}\n", rest.join("\n")),
+    // The journal's start, as the database keeps it, is broken: what the
+    // cut step did cannot be checked.
+    let db = w.path("seamark-serve/sessions.db");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .expect("the sessions' database");
+    sqlx::query(
+        "UPDATE run_journal SET line = '{\"kind\":\"start\",\"task\":' || char(10)
+         WHERE seq = (SELECT MIN(seq) FROM run_journal WHERE session = $1)",
     )
-    .unwrap();
+    .bind(&id)
+    .execute(&pool)
+    .await
+    .expect("the journal's first line broken");
+    pool.close().await;
 
     let served = Served::serve(&w, &args).await;
     let review = wait_for(&served, &id, SessionState::Review).await;

@@ -402,3 +402,116 @@ async fn tasks_given_on_the_page_ask_and_both_questions_are_answered_in_one_post
     assert!(qb < resumed(&events_a, qa) || qa < resumed(&events_b, qb));
     served.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_goes_on_on_another_machine_after_its_worker_and_its_folder_are_gone() {
+    let pg = crate::postgres::Postgres::start().await;
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(crate::sessions::orders).await;
+    let w = Workdir::new(&model);
+    let (serve_runs, runs_a, runs_b) = (w.path("serve"), w.path("machine-a"), w.path("machine-b"));
+    let folder = |p: &std::path::PathBuf| p.display().to_string();
+    let served = Served::serve(
+        &w,
+        &[
+            "--db",
+            &pg.url,
+            "--workers",
+            "0",
+            "--runs",
+            &folder(&serve_runs),
+        ],
+    )
+    .await;
+    let on = |runs: &std::path::PathBuf| {
+        vec![
+            "--db".to_string(),
+            pg.url.clone(),
+            "--workers".into(),
+            "1".into(),
+            "--lease".into(),
+            "2".into(),
+            "--runs".into(),
+            folder(runs),
+        ]
+    };
+    let args_a = on(&runs_a);
+    let a: Vec<&str> = args_a.iter().map(String::as_str).collect();
+    let machine_a = Served::worker(&w, &a).await;
+    let id = crate::coworker::order_in_flight(&served, &sites).await;
+    // Machine B comes up; machine A goes away, its disk with it.
+    let args_b = on(&runs_b);
+    let b: Vec<&str> = args_b.iter().map(String::as_str).collect();
+    let machine_b = Served::worker(&w, &b).await;
+    machine_a.kill9().await;
+    std::fs::remove_dir_all(&runs_a).expect("machine A's folder deleted");
+
+    // B goes on from the database: the cut click is held for a person.
+    let waiting = wait_for(&served, &id, SessionState::Waiting).await;
+    assert!(
+        waiting.run_dir.starts_with(&folder(&runs_b)),
+        "{}",
+        waiting.run_dir
+    );
+    assert_eq!(sites.posted("/order").len(), 1, "nothing sent again");
+    served.client().answer(&id, "no").await.expect("answered");
+    let done = wait_for(&served, &id, SessionState::Done).await;
+    assert_eq!(
+        sites.posted("/order").len(),
+        1,
+        "the order was placed exactly once"
+    );
+    assert_eq!(done.result.as_ref().unwrap()["answer"], "Orders placed: 1");
+    assert!(
+        !serve_runs.join(&id).exists(),
+        "the server keeps no run on disk"
+    );
+
+    // The page shows every step's screenshot and the report, though the
+    // machine that took the first steps is gone.
+    let page = reqwest::get(format!("{}/sessions/{id}", served.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let journal = served.client().events(&id).await.unwrap();
+    assert!(
+        journal.iter().any(|e| e.reason.contains("lapsed")),
+        "{journal:#?}"
+    );
+    let shots: Vec<&str> = page
+        .split("src=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|src| src.contains("/run/step-"))
+        .collect();
+    let steps = done.steps as usize;
+    assert!(
+        shots.len() >= steps && steps >= 2,
+        "{steps} steps, shots {shots:?}"
+    );
+    for shot in &shots {
+        let r = reqwest::get(format!("{}{shot}", served.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{shot}");
+        assert_eq!(r.headers()["content-type"], "image/png", "{shot}");
+        assert!(r.bytes().await.unwrap().starts_with(b"\x89PNG"), "{shot}");
+    }
+    assert!(
+        page.contains(&format!("/sessions/{id}/run/report.html")),
+        "{page}"
+    );
+    let report = reqwest::get(format!("{}/sessions/{id}/run/report.html", served.base))
+        .await
+        .unwrap();
+    assert_eq!(report.status(), 200);
+    assert!(report
+        .text()
+        .await
+        .unwrap()
+        .contains("Order one widget for Ada"));
+    machine_b.terminate().await;
+    served.terminate().await;
+}

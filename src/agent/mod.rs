@@ -204,7 +204,7 @@ impl Agent {
         let mut run = Run::new(self.system_prompt());
         if let Some(dir) = self.options.skills.clone() {
             let (skills, usage) = skill_use::Skills::choose(
-                crate::skill::SkillStore::new(dir),
+                crate::skill::SkillStore::new(dir).reviewed(self.options.review_skills),
                 self.extras.learn_into.clone(),
                 &self.task,
                 &self.url,

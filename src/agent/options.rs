@@ -60,6 +60,9 @@ pub struct AgentOptions {
     /// it without the model while the pages fit, and a run that ends done
     /// is learned into it (see [`crate::skill`]). None: no skills.
     pub skills: Option<PathBuf>,
+    /// What a run learns waits in the skills folder's `proposed/` for a
+    /// person's approval, and is not followed until then.
+    pub review_skills: bool,
     /// What must hold before COMPLETE is taken: each is checked on the live
     /// page (or the answer) when the model says the task is done; one that
     /// fails refuses COMPLETE, and a second refusal ends the run
@@ -93,6 +96,7 @@ impl Default for AgentOptions {
             save_storage_state: None,
             hand_over: false,
             skills: None,
+            review_skills: false,
             expect: Vec::new(),
             site: SiteUse::Live,
             fixed_clock: None,

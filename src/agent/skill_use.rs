@@ -265,9 +265,12 @@ impl Skills {
             return;
         }
         let name = skill.name.clone();
-        match self.store.save(&skill) {
+        let into = self.store.learn_into();
+        let proposed = into.dir() != self.store.dir();
+        match into.save(&skill) {
             Ok(path) => {
                 let verb = match event {
+                    _ if proposed => "proposed for a person's review: learned",
                     SkillEvent::Updated => "updated",
                     _ => "learned",
                 };

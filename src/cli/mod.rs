@@ -561,7 +561,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo(args) => demo::run(args).await,
         Command::Fixture(args) => fixture::run(args),
         Command::Mcp(args) => mcp::run(args).await,
-        Command::Skill(args) => skill::run(args),
+        Command::Skill(args) => skill::run(args).await,
         Command::Browser(args) => browser::run(args).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Worker(args) => serve::worker(args).await,

@@ -43,6 +43,11 @@ pub struct RunArgs {
     /// Neither follow nor learn skills: the model does every step.
     #[arg(long)]
     no_skills: bool,
+    /// What this run learns is proposed, in the skills folder's proposed/,
+    /// and followed only once a person approves it (`seamark skill
+    /// approve NAME`).
+    #[arg(long)]
+    review_skills: bool,
     #[command(flatten)]
     expect: ExpectArgs,
     #[command(flatten)]
@@ -447,6 +452,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| UsageError(e.to_string()))?;
     let options = AgentOptions {
         skills: (!args.no_skills).then_some(args.skills),
+        review_skills: args.review_skills,
         expect: args.expect.checks()?,
         ..args.common.options().await?
     };

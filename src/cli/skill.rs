@@ -1,5 +1,6 @@
-//! `seamark skill list|show|rm`: the skills a folder holds, one of them in
-//! full, and removing one.
+//! `seamark skill list|show|rm|export|approve|refuse`: the skills a folder
+//! holds, one of them in full, removing one, and a person's decision on a
+//! proposed one (in the folder, or on a `seamark serve`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,6 +38,21 @@ enum SkillCommand {
         /// The skill's name.
         name: String,
     },
+    /// Approve a proposed skill (learned under --review-skills, or by a
+    /// session of a `seamark serve`): the next run of its task follows it.
+    Approve {
+        /// The skill's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+    /// Refuse a proposed skill: it is kept as refused, and never followed.
+    Refuse {
+        /// The skill's name.
+        name: String,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
     /// Write a skill as a Playwright script a team owns: its parameters as
     /// arguments (the learned values as defaults), secrets from
     /// SECRET_<NAME>, its targets as locators, the learned run's checks as
@@ -53,9 +69,48 @@ enum SkillCommand {
     },
 }
 
-pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
+/// Where a decision goes: a server's skills, else the folder's.
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// The `seamark serve` whose skill it is (else the skills folder's).
+    #[arg(long, value_name = "URL")]
+    server: Option<String>,
+    /// Its token (else env SEAMARK_TOKEN).
+    #[arg(long, value_name = "TOKEN")]
+    token: Option<String>,
+}
+
+/// A person's decision on a proposed skill, in the folder or on a server.
+async fn decide(
+    store: &SkillStore,
+    name: &str,
+    server: ServerArgs,
+    approve: bool,
+) -> anyhow::Result<ExitCode> {
+    let verb = if approve { "approved" } else { "refused" };
+    if let Some(base) = server.server {
+        let token = server.token.or_else(|| std::env::var("SEAMARK_TOKEN").ok());
+        let client = seamark::coworker::Client::new(&base, token)
+            .map_err(|e| UsageError(format!("--server: {e}")))?;
+        client.decide_skill(name, approve).await?;
+        show!("{verb} skill {name} on {base}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let decided = if approve {
+        store.approve(name)
+    } else {
+        store.refuse(name)
+    };
+    let path = decided.map_err(UsageError::of)?;
+    show!("{verb} skill {name}: {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
     let store = SkillStore::new(&args.skills);
     match args.command {
+        SkillCommand::Approve { name, server } => decide(&store, &name, server, true).await,
+        SkillCommand::Refuse { name, server } => decide(&store, &name, server, false).await,
         SkillCommand::List => list(&store),
         SkillCommand::Show { name, json } => {
             let skill = store.get(&name).map_err(UsageError::of)?;
@@ -90,6 +145,17 @@ pub fn run(args: SkillArgs) -> anyhow::Result<ExitCode> {
 
 fn list(store: &SkillStore) -> anyhow::Result<ExitCode> {
     let listed = store.list();
+    let proposed = SkillStore::new(store.dir().join(seamark::skill::PROPOSED)).list();
+    for l in &proposed {
+        if let Ok(s) = &l.skill {
+            show!(
+                "{}  proposed, waits for approval (seamark skill approve {})\n    {}",
+                s.name,
+                s.name,
+                s.task
+            );
+        }
+    }
     if listed.is_empty() {
         show!(
             "no skills in {} (a run that ends done is learned there)",

@@ -208,16 +208,30 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
         })
         .collect();
     let parts: Vec<&str> = decoded.iter().map(String::as_str).collect();
-    let method = req.method().clone();
-    match (method, parts.as_slice()) {
+    match parts.as_slice() {
+        ["api", rest @ ..] => api_route(req, store, config, rest, &path).await,
+        rest => page_route(req, store, config, rest, &path).await,
+    }
+}
+
+/// The page's routes: what a person's browser asks for and posts.
+async fn page_route(
+    req: Request<Incoming>,
+    store: &Store,
+    config: &ApiConfig,
+    parts: &[&str],
+    path: &str,
+) -> Response<Body> {
+    match (req.method().clone(), parts) {
         (Method::GET, [""]) => page::sessions(store, req.uri().query()).await,
-        (Method::GET, ["sessions", id]) => page::session(store, id).await,
-        (Method::POST, ["sessions", id, "answer"]) => match form(req).await {
-            Ok(fields) => page::answered(store, id, &fields).await,
-            Err(r) => r,
-        },
-        (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
         (Method::GET, ["new"]) => page::new_task(store).await,
+        (Method::GET, ["skills"]) => page::skills(store).await,
+        (Method::GET, ["sessions", id]) => page::session(store, id).await,
+        (Method::GET, ["sessions", id, "run", rest @ ..]) => page::run_file(store, id, rest).await,
+        (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
+        (Method::POST, ["skills", name, verb @ ("approve" | "refuse")]) => {
+            page::decided(store, name, *verb == "approve").await
+        }
         (Method::POST, ["sessions"]) => match form(req).await {
             Ok(fields) => match accept(store, config, page::task_of_form(&fields)).await {
                 Ok(session) => page::see(&format!("/sessions/{}", session.id)),
@@ -225,15 +239,39 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
             },
             Err(r) => r,
         },
+        (Method::POST, ["sessions", id, "answer"]) => match form(req).await {
+            Ok(fields) => page::answered(store, id, &fields).await,
+            Err(r) => r,
+        },
         (Method::POST, ["answers"]) => match form(req).await {
             Ok(fields) => page::answered_all(store, &fields).await,
             Err(r) => r,
         },
-        (Method::GET, ["sessions", id, "run", rest @ ..]) => page::run_file(store, id, rest).await,
-        (Method::GET, ["api", "sessions"]) => list(store, req.uri().query()).await,
-        (Method::POST, ["api", "sessions"]) => submit(req, store, config).await,
-        (Method::GET, ["api", "sessions", id]) => reply(store.get(id).await),
-        (Method::POST, ["api", "sessions", id, "answer"]) => match body_json(req).await {
+        (_, [""] | ["new" | "answers" | "sessions" | "skills", ..]) => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "this method is not taken here",
+        ),
+        _ => error(StatusCode::NOT_FOUND, format!("no route {path}")),
+    }
+}
+
+/// The JSON API's routes, under `/api`.
+async fn api_route(
+    req: Request<Incoming>,
+    store: &Store,
+    config: &ApiConfig,
+    parts: &[&str],
+    path: &str,
+) -> Response<Body> {
+    let listed = |r: Result<serde_json::Value, CoworkerError>| match r {
+        Ok(v) => json_response(StatusCode::OK, v),
+        Err(e) => error(status_of(&e), e),
+    };
+    match (req.method().clone(), parts) {
+        (Method::GET, ["sessions"]) => list(store, req.uri().query()).await,
+        (Method::POST, ["sessions"]) => submit(req, store, config).await,
+        (Method::GET, ["sessions", id]) => reply(store.get(id).await),
+        (Method::POST, ["sessions", id, "answer"]) => match body_json(req).await {
             Ok(v) => match v.as_object().map(|o| (o.get("answer"), o.len())) {
                 Some((Some(serde_json::Value::String(a)), 1)) if !a.trim().is_empty() => {
                     reply(store.answer(id, a).await)
@@ -246,13 +284,8 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
             },
             Err(r) => r,
         },
-        (Method::POST, ["api", "sessions", id, "stop"]) => reply(store.stop(id).await),
-        (Method::GET, ["api", "accounts"]) => match store.accounts().await {
-            Ok(accounts) => json_response(StatusCode::OK, json!({ "accounts": accounts })),
-            Err(e) => error(status_of(&e), e),
-        },
-        (Method::POST, ["api", "accounts"]) => define_account(req, store).await,
-        (Method::GET, ["api", "sessions", id, "events"]) => {
+        (Method::POST, ["sessions", id, "stop"]) => reply(store.stop(id).await),
+        (Method::GET, ["sessions", id, "events"]) => {
             let after = last_event(&req);
             if wants_json(&req) {
                 events_json(store, id, after).await
@@ -260,12 +293,21 @@ async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Res
                 events(store.clone(), id.to_string(), after).await
             }
         }
-        (_, [""] | ["new" | "answers" | "sessions", ..] | ["api", "sessions" | "accounts", ..]) => {
-            error(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "this method is not taken here",
-            )
+        (Method::GET, ["accounts"]) => {
+            listed(store.accounts().await.map(|a| json!({ "accounts": a })))
         }
+        (Method::POST, ["accounts"]) => define_account(req, store).await,
+        (Method::GET, ["skills"]) => listed(store.skills().await.map(|k| json!({ "skills": k }))),
+        (Method::POST, ["skills", name, verb @ ("approve" | "refuse")]) => listed(
+            store
+                .decide_skill(name, *verb == "approve")
+                .await
+                .map(|()| json!({ "name": name, "decided": verb })),
+        ),
+        (_, ["sessions" | "accounts" | "skills", ..]) => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "this method is not taken here",
+        ),
         _ => error(StatusCode::NOT_FOUND, format!("no route {path}")),
     }
 }

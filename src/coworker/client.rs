@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Account, Session, SessionEvent};
+use super::{Account, ServedSkill, Session, SessionEvent};
 
 /// What a path segment escapes: everything but unreserved characters.
 const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
@@ -230,6 +230,25 @@ impl Client {
             .call(reqwest::Method::POST, "/api/accounts", Some(spec))
             .await?;
         decoded(&reply)
+    }
+
+    /// The server's skills, proposals first.
+    pub async fn skills(&self) -> Result<Vec<ServedSkill>, ClientError> {
+        let reply = self.call(reqwest::Method::GET, "/api/skills", None).await?;
+        decoded(&reply["skills"])
+    }
+
+    /// Approves (or refuses) a proposed skill.
+    pub async fn decide_skill(&self, name: &str, approve: bool) -> Result<(), ClientError> {
+        let name = percent_encoding::utf8_percent_encode(name, SEGMENT);
+        let verb = if approve { "approve" } else { "refuse" };
+        self.call(
+            reqwest::Method::POST,
+            &format!("/api/skills/{name}/{verb}"),
+            None,
+        )
+        .await
+        .map(drop)
     }
 
     /// A session's events so far, in the order they happened.

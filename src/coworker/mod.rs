@@ -13,6 +13,7 @@ pub mod http;
 pub mod page;
 pub mod request;
 pub mod runs;
+pub mod skills;
 pub mod store;
 pub mod worker;
 
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use accounts::{Account, AccountSpec};
 pub use client::Client;
 pub use request::{OptionKind, OptionSpec, SessionRequest};
+pub use skills::ServedSkill;
 pub use store::Store;
 pub use worker::{Worker, WorkerConfig};
 

@@ -48,6 +48,8 @@ struct SessionsPage {
     has_questions: bool,
     sessions: Vec<Row>,
     accounts: Vec<Account>,
+    /// Skills that wait for a person's review.
+    proposed: usize,
 }
 
 #[derive(Template)]
@@ -116,11 +118,12 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
         .find(|(k, _)| k == "state")
         .and_then(|(_, v)| SessionState::from_word(&v));
     // At once: a database that is down is told after one wait, not three.
-    let (listed, waiting, counts, accounts) = match futures::try_join!(
+    let (listed, waiting, counts, accounts, skills) = match futures::try_join!(
         store.list(state, 200),
         store.list(Some(SessionState::Waiting), 200),
         store.counts(),
         store.accounts(),
+        store.skills(),
     ) {
         Ok(all) => all,
         Err(e) => return problem(status_of(&e), e),
@@ -148,6 +151,7 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
             })
             .collect(),
         accounts,
+        proposed: skills.iter().filter(|k| k.proposal.is_some()).count(),
         sessions: listed
             .into_iter()
             .map(|s| Row {
@@ -248,6 +252,100 @@ pub async fn answered(store: &Store, id: &str, fields: &[(String, String)]) -> R
     };
     match store.answer(id, answer).await {
         Ok(_) => see(&format!("/sessions/{id}")),
+        Err(e) => problem(status_of(&e), e),
+    }
+}
+
+/// A skill as the skills page shows it.
+struct SkillView {
+    task: String,
+    site: String,
+    params: String,
+    /// Each step: its page, then each command with what it acts on.
+    steps: Vec<String>,
+}
+
+impl SkillView {
+    fn of(skill: &crate::skill::Skill) -> SkillView {
+        SkillView {
+            task: skill.task.clone(),
+            site: skill.site.clone(),
+            params: if skill.params.is_empty() {
+                "none".into()
+            } else {
+                skill.params.join(", ")
+            },
+            steps: skill
+                .steps
+                .iter()
+                .map(|step| {
+                    let mut text = format!("on {}", step.page);
+                    for a in &step.actions {
+                        text.push_str(&format!("\n{}", a.command));
+                        if let Some(t) = &a.target {
+                            text.push_str(&format!("  on {}", t.describe_text()));
+                        }
+                    }
+                    if let Some(then) = &step.then_model {
+                        text.push_str(&format!("\nthen the model: {then}"));
+                    }
+                    text
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A skill's card on the skills page.
+struct SkillCard {
+    name: String,
+    state: String,
+    from_session: Option<String>,
+    stale: Option<String>,
+    stale_session: Option<String>,
+    proposal: Option<SkillView>,
+    approved: Option<SkillView>,
+}
+
+#[derive(Template)]
+#[template(path = "serve/skills.html")]
+struct SkillsPage {
+    style: &'static str,
+    skills: Vec<SkillCard>,
+}
+
+/// `/skills`: the proposals, side by side with what each would replace,
+/// and the approved skills with those going stale.
+pub async fn skills(store: &Store) -> Response<Body> {
+    let skills = match store.skills().await {
+        Ok(skills) => skills,
+        Err(e) => return problem(status_of(&e), e),
+    };
+    let skills = skills
+        .into_iter()
+        .map(|k| SkillCard {
+            proposal: k.proposal.as_ref().map(SkillView::of),
+            approved: k.approved.as_ref().map(SkillView::of),
+            name: k.name,
+            state: k.state,
+            from_session: k.proposal_session,
+            stale: k.stale,
+            stale_session: k.stale_session,
+        })
+        .collect();
+    html(
+        SkillsPage {
+            style: STYLE,
+            skills,
+        }
+        .render(),
+    )
+}
+
+/// The Approve and Refuse buttons of a proposed skill.
+pub async fn decided(store: &Store, name: &str, approve: bool) -> Response<Body> {
+    match store.decide_skill(name, approve).await {
+        Ok(()) => see("/skills"),
         Err(e) => problem(status_of(&e), e),
     }
 }

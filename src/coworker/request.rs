@@ -103,6 +103,10 @@ const WORKERS: &[(&str, &str)] = &[
     ("download_dir", "it names a folder on the worker's disk"),
     ("prices", "it names a file on the worker's disk"),
     ("skills", "it names a folder on the worker's disk"),
+    (
+        "review_skills",
+        "what a session learns is always proposed for a person's review",
+    ),
 ];
 
 /// The prefix of the environment variables a session may name as secrets.

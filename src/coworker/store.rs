@@ -167,6 +167,19 @@ fn tables(serial: &str, blob: &str) -> Vec<String> {
                 PRIMARY KEY (session, path)
             )"
         ),
+        "CREATE TABLE IF NOT EXISTS skills (
+            name TEXT PRIMARY KEY,
+            approved TEXT,
+            proposal TEXT,
+            proposal_session TEXT,
+            proposed BIGINT,
+            refused TEXT,
+            decided BIGINT,
+            stale TEXT,
+            stale_session TEXT,
+            updated BIGINT NOT NULL
+        )"
+        .into(),
         "CREATE INDEX IF NOT EXISTS journal_by_session ON run_journal (session, seq)".into(),
         "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (state, created)".into(),
         "CREATE INDEX IF NOT EXISTS events_by_session ON session_events (session, seq)".into(),

@@ -124,17 +124,8 @@ impl Worker {
                 return;
             }
         }
-        let login = match &taken.session.account {
-            Some(account) => match self.store.account_login(account).await {
-                Ok((state, secrets)) => Some(AccountLogin::of(state.as_deref(), secrets)),
-                Err(e) => {
-                    let why = format!("its account {account} cannot be read: {e}");
-                    Some(AccountLogin::unreadable(why))
-                }
-            },
-            None => None,
-        };
-        let exit = match self.prepare(&taken, login.as_ref()) {
+        let lent = self.lend(&taken).await;
+        let exit = match self.prepare(&taken, &lent) {
             Ok(args) => self.run_child(&taken, args, &mut sync, shutdown).await,
             Err(ending) => Exit::Ended(*ending),
         };
@@ -142,15 +133,9 @@ impl Worker {
         // the session says it ended: a page that shows the ending finds it.
         if !matches!(exit, Exit::Let(None)) {
             sync.sync(&self.store, &id, &dir).await;
+            self.take_back(&taken.session, &lent, &exit).await;
         }
-        // What the run left of its account's login goes back to the
-        // account, for its next session: when it ended, parked, or was
-        // given back at a shutdown (not when another worker holds it).
-        if let (Some(account), Some(login), Exit::Ended(_) | Exit::Let(Some(_))) =
-            (&taken.session.account, &login, &exit)
-        {
-            self.save_login(account, &taken.session, login).await;
-        }
+        lent.clear();
         let result = match exit {
             Exit::Ended(ending) => {
                 let waiting = ending.state == SessionState::Waiting;
@@ -167,6 +152,73 @@ impl Worker {
         };
         if let Err(e) = result {
             tracing::warn!("worker {}: session {id}: {e}", self.config.name);
+        }
+    }
+
+    /// What a session's run is lent: its account's login and secrets, and
+    /// the approved skills (in a folder of its own).
+    async fn lend(&self, taken: &Taken) -> Lent {
+        let session = &taken.session;
+        let login = match &session.account {
+            Some(account) => match self.store.account_login(account).await {
+                Ok((state, secrets)) => Some(AccountLogin::of(state.as_deref(), secrets)),
+                Err(e) => {
+                    let why = format!("its account {account} cannot be read: {e}");
+                    Some(AccountLogin::unreadable(why))
+                }
+            },
+            None => None,
+        };
+        let no_skills = session.options.get("no_skills") == Some(&Value::Bool(true));
+        let skills = if no_skills {
+            None
+        } else {
+            let folder = self.config.runs.join(".skills").join(&session.id);
+            let store = crate::skill::SkillStore::new(&folder);
+            let written = match self.store.approved_skills().await {
+                Ok(skills) => {
+                    let _ = std::fs::remove_dir_all(&folder);
+                    skills.iter().try_for_each(|k| store.save(k).map(drop))
+                }
+                Err(e) => Err(crate::skill::SkillError::Invalid(e.to_string())),
+            };
+            match written {
+                Ok(()) => Some(folder),
+                Err(e) => {
+                    // The run goes on without skills: the model does it all.
+                    tracing::warn!("session {}: no skills lent: {e}", session.id);
+                    None
+                }
+            }
+        };
+        Lent { login, skills }
+    }
+
+    /// Takes back what a run was lent: its account's login as the run
+    /// left it, what it learned (proposed for review), and the skill it
+    /// had to hand over to the model (marked stale).
+    async fn take_back(&self, session: &super::Session, lent: &Lent, exit: &Exit) {
+        if let (Some(account), Some(login)) = (&session.account, &lent.login) {
+            self.save_login(account, session, login).await;
+        }
+        let Some(folder) = &lent.skills else {
+            return;
+        };
+        let proposed = crate::skill::SkillStore::new(folder.join(crate::skill::PROPOSED));
+        for listed in proposed.list() {
+            let Ok(skill) = listed.skill else { continue };
+            if let Err(e) = self.store.propose_skill(&skill, &session.id).await {
+                tracing::warn!("session {}: skill {}: {e}", session.id, skill.name);
+            }
+        }
+        let Exit::Ended(ending) = exit else { return };
+        let report = ending.result.as_ref().map(|r| &r["skill"]);
+        let followed = report.and_then(|r| r["followed"].as_str());
+        let took_over = report.and_then(|r| r["took_over"].as_str());
+        if let (Some(name), Some(why)) = (followed, took_over) {
+            if let Err(e) = self.store.mark_stale(name, why, &session.id).await {
+                tracing::warn!("session {}: skill {name}: {e}", session.id);
+            }
         }
     }
 
@@ -198,11 +250,8 @@ impl Worker {
 
     /// The arguments of the run that goes on with a session, or how it
     /// ends without one.
-    fn prepare(
-        &self,
-        taken: &Taken,
-        login: Option<&AccountLogin>,
-    ) -> Result<Vec<String>, Box<Ending>> {
+    fn prepare(&self, taken: &Taken, lent: &Lent) -> Result<Vec<String>, Box<Ending>> {
+        let login = lent.login.as_ref();
         let session = &taken.session;
         let dir = Path::new(&session.run_dir);
         let mut request = SessionRequest {
@@ -230,7 +279,7 @@ impl Worker {
         }
         let journal = dir.join(crate::journal::JOURNAL);
         if !journal_started(&journal) {
-            return self.fresh_run(&request, dir, journal.exists(), login);
+            return self.fresh_run(&request, dir, journal.exists(), lent);
         }
         // A run that ended, its worker gone before it said so: the ending
         // is the journal's, not a run to go on with (a done run is not
@@ -298,7 +347,7 @@ impl Worker {
         request: &SessionRequest,
         dir: &Path,
         begun: bool,
-        login: Option<&AccountLogin>,
+        lent: &Lent,
     ) -> Result<Vec<String>, Box<Ending>> {
         if begun {
             // A journal without a start: the run died before it began.
@@ -332,8 +381,14 @@ impl Worker {
             "--json".into(),
         ];
         args.extend(session);
+        let login = lent.login.as_ref();
         if let Some(path) = login.map(|l| l.lend(dir, false)).transpose()?.flatten() {
             args.push(format!("--storage-state={}", path.display()));
+        }
+        if let Some(folder) = &lent.skills {
+            // The approved skills only; what the run learns is proposed.
+            args.push(format!("--skills={}", folder.display()));
+            args.push("--review-skills".into());
         }
         Ok(args)
     }
@@ -594,6 +649,24 @@ impl Worker {
                     .await
             }
         };
+    }
+}
+
+/// What a worker lends a session's run, and takes back at its end.
+struct Lent {
+    /// Its account's login and secrets, when it names an account.
+    login: Option<AccountLogin>,
+    /// The folder of the approved skills it may follow, unless it follows
+    /// none.
+    skills: Option<PathBuf>,
+}
+
+impl Lent {
+    /// Removes what was written for the run alone.
+    fn clear(&self) {
+        if let Some(folder) = &self.skills {
+            let _ = std::fs::remove_dir_all(folder);
+        }
     }
 }
 

@@ -33,7 +33,7 @@ pub use export::{export, Lang, Learned};
 pub use fill::{fill_with_model, FillError};
 pub use follow::{Follow, Planned, TakeOver};
 pub use learn::Trail;
-pub use store::{Found, Listed, SkillStore, DEFAULT_DIR};
+pub use store::{Found, Listed, SkillStore, DEFAULT_DIR, PROPOSED, REFUSED};
 pub use target::Target;
 pub use template::Params;
 

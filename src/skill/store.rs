@@ -18,10 +18,20 @@ pub(super) fn valid_file_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// The subfolder of a skills folder where learned skills wait for a
+/// person's approval (`--review-skills`): none of them is followed.
+pub const PROPOSED: &str = "proposed";
+
+/// The subfolder where refused skills are kept, so that what was refused
+/// stays seen.
+pub const REFUSED: &str = "refused";
+
 /// A skills folder.
 #[derive(Debug, Clone)]
 pub struct SkillStore {
     dir: PathBuf,
+    /// What a run learns is proposed, not used until approved.
+    review: bool,
 }
 
 /// One file of the folder: its skill, or why it cannot be used.
@@ -50,7 +60,45 @@ pub enum Found {
 impl SkillStore {
     /// The folder (made when a skill is first written).
     pub fn new(dir: impl Into<PathBuf>) -> SkillStore {
-        SkillStore { dir: dir.into() }
+        SkillStore {
+            dir: dir.into(),
+            review: false,
+        }
+    }
+
+    /// The same folder, whose learned skills wait in [`PROPOSED`] for a
+    /// person's approval when `review` is set.
+    pub fn reviewed(self, review: bool) -> SkillStore {
+        SkillStore { review, ..self }
+    }
+
+    /// Where a run's learned skill goes: the folder itself, or its
+    /// proposals when learning is reviewed.
+    pub fn learn_into(&self) -> SkillStore {
+        if self.review {
+            SkillStore::new(self.dir.join(PROPOSED))
+        } else {
+            self.clone()
+        }
+    }
+
+    /// Approves a proposed skill: it moves into the folder (over the one it
+    /// replaces), and is followed from then on.
+    pub fn approve(&self, name: &str) -> Result<PathBuf, SkillError> {
+        let proposed = SkillStore::new(self.dir.join(PROPOSED));
+        let skill = proposed.get(name)?;
+        let path = self.save(&skill)?;
+        proposed.remove(name)?;
+        Ok(path)
+    }
+
+    /// Refuses a proposed skill: it is kept in [`REFUSED`], never followed.
+    pub fn refuse(&self, name: &str) -> Result<PathBuf, SkillError> {
+        let proposed = SkillStore::new(self.dir.join(PROPOSED));
+        let skill = proposed.get(name)?;
+        let path = SkillStore::new(self.dir.join(REFUSED)).save(&skill)?;
+        proposed.remove(name)?;
+        Ok(path)
     }
 
     /// The folder.

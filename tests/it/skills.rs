@@ -15,13 +15,13 @@ use crate::server::Server;
 use crate::support::{all_bytes, records, Ran, Workdir};
 
 /// The demo's job board, copied where a test can change it, and served.
-struct Board {
+pub(crate) struct Board {
     dir: tempfile::TempDir,
     server: seamark::serve::StaticServer,
 }
 
 impl Board {
-    async fn serve() -> Board {
+    pub(crate) async fn serve() -> Board {
         let dir = tempfile::tempdir().expect("tempdir");
         let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("demo/site");
         for entry in std::fs::read_dir(&from).expect("demo/site") {
@@ -34,7 +34,7 @@ impl Board {
         Board { dir, server }
     }
 
-    fn start(&self) -> String {
+    pub(crate) fn start(&self) -> String {
         self.server.url("index.html")
     }
 
@@ -60,7 +60,7 @@ impl Board {
     }
 
     /// Renames the search form's button, as a site's redesign does.
-    fn rename_search_button(&self) {
+    pub(crate) fn rename_search_button(&self) {
         let path = self.dir.path().join("index.html");
         let page = std::fs::read_to_string(&path).expect("index.html");
         assert!(page.contains("Search jobs</button>"));
@@ -72,7 +72,7 @@ impl Board {
     }
 }
 
-fn task(role: &str, place: &str) -> String {
+pub(crate) fn task(role: &str, place: &str) -> String {
     format!(
         "Search jobs for the role of {role} in {place} with a salary between 50 LPA and 100 LPA"
     )
@@ -512,4 +512,63 @@ async fn an_mcp_client_does_a_learned_task_with_the_skill_tool() {
     assert_eq!(steps.len(), 4);
     assert!(steps.iter().all(|s| s["skill"]["step"].is_number()));
     assert_eq!(model.received().len(), calls, "no model call");
+}
+
+#[tokio::test]
+async fn under_review_skills_a_learned_skill_waits_for_skill_approve_before_it_is_followed() {
+    let board = Board::serve().await;
+    let model = ModelServer::answering(job_seeker).await;
+    let work = Workdir::new(&model);
+    let review = ["--review-skills"];
+    let first = run(
+        &work,
+        &task("Data Scientist", "India"),
+        &board.start(),
+        "r1",
+        &review,
+    )
+    .await;
+    assert_eq!(first.code(), Some(0), "{}", first.stderr());
+    assert!(skill_files(&work).is_empty(), "nothing followed is learned");
+    let proposed: Vec<PathBuf> = std::fs::read_dir(work.path("skills/proposed"))
+        .expect("the proposals")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    assert_eq!(proposed.len(), 1, "{proposed:?}");
+    let name = proposed[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    // Not followed while it waits: the model does the task again.
+    let calls = model.received().len();
+    let second = run(
+        &work,
+        &task("Data Engineer", "Pune"),
+        &board.start(),
+        "r2",
+        &review,
+    )
+    .await;
+    assert_eq!(second.code(), Some(0), "{}", second.stderr());
+    assert!(model.received().len() > calls, "the model was called");
+    let listed = work.run(&["skill", "list"]).await;
+    listed.stdout_has(&format!("{name}  proposed"));
+    // Approved: followed from then on, with no model call.
+    let approved = work.run(&["skill", "approve", &name]).await;
+    assert_eq!(approved.code(), Some(0), "{}", approved.stderr());
+    assert_eq!(skill_files(&work).len(), 1);
+    let calls = model.received().len();
+    let third = run(
+        &work,
+        &task("Analyst", "Delhi"),
+        &board.start(),
+        "r3",
+        &review,
+    )
+    .await;
+    assert_eq!(third.code(), Some(0), "{}", third.stderr());
+    assert_eq!(model.received().len(), calls, "no model call");
+    assert_eq!(third.json()["skill"]["followed"], name.as_str());
+    assert_eq!(third.json()["status"], "done");
 }

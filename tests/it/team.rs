@@ -515,3 +515,116 @@ async fn a_session_goes_on_on_another_machine_after_its_worker_and_its_folder_ar
     machine_b.terminate().await;
     served.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_learned_skill_is_proposed_not_used_until_a_person_approves_it_on_the_page() {
+    let board = crate::skills::Board::serve().await;
+    let model = ModelServer::answering(crate::model_server::job_seeker).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "1"]).await;
+    let client = served.client();
+    let search = |role: &str, place: &str| crate::skills::task(role, place);
+    let start = board.start();
+    // Done with the model, and learned: proposed, not approved.
+    let first = submit(
+        &served,
+        &search("Data Scientist", "India"),
+        &start,
+        json!({}),
+    )
+    .await;
+    wait_for(&served, &first, SessionState::Done).await;
+    let skills = client.skills().await.expect("skills");
+    assert_eq!(skills.len(), 1, "{skills:#?}");
+    let name = skills[0].name.clone();
+    assert_eq!(skills[0].state, "proposed");
+    assert_eq!(skills[0].proposal_session.as_deref(), Some(first.as_str()));
+    assert!(skills[0].approved.is_none());
+
+    // The same task in other words: the proposal is not followed, the
+    // model does every step again.
+    let calls = model.received().len();
+    let second = submit(&served, &search("Data Engineer", "Pune"), &start, json!({})).await;
+    let done = wait_for(&served, &second, SessionState::Done).await;
+    assert!(model.received().len() > calls, "the model was called");
+    assert!(done.result.as_ref().unwrap()["skill"]["followed"].is_null());
+
+    // A person approves it on the skills page, in a real browser, seeing
+    // its steps and the session it came from.
+    let fx = Fixture::open(&format!("{}/skills", served.base)).await;
+    let mut actor = fx.actor().await;
+    let proposed_by = client.skills().await.expect("skills")[0]
+        .proposal_session
+        .clone()
+        .expect("the proposal's session");
+    let seen = actor.look().await.table.elements.clone();
+    assert!(
+        seen.iter()
+            .any(|e| e.name == format!("session {proposed_by}")),
+        "the page links the run it came from: {seen:?}"
+    );
+    let approve = actor.id(&format!("Approve skill {name}"));
+    let report = actor.run(&format!("CLICK:{approve}")).await;
+    assert!(
+        report.outcomes.iter().all(|o| !o.status.is_failure()),
+        "{report:?}"
+    );
+    actor.close().await;
+    let skills = client.skills().await.expect("skills");
+    assert_eq!(skills[0].state, "approved", "{skills:#?}");
+
+    // Now followed: done with no model call.
+    let calls = model.received().len();
+    let third = submit(&served, &search("Analyst", "Delhi"), &start, json!({})).await;
+    let done = wait_for(&served, &third, SessionState::Done).await;
+    assert_eq!(model.received().len(), calls, "no model call");
+    assert_eq!(
+        done.result.as_ref().unwrap()["skill"]["followed"],
+        name.as_str()
+    );
+    // The site changes: the model takes over where the skill no longer
+    // fits. The skill is marked going stale, with where and why, and the
+    // run learned again is proposed beside the approved one.
+    board.rename_search_button();
+    let fourth = submit(&served, &search("Designer", "Goa"), &start, json!({})).await;
+    wait_for(&served, &fourth, SessionState::Done).await;
+    let skills = client.skills().await.expect("skills");
+    let skill = &skills[0];
+    assert_eq!(
+        skill.stale_session.as_deref(),
+        Some(fourth.as_str()),
+        "{skill:#?}"
+    );
+    assert!(
+        skill.stale.as_deref().is_some_and(|w| !w.is_empty()),
+        "{skill:#?}"
+    );
+    assert_eq!(skill.state, "proposed");
+    assert!(skill.approved.is_some() && skill.proposal.is_some());
+    let page = reqwest::get(format!("{}/skills", served.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Going stale") && page.contains("It would replace"),
+        "{page}"
+    );
+    let refused = w
+        .run(&["skill", "refuse", &name, "--server", &served.base])
+        .await;
+    assert_eq!(refused.code(), Some(0), "{}", refused.stderr());
+    assert_eq!(client.skills().await.unwrap()[0].state, "approved");
+    // The CLI refuses what has no proposal waiting, with the reason.
+    let refused = w
+        .run(&["skill", "refuse", &name, "--server", &served.base])
+        .await;
+    assert_ne!(refused.code(), Some(0));
+    assert!(
+        refused.stderr().contains("no proposal waiting"),
+        "{}",
+        refused.stderr()
+    );
+    served.terminate().await;
+}

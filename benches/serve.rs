@@ -61,6 +61,7 @@ fn config(program: &Path, n: usize) -> WorkerConfig {
         }]),
         secrets: program.with_file_name("secrets"),
         runs: program.with_file_name("runs"),
+        browser: None,
     }
 }
 

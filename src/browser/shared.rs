@@ -229,6 +229,20 @@ impl SharedBrowser {
         &self.origin
     }
 
+    /// Whether it answers a command (its version) within `limit`: one that
+    /// does not is wedged.
+    pub async fn answers(&self, limit: Duration) -> bool {
+        matches!(
+            tokio::time::timeout(limit, self.browser.version()).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// Its DevTools websocket, where other processes reach it.
+    pub fn websocket(&self) -> &str {
+        self.browser.websocket_address()
+    }
+
     /// Whether seamark launched the browser (with its flags) rather than
     /// attaching to a running one (`--cdp`).
     pub fn launched(&self) -> bool {

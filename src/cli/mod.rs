@@ -247,6 +247,11 @@ pub struct BrowserArgs {
     /// `batch` takes it more than once, to spread its runs over browsers.
     #[arg(long, value_name = "TARGET")]
     cdp: Vec<String>,
+    /// A worker's browser (its DevTools websocket): the run opens in a
+    /// browser context of its own there, which Chromium drops when the run
+    /// ends. Set by `seamark serve`'s and `seamark worker`'s workers.
+    #[arg(long, value_name = "WS", hide = true, conflicts_with_all = ["cdp", "profile", "chrome"])]
+    worker_browser: Option<String>,
     /// With --cdp: leave seamark's tab open at the end.
     #[arg(long, requires = "cdp")]
     keep_tab: bool,
@@ -332,6 +337,19 @@ impl BrowserArgs {
     /// The DevTools websocket of each `--cdp` browser, found where it points
     /// (see [`DevTools`]): one that cannot be found is a usage error, told
     /// before anything starts.
+    /// The worker's browser a run opens in, as a pool of one, when a
+    /// worker gave one.
+    pub async fn worker_pool(
+        &self,
+        options: &BrowserOptions,
+    ) -> anyhow::Result<Option<std::sync::Arc<seamark::browser::Pool>>> {
+        let Some(ws) = &self.worker_browser else {
+            return Ok(None);
+        };
+        let pool = seamark::browser::Pool::start(options, std::slice::from_ref(ws)).await?;
+        Ok(Some(std::sync::Arc::new(pool)))
+    }
+
     async fn remotes(&self) -> Result<Vec<String>, UsageError> {
         // Loopback and the person's own network: never through a proxy
         // from the environment.

@@ -119,10 +119,14 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
         resume.first_step,
         resume.after
     );
+    let pool = args.browser.worker_pool(&options.browser).await?;
     let mut builder = Agent::builder()
         .brain(brain)
         .options(options)
         .resume(resume);
+    if let Some(pool) = pool {
+        builder = builder.pool(pool);
+    }
     if let Some(answer) = &args.answer {
         builder = builder.answer(answer.clone());
     }

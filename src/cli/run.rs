@@ -463,11 +463,15 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let judge = args.judging.judge(args.common.http())?;
     args.common.claim_out()?;
+    let pool = args.common.browser.worker_pool(&options.browser).await?;
     let mut builder = Agent::builder()
         .task(&args.task)
         .url(&args.url)
         .brain(brain)
         .options(options);
+    if let Some(pool) = pool {
+        builder = builder.pool(pool);
+    }
     if let Some(judge) = judge {
         builder = builder.judge(judge);
     }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use seamark::coworker::api::{self, ApiConfig, RunArgsRefused};
+use seamark::coworker::kept_browser::KeptBrowser;
 use seamark::coworker::{OptionKind, OptionSpec, Store, Worker, WorkerConfig};
 use tokio::sync::watch;
 
@@ -49,6 +50,10 @@ pub struct QueueArgs {
     /// from the database when it takes its session), never shared.
     #[arg(long, value_name = "DIR", default_value = "seamark-serve/runs")]
     runs: PathBuf,
+    /// Launch a browser for each session's run, instead of one kept
+    /// browser this process's runs each open a context of their own in.
+    #[arg(long)]
+    launch_each: bool,
 }
 
 /// This machine's name ("worker" when it cannot be read).
@@ -205,6 +210,9 @@ impl QueueArgs {
         super::writable_folder("--runs", &self.runs)?;
         std::fs::create_dir_all(&self.runs)?;
         let runs = std::fs::canonicalize(&self.runs)?;
+        // One browser for this process's workers, launched at the first
+        // session: each run opens a context of its own in it.
+        let browser = (!self.launch_each).then(|| Arc::new(KeptBrowser::new()));
         Ok((1..=self.workers)
             .map(|n| {
                 let config = WorkerConfig {
@@ -217,6 +225,7 @@ impl QueueArgs {
                     spec: spec.clone(),
                     secrets: secrets.clone(),
                     runs: runs.clone(),
+                    browser: browser.clone(),
                 };
                 tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
             })

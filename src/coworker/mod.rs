@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod api;
 pub mod client;
 pub mod http;
+pub mod kept_browser;
 pub mod page;
 pub mod request;
 pub mod runs;

@@ -93,6 +93,7 @@ const WORKERS: &[(&str, &str)] = &[
     ("chrome", "the browser is the worker's own program"),
     ("cdp", "a worker launches its own browser"),
     ("keep_tab", "a worker launches its own browser"),
+    ("worker_browser", "a worker's browser is its own"),
     ("headful", "a worker's browser has no screen"),
     ("profile", "it names a folder on the worker's disk"),
     ("site", "it names a file on the worker's disk"),

@@ -702,22 +702,42 @@ impl Store {
 }
 
 /// Says on each queued session of `account` why it waits: which session
-/// holds the account, or that it is free again.
+/// holds the account (recorded as an event when it changes), or that it
+/// is free again.
 async fn waits_for_account(conn: &mut AnyConnection, account: &str) -> Result<(), CoworkerError> {
-    sqlx::query(
-        "UPDATE sessions SET reason = 'account ' || $1 || ' is in use by session ' ||
-            (SELECT o.id FROM sessions o WHERE o.account = $1 AND o.state = 'active' LIMIT 1)
-         WHERE account = $1 AND state = 'queued'
-           AND EXISTS (SELECT 1 FROM sessions o WHERE o.account = $1 AND o.state = 'active')",
+    let holder: Option<String> = sqlx::query(
+        "SELECT id FROM sessions WHERE account = $1 AND state = 'active' ORDER BY id LIMIT 1",
     )
+    .bind(account)
+    .fetch_optional(&mut *conn)
+    .await?
+    .map(|row| row.try_get("id"))
+    .transpose()?;
+    let Some(holder) = holder else {
+        sqlx::query(
+            "UPDATE sessions SET reason = 'account ' || $1 || ' is free: waiting for a worker'
+             WHERE account = $1 AND state = 'queued' AND reason LIKE 'account % is in use by %'",
+        )
+        .bind(account)
+        .execute(conn)
+        .await?;
+        return Ok(());
+    };
+    let why = format!("account {account} is in use by session {holder}");
+    sqlx::query(
+        "INSERT INTO session_events (session, at, state, reason)
+         SELECT id, $1, 'queued', $2 FROM sessions
+         WHERE account = $3 AND state = 'queued' AND reason <> $2",
+    )
+    .bind(now_ms())
+    .bind(&why)
     .bind(account)
     .execute(&mut *conn)
     .await?;
     sqlx::query(
-        "UPDATE sessions SET reason = 'account ' || $1 || ' is free: waiting for a worker'
-         WHERE account = $1 AND state = 'queued' AND reason LIKE 'account % is in use by %'
-           AND NOT EXISTS (SELECT 1 FROM sessions o WHERE o.account = $1 AND o.state = 'active')",
+        "UPDATE sessions SET reason = $1 WHERE account = $2 AND state = 'queued' AND reason <> $1",
     )
+    .bind(&why)
     .bind(account)
     .execute(conn)
     .await?;

@@ -16,6 +16,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::accounts::Login;
+use super::kept_browser::KeptBrowser;
 use super::request::{OptionSpec, SessionRequest};
 use super::runs::RunSync;
 use super::store::{Ending, Taken, SECRET_TAKEN};
@@ -51,6 +52,9 @@ pub struct WorkerConfig {
     /// This worker's own folder of run directories: a cache of what the
     /// database keeps, rebuilt from it when a session is taken.
     pub runs: PathBuf,
+    /// The browser its process keeps, that each run opens a context in;
+    /// none: each run launches its own.
+    pub browser: Option<Arc<KeptBrowser>>,
 }
 
 /// The one argument of a run a worker starts: the rest come on its
@@ -126,7 +130,10 @@ impl Worker {
         }
         let lent = self.lend(&taken).await;
         let exit = match self.prepare(&taken, &lent) {
-            Ok(args) => self.run_child(&taken, args, &mut sync, shutdown).await,
+            Ok(args) => {
+                let args = self.in_kept_browser(args).await;
+                self.run_child(&taken, args, &mut sync, shutdown).await
+            }
             Err(ending) => Exit::Ended(*ending),
         };
         // What the run left (its report, its last state) is kept before
@@ -153,6 +160,24 @@ impl Worker {
         if let Err(e) = result {
             tracing::warn!("worker {}: session {id}: {e}", self.config.name);
         }
+    }
+
+    /// The run's arguments, with the browser its worker keeps: the run
+    /// opens a context of its own there. One that cannot be had is said,
+    /// and the run launches its own.
+    async fn in_kept_browser(&self, mut args: Vec<String>) -> Vec<String> {
+        let Some(kept) = &self.config.browser else {
+            return args;
+        };
+        match kept.websocket().await {
+            // After the command's name (`run` or `resume`), before any `--`.
+            Ok(ws) => args.insert(1.min(args.len()), format!("--worker-browser={ws}")),
+            Err(e) => tracing::warn!(
+                "worker {}: its browser cannot be had, the run launches its own: {e}",
+                self.config.name
+            ),
+        }
+        args
     }
 
     /// What a session's run is lent: its account's login and secrets, and

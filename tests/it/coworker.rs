@@ -173,13 +173,22 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
     assert_eq!(told["id"], id.as_str());
     assert_eq!(told["question"], "Which city?");
     assert_eq!(told["page"], format!("{}/sessions/{id}", served.base));
-    // Waiting holds nothing: the run's process and its browser are gone.
+    // Waiting holds nothing: the run's process is gone, and its context
+    // with it; the worker's own browser has no page of it open.
     let tmp = crate::processes::tmp_of(&w.path(""));
-    assert_eq!(
-        browsers_under(&tmp),
-        Vec::<u32>::new(),
-        "no browser while it waits"
-    );
+    let kept = crate::processes::main_browser(&browsers_under(&tmp));
+    let shown: Vec<String> = kept
+        .iter()
+        .map(|p| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default())
+        .collect();
+    assert!(kept.len() <= 1, "one browser kept at most: {shown:?}");
+    for pid in kept {
+        let pages = crate::processes::pages_of_browser(pid).await;
+        assert!(
+            pages.iter().all(|u| !u.contains("lookup.html")),
+            "no page of the waiting session: {pages:?}"
+        );
+    }
 
     // The person answers on the page, in a real browser.
     let fx = Fixture::open(&format!("{}/", served.base)).await;

@@ -215,7 +215,6 @@ async fn sessions_of_one_account_run_one_at_a_time_each_logged_in_as_the_last_on
     let second = submit(&served, "Say who you are", &url, of_club.clone()).await;
     let third = submit(&served, "Say who you are, again", &url, of_club.clone()).await;
     let mut most_active = 0;
-    let mut told_why = false;
     loop {
         let sessions = client.list(None).await.expect("listed");
         let ours = |id: &String| sessions.iter().find(|s| &s.id == id).cloned();
@@ -225,16 +224,21 @@ async fn sessions_of_one_account_run_one_at_a_time_each_logged_in_as_the_last_on
             .filter(|s| s.status == SessionState::Active)
             .count();
         most_active = most_active.max(active);
-        told_why |= [&b, &c].iter().any(|s| {
-            s.status == SessionState::Queued
-                && s.reason.contains("account club is in use by session")
-        });
+
         if b.status.ended() && c.status.ended() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
     assert_eq!(most_active, 1, "two sessions of one account ran at once");
+    // Each of the two that waited said which session held the account.
+    let mut told_why = false;
+    for id in [&second, &third] {
+        let events = client.events(id).await.expect("events");
+        told_why |= events.iter().any(|e| {
+            e.state == "queued" && e.reason.starts_with("account club is in use by session ")
+        });
+    }
     assert!(
         told_why,
         "a waiting session said which session holds its account"
@@ -626,5 +630,87 @@ async fn a_learned_skill_is_proposed_not_used_until_a_person_approves_it_on_the_
         "{}",
         refused.stderr()
     );
+    served.terminate().await;
+}
+
+/// Marks the page as this session's own and looks again; tells what the
+/// page remembered at the first look when it remembered anything then.
+fn marks_its_own(r: &Received) -> Reply {
+    let seen = r.first_named("button", "Seen ");
+    let told = if r.url().contains("again=1") {
+        format!("ANSWER:{seen}\nCOMPLETE:told what the page remembers")
+    } else if seen != "Seen cookie=none storage=none" {
+        format!("ANSWER:at the first look: {seen}\nCOMPLETE:it remembered another's")
+    } else {
+        format!(
+            "CLICK:{}\nCLICK:{}",
+            r.id_of("Mark as mine"),
+            r.id_of("Look again")
+        )
+    };
+    Reply::Text(told)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_sessions_on_one_worker_share_one_browser_and_none_sees_anothers_cookie_or_storage() {
+    let sites = Server::start(None).await;
+    let model = ModelServer::answering(marks_its_own).await;
+    let w = Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "1"]).await;
+    let mut ids = Vec::new();
+    for k in 0..10 {
+        let url = sites.url(&format!("isolation.html?who=s{k}"));
+        let task = format!("Tell what the page remembers, as s{k}");
+        ids.push(submit(&served, &task, &url, json!({ "no_skills": true })).await);
+    }
+    // Every browser that runs meanwhile, sampled.
+    let tmp = crate::processes::tmp_of(&w.path(""));
+    let mut browsers = std::collections::BTreeSet::new();
+    let client = served.client();
+    loop {
+        browsers.extend(crate::processes::main_browser(
+            &crate::processes::browsers_under(&tmp),
+        ));
+        let ended = futures::future::join_all(ids.iter().map(|id| client.get(id))).await;
+        if ended
+            .iter()
+            .all(|s| s.as_ref().is_ok_and(|s| s.status.ended()))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        browsers.len(),
+        1,
+        "one browser launched, not ten: {browsers:?}"
+    );
+    for (k, id) in ids.iter().enumerate() {
+        let done = wait_for(&served, id, SessionState::Done).await;
+        assert_eq!(
+            done.result.as_ref().unwrap()["answer"],
+            format!("Seen cookie=s{k} storage=s{k}"),
+            "session {k} saw only its own"
+        );
+        // Its first visit carried no cookie; its second, its own only.
+        assert_eq!(
+            sites.cookies(&format!("/whoami?who=s{k}")),
+            vec![format!("who=s{k}")],
+            "session {k}"
+        );
+    }
+    // The kept browser dies: the next session gets a new one.
+    let first = *browsers.iter().next().unwrap();
+    crate::processes::kill(&[first], "KILL");
+    let url = sites.url("isolation.html?who=after");
+    let task = "Tell what the page remembers, as after";
+    let after = submit(&served, task, &url, json!({ "no_skills": true })).await;
+    let done = wait_for(&served, &after, SessionState::Done).await;
+    assert_eq!(
+        done.result.as_ref().unwrap()["answer"],
+        "Seen cookie=after storage=after"
+    );
+    let now = crate::processes::main_browser(&crate::processes::browsers_under(&tmp));
+    assert!(now.len() == 1 && now[0] != first, "a new browser: {now:?}");
     served.terminate().await;
 }

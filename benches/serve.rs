@@ -85,27 +85,8 @@ async fn drain(store: &Store, program: &Path, runs: &Path, workers: usize) -> Du
     for n in 0..SESSIONS {
         ids.push(submit(store, runs, n).await);
     }
-    let started = Instant::now();
-    let (stop, shutdown) = watch::channel(false);
-    let handles: Vec<_> = (0..workers)
-        .map(|n| tokio::spawn(Worker::new(store.clone(), config(program, n)).run(shutdown.clone())))
-        .collect();
-    loop {
-        let mut ended = 0;
-        for id in &ids {
-            if store.get(id).await.expect("a session").status.ended() {
-                ended += 1;
-            }
-        }
-        if ended == ids.len() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
-    let took = started.elapsed();
-    let _ = stop.send(true);
-    futures::future::join_all(handles).await;
-    took
+    let configs = (0..workers).map(|n| config(program, n)).collect();
+    common::drained(store, &ids, configs, Duration::from_millis(2)).await
 }
 
 /// A session made to wait, an idle worker, and the time from the answer

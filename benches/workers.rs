@@ -25,15 +25,14 @@ mod common;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::model_server::{ModelServer, Received, Reply};
 use common::server::Server;
 use criterion::{Criterion, Throughput};
 use seamark::coworker::kept_browser::KeptBrowser;
 use seamark::coworker::store::NewSession;
-use seamark::coworker::{OptionKind, OptionSpec, Store, Worker, WorkerConfig};
-use tokio::sync::watch;
+use seamark::coworker::{OptionKind, OptionSpec, Store, WorkerConfig};
 
 /// Sessions per drain.
 const SESSIONS: usize = 8;
@@ -52,18 +51,19 @@ fn config(dir: &Path, n: usize, browser: Option<Arc<KeptBrowser>>) -> WorkerConf
         poll: Duration::from_millis(100),
         notify: None,
         page: None,
+        // What these sessions set, and the `confirm` a worker sets itself.
         spec: Arc::new(
-            ["no_skills", "max_steps"]
-                .iter()
-                .map(|name| OptionSpec {
-                    name: (*name).into(),
-                    kind: if *name == "no_skills" {
-                        OptionKind::Flag
-                    } else {
-                        OptionKind::Value
-                    },
-                })
-                .collect(),
+            [
+                ("no_skills", OptionKind::Flag),
+                ("max_steps", OptionKind::Value),
+                ("confirm", OptionKind::Value),
+            ]
+            .into_iter()
+            .map(|(name, kind)| OptionSpec {
+                name: name.into(),
+                kind,
+            })
+            .collect(),
         ),
         secrets: dir.join("secrets"),
         runs: dir.join("runs"),
@@ -104,29 +104,10 @@ async fn drain(
         // process, not once a drain.
         b.websocket().await.expect("the kept browser");
     }
-    let started = Instant::now();
-    let (stop, shutdown) = watch::channel(false);
-    let handles: Vec<_> = (0..workers)
-        .map(|n| {
-            let config = config(dir, n, browser.clone());
-            tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
-        })
+    let configs = (0..workers)
+        .map(|n| config(dir, n, browser.clone()))
         .collect();
-    loop {
-        let mut ended = 0;
-        for id in &ids {
-            if store.get(id).await.expect("a session").status.ended() {
-                ended += 1;
-            }
-        }
-        if ended == ids.len() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let took = started.elapsed();
-    let _ = stop.send(true);
-    futures::future::join_all(handles).await;
+    let took = common::drained(store, &ids, configs, Duration::from_millis(20)).await;
     for id in &ids {
         let session = store.get(id).await.expect("a session");
         assert_eq!(session.status.word(), "done", "{session:#?}");

@@ -43,3 +43,40 @@ pub async fn successful_run(
         .expect("run");
     assert!(result.success, "{}", result.reason);
 }
+
+/// Starts a worker of each of `configs` on `store`, waits until every
+/// session of `ids` has ended (looking every `poll`), stops the workers,
+/// and gives the time from their start to the last ending.
+#[allow(dead_code)]
+pub async fn drained(
+    store: &seamark::coworker::Store,
+    ids: &[String],
+    configs: Vec<seamark::coworker::WorkerConfig>,
+    poll: std::time::Duration,
+) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let handles: Vec<_> = configs
+        .into_iter()
+        .map(|config| {
+            let worker = seamark::coworker::Worker::new(store.clone(), config);
+            tokio::spawn(worker.run(shutdown.clone()))
+        })
+        .collect();
+    loop {
+        let mut ended = 0;
+        for id in ids {
+            if store.get(id).await.expect("a session").status.ended() {
+                ended += 1;
+            }
+        }
+        if ended == ids.len() {
+            break;
+        }
+        tokio::time::sleep(poll).await;
+    }
+    let took = started.elapsed();
+    let _ = stop.send(true);
+    futures::future::join_all(handles).await;
+    took
+}

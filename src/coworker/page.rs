@@ -451,6 +451,10 @@ pub async fn run_file(store: &Store, id: &str, segments: &[&str]) -> Response<Bo
         return not_found();
     }
     let name = segments.join("/");
+    // A storage state is a login: never given to a page.
+    if name == crate::storage::RUN_STATE {
+        return not_found();
+    }
     let bytes = match store.run_file(&session.id, &name).await {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return not_found(),

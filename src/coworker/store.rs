@@ -245,6 +245,19 @@ impl Store {
         self.queued.notified().await
     }
 
+    /// On PostgreSQL, holds the takes' lock to the end of the transaction:
+    /// a take, and a change that reads who holds an account, are made one
+    /// at a time (SQLite makes every write so).
+    async fn one_at_a_time(&self, tx: &mut AnyConnection) -> Result<(), CoworkerError> {
+        if self.dialect == Dialect::Postgres {
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(TAKE_LOCK)
+                .execute(tx)
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Its connections, for the other tables' own modules.
     pub(super) fn pool(&self) -> &AnyPool {
         &self.pool
@@ -369,6 +382,9 @@ impl Store {
         .await?;
         noted(&mut tx, id, "queued", "submitted").await?;
         if let Some(account) = new.account {
+            // Not beside a take: each would miss the other's change, and
+            // this session would wait without saying for whom.
+            self.one_at_a_time(&mut tx).await?;
             self.known_account(&mut tx, account).await?;
             waits_for_account(&mut tx, account).await?;
         }
@@ -465,14 +481,9 @@ impl Store {
             Dialect::Postgres => "FOR UPDATE SKIP LOCKED",
         };
         let mut tx = self.pool.begin().await?;
-        if self.dialect == Dialect::Postgres {
-            // One take at a time: two workers that each see an account
-            // free would otherwise each take a session of it.
-            sqlx::query("SELECT pg_advisory_xact_lock($1)")
-                .bind(TAKE_LOCK)
-                .execute(&mut *tx)
-                .await?;
-        }
+        // One take at a time: two workers that each see an account free
+        // would otherwise each take a session of it.
+        self.one_at_a_time(&mut tx).await?;
         let row = sqlx::query(&format!(
             "UPDATE sessions SET
                 taken_over = CASE WHEN state = 'active' THEN 1 ELSE 0 END,
@@ -628,6 +639,7 @@ impl Store {
         let why = format!("answered: {}", shown_answer(answer));
         noted(&mut tx, id, "queued", &why).await?;
         if let Some(account) = &waits.account {
+            self.one_at_a_time(&mut tx).await?;
             waits_for_account(&mut tx, account).await?;
         }
         tx.commit().await?;

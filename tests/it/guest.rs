@@ -76,19 +76,7 @@ impl PersonsBrowser {
 
     /// The URLs of the browser's tabs, as its DevTools list them.
     async fn tabs(&self) -> Vec<String> {
-        let list: serde_json::Value =
-            reqwest::get(format!("http://127.0.0.1:{}/json/list", self.port))
-                .await
-                .expect("the browser answers")
-                .json()
-                .await
-                .expect("a JSON list");
-        list.as_array()
-            .into_iter()
-            .flatten()
-            .filter(|t| t["type"] == "page")
-            .filter_map(|t| t["url"].as_str().map(str::to_string))
-            .collect()
+        crate::processes::pages_at(self.port).await
     }
 
     /// Asserts that the person's tab is still open, loaded once, that the

@@ -204,13 +204,23 @@ pub async fn pages_of_browser(pid: u32) -> Vec<String> {
         .to_string();
     let active = std::fs::read_to_string(Path::new(&profile).join("DevToolsActivePort"))
         .expect("DevToolsActivePort");
-    let port = active.lines().next().expect("a port");
+    let port: u16 = active
+        .lines()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port");
+    pages_at(port).await
+}
+
+/// The URLs of the pages the browser whose DevTools listen on `port` has
+/// open, as its `/json/list` gives them.
+pub async fn pages_at(port: u16) -> Vec<String> {
     let list: serde_json::Value = reqwest::get(format!("http://127.0.0.1:{port}/json/list"))
         .await
-        .expect("the DevTools endpoint")
+        .expect("the browser answers")
         .json()
         .await
-        .expect("JSON");
+        .expect("a JSON list");
     list.as_array()
         .into_iter()
         .flatten()

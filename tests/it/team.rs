@@ -183,9 +183,13 @@ fn club_member(r: &Received) -> Reply {
     if r.task().starts_with("Ask") && !answered {
         return Reply::Text("ASK:Go on?".into());
     }
+    if r.task().starts_with("Sign out") && !r.url().contains("out=1") {
+        return Reply::Text(format!("CLICK:{}", r.id_of("Sign out")));
+    }
     let who = [
         r.first_named("link", "Welcome back"),
         r.first_named("link", "Signed in"),
+        r.first_named("link", "Signed out"),
     ]
     .into_iter()
     .find(|n| n != "none")
@@ -283,6 +287,20 @@ async fn sessions_of_one_account_run_one_at_a_time_each_logged_in_as_the_last_on
         .run(&["sessions", "--server", &served.base, "accounts"])
         .await;
     listed.stdout_has("club  login kept");
+    // A session the site logs out leaves the login broken, and says so.
+    let out = submit(&served, "Sign out of the club", &url, of_club.clone()).await;
+    let signed_out = wait_for(&served, &out, SessionState::Done).await;
+    assert_eq!(said(&signed_out), "Signed out");
+    let club = client.accounts().await.expect("accounts").remove(0);
+    assert_eq!(club.login, "broken", "{club:?}");
+    assert!(
+        club.note.contains(&format!("session {out}")) && club.note.contains("member"),
+        "{club:?}"
+    );
+    let listed = w
+        .run(&["sessions", "--server", &served.base, "accounts"])
+        .await;
+    listed.stdout_has("club  login broken");
     served.terminate().await;
 }
 
@@ -345,13 +363,7 @@ async fn tasks_given_on_the_page_ask_and_both_questions_are_answered_in_one_post
     // Both questions on one screen, each naming its task and account.
     let fx = Fixture::open(&format!("{}/", served.base)).await;
     let mut actor = fx.actor().await;
-    let text = actor
-        .exec
-        .observation()
-        .expect("a look")
-        .table
-        .elements
-        .clone();
+    let text = actor.look().await.table.elements.clone();
     let names: Vec<&str> = text.iter().map(|e| e.name.as_str()).collect();
     assert!(
         names.contains(&"answer to: Look up the weather for the first person"),
@@ -516,6 +528,14 @@ async fn a_session_goes_on_on_another_machine_after_its_worker_and_its_folder_ar
         .await
         .unwrap()
         .contains("Order one widget for Ada"));
+    // The run's storage state is kept, but a login is never given to a page.
+    let login = reqwest::get(format!(
+        "{}/sessions/{id}/run/storage-state.json",
+        served.base
+    ))
+    .await
+    .unwrap();
+    assert_eq!(login.status(), 404);
     machine_b.terminate().await;
     served.terminate().await;
 }

@@ -14,6 +14,10 @@ use super::store::{now_ms, Store};
 use super::CoworkerError;
 use crate::storage::StorageState;
 
+/// The file in a new run's directory its account's login is loaded from
+/// (never kept with the run: the account keeps it).
+pub const ACCOUNT_LOGIN: &str = "account-login.json";
+
 /// An account, as the API and the page show it (its login's cookies
 /// never).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -32,7 +32,7 @@ pub const MAX_FILE: u64 = 64 << 20;
 /// kept on the account, a `.part` is a file being written.
 fn kept(name: &str) -> bool {
     name != crate::journal::JOURNAL
-        && name != super::worker::ACCOUNT_LOGIN
+        && name != super::accounts::ACCOUNT_LOGIN
         && !name.ends_with(".part")
         && !name.split('/').any(|part| part.starts_with('.'))
 }

@@ -749,7 +749,7 @@ impl AccountLogin {
         let path = dir.join(if resumed {
             crate::storage::RUN_STATE
         } else {
-            ACCOUNT_LOGIN
+            super::accounts::ACCOUNT_LOGIN
         });
         std::fs::create_dir_all(dir)
             .map_err(|e| e.to_string())
@@ -767,9 +767,6 @@ impl AccountLogin {
         Ok(Some(path))
     }
 }
-
-/// The file in a new run's directory its account's login is loaded from.
-pub const ACCOUNT_LOGIN: &str = "account-login.json";
 
 /// Whether a journal holds a run's start. The start is its first record:
 /// its first line tells, without reading a long journal twice (Resume

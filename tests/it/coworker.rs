@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use tokio::io::AsyncBufReadExt;
 
 use crate::model_server::{ModelServer, Received, Reply};
-use crate::processes::browsers_under;
 use crate::server::Server;
 use crate::support::{Fixture, Workdir};
 
@@ -176,14 +175,10 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
     // Waiting holds nothing: the run's process is gone, and its context
     // with it; the worker's own browser has no page of it open.
     let tmp = crate::processes::tmp_of(&w.path(""));
-    let kept = crate::processes::main_browser(&browsers_under(&tmp));
-    let shown: Vec<String> = kept
-        .iter()
-        .map(|p| std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default())
-        .collect();
-    assert!(kept.len() <= 1, "one browser kept at most: {shown:?}");
-    for pid in kept {
-        let pages = crate::processes::pages_of_browser(pid).await;
+    let kept = crate::processes::browser_profiles(&tmp);
+    assert!(kept.len() <= 1, "one browser kept at most: {kept:?}");
+    for profile in kept {
+        let pages = crate::processes::pages_of_browser(&profile).await;
         assert!(
             pages.iter().all(|u| !u.contains("lookup.html")),
             "no page of the waiting session: {pages:?}"

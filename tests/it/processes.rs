@@ -191,19 +191,30 @@ fn command_line(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-/// The URLs of the pages a running Chromium (its main process `pid`) has
-/// open, read over its DevTools HTTP endpoint (its profile's
+/// The profiles of the browsers running under `tmp`: one a browser, each
+/// launch having a fresh one. Counted by profile, not by process: a
+/// process Chromium has just forked shows its parent's command line until
+/// it runs its own program.
+pub fn browser_profiles(tmp: &Path) -> std::collections::BTreeSet<PathBuf> {
+    browsers_under(tmp)
+        .into_iter()
+        .filter_map(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            cmdline
+                .split(|b| *b == 0)
+                .filter_map(|a| std::str::from_utf8(a).ok())
+                .find_map(|a| a.strip_prefix("--user-data-dir="))
+                .map(PathBuf::from)
+        })
+        .collect()
+}
+
+/// The URLs of the pages the running Chromium of this profile has open,
+/// read over its DevTools HTTP endpoint (the profile's
 /// `DevToolsActivePort` names the port).
-pub async fn pages_of_browser(pid: u32) -> Vec<String> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("the browser's cmdline");
-    let profile = cmdline
-        .split(|b| *b == 0)
-        .filter_map(|a| std::str::from_utf8(a).ok())
-        .find_map(|a| a.strip_prefix("--user-data-dir="))
-        .expect("a launched browser's profile")
-        .to_string();
-    let active = std::fs::read_to_string(Path::new(&profile).join("DevToolsActivePort"))
-        .expect("DevToolsActivePort");
+pub async fn pages_of_browser(profile: &Path) -> Vec<String> {
+    let active =
+        std::fs::read_to_string(profile.join("DevToolsActivePort")).expect("DevToolsActivePort");
     let port: u16 = active
         .lines()
         .next()
@@ -226,20 +237,5 @@ pub async fn pages_at(port: u16) -> Vec<String> {
         .flatten()
         .filter(|t| t["type"] == "page")
         .filter_map(|t| t["url"].as_str().map(str::to_string))
-        .collect()
-}
-
-/// The main processes among browser processes: Chromium's helpers (its
-/// renderers, zygotes, GPU and utility processes) say their `--type=`, and
-/// its crash handlers are programs of their own.
-pub fn main_browser(pids: &[u32]) -> Vec<u32> {
-    pids.iter()
-        .copied()
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let mut args = cmdline.split(|b| *b == 0);
-            let program = String::from_utf8_lossy(args.next().unwrap_or_default()).into_owned();
-            !program.contains("crashpad") && !args.any(|a| a.starts_with(b"--type="))
-        })
         .collect()
 }

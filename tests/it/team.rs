@@ -688,9 +688,7 @@ async fn ten_sessions_on_one_worker_share_one_browser_and_none_sees_anothers_coo
     let mut browsers = std::collections::BTreeSet::new();
     let client = served.client();
     loop {
-        browsers.extend(crate::processes::main_browser(
-            &crate::processes::browsers_under(&tmp),
-        ));
+        browsers.extend(crate::processes::browser_profiles(&tmp));
         let ended = futures::future::join_all(ids.iter().map(|id| client.get(id))).await;
         if ended
             .iter()
@@ -720,8 +718,8 @@ async fn ten_sessions_on_one_worker_share_one_browser_and_none_sees_anothers_coo
         );
     }
     // The kept browser dies: the next session gets a new one.
-    let first = *browsers.iter().next().unwrap();
-    crate::processes::kill(&[first], "KILL");
+    let first = browsers.iter().next().unwrap().clone();
+    crate::processes::kill_browsers_under(&tmp);
     let url = sites.url("isolation.html?who=after");
     let task = "Tell what the page remembers, as after";
     let after = submit(&served, task, &url, json!({ "no_skills": true })).await;
@@ -730,7 +728,10 @@ async fn ten_sessions_on_one_worker_share_one_browser_and_none_sees_anothers_coo
         done.result.as_ref().unwrap()["answer"],
         "Seen cookie=after storage=after"
     );
-    let now = crate::processes::main_browser(&crate::processes::browsers_under(&tmp));
-    assert!(now.len() == 1 && now[0] != first, "a new browser: {now:?}");
+    let now = crate::processes::browser_profiles(&tmp);
+    assert!(
+        now.len() == 1 && !now.contains(&first),
+        "a new browser: {now:?}, the first {first:?}"
+    );
     served.terminate().await;
 }

@@ -60,6 +60,8 @@ pub mod coworker;
 pub mod demo;
 /// `seamark doctor`: what a run needs, checked.
 pub mod doctor;
+/// Watching a run's browser live, and a person's hands in it.
+pub mod live;
 /// `seamark mcp`: the loop's parts as tools for model clients.
 pub mod mcp;
 /// `seamark bench`: what perception costs per page.
@@ -73,6 +75,8 @@ pub mod clock;
 pub mod errors;
 /// Numbers as people read them.
 pub mod figures;
+/// What listens on a port of seamark's: who may ask, and how.
+pub mod listen;
 /// Outside text quoted for the model.
 pub mod quote;
 /// A static file server on 127.0.0.1.

@@ -211,6 +211,7 @@ pub(super) async fn perform(
         | Command::BackToCheckpoint { .. }
         | Command::Answer { .. }
         | Command::Ask { .. }
+        | Command::Hands { .. }
         | Command::Complete { .. }
         | Command::Stop { .. } => Ok(Acted::Confirmed("nothing to do on the page".into())),
     }

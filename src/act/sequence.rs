@@ -135,9 +135,10 @@ impl Executor {
     ) -> Option<String> {
         let (outcome, stop) = match &step.command {
             Command::Answer { text } => return self.answer(step, text, ends, report),
-            Command::Complete { .. } | Command::Ask { .. } | Command::Stop { .. } => {
-                return self.conclude(step, report)
-            }
+            Command::Complete { .. }
+            | Command::Ask { .. }
+            | Command::Hands { .. }
+            | Command::Stop { .. } => return self.conclude(step, report),
             Command::Checkpoint { name } => {
                 let (outcome, record) = self.keep_checkpoint(session, step, name).await;
                 report.checkpoints.extend(record);
@@ -263,6 +264,13 @@ impl Executor {
                 },
                 "the question is put to the person",
                 "the answer is needed first",
+            ),
+            Command::Hands { reason } => (
+                Finish::Hands {
+                    reason: reason.clone(),
+                },
+                "a person's hands are asked for",
+                "a person must act first",
             ),
             Command::Stop { reason } => (
                 Finish::Stop {

@@ -45,6 +45,8 @@ pub(super) struct Extras {
     pub(super) judge: Option<Judge>,
     /// Where a learned skill is left unsaved.
     pub(super) learn_into: Option<LearnedSkill>,
+    /// The live view the run is watched in, and a person's hands lent.
+    pub(super) live: Option<crate::live::Live>,
 }
 
 impl AgentBuilder {
@@ -150,6 +152,16 @@ impl AgentBuilder {
     /// question ends the run as [`RunStatus::NeedsInput`](super::RunStatus::NeedsInput).
     pub fn asker(mut self, asker: Arc<dyn Asker>) -> Self {
         self.extras.asker = Some(asker);
+        self
+    }
+
+    /// Shows the run in `live` as it goes (its page, its step, what it
+    /// does), stops it at a step boundary when a person takes the browser
+    /// over there, and lends the browser when the model asks for hands
+    /// (`HANDS`); without one, `HANDS` ends the run as
+    /// [`RunStatus::NeedsInput`](super::RunStatus::NeedsInput).
+    pub fn live(mut self, live: crate::live::Live) -> Self {
+        self.extras.live = Some(live);
         self
     }
 

@@ -22,6 +22,7 @@
 pub(crate) mod ask;
 mod builder;
 mod error;
+mod hands;
 mod harness;
 mod history;
 mod options;
@@ -430,23 +431,11 @@ impl Agent {
             );
         }
         for step in before + 1..=max {
-            if let Some(limit) = self.options.max_time {
-                if started.elapsed() >= limit {
-                    return (
-                        budget(format!("the time budget of {} s ran out", limit.as_secs())),
-                        step - 1,
-                    );
-                }
+            if let Some(ending) = self.out_of_budget(started, run) {
+                return (ending, step - 1);
             }
-            if let (Some(limit), Some(cost)) = (self.options.max_cost, run.spend.cost_usd) {
-                if cost >= limit {
-                    return (
-                        budget(format!(
-                            "the cost budget of ${limit:.2} ran out (${cost:.4} spent)"
-                        )),
-                        step - 1,
-                    );
-                }
+            if let Err(ending) = self.hands_at_boundary(step - 1, journal, run).await {
+                return (ending, step - 1);
             }
             let out = self
                 .step(step, session, &mut exec, journal, run)
@@ -465,6 +454,27 @@ impl Agent {
             )),
             max,
         )
+    }
+
+    /// The time or cost budget, when it ran out before a step.
+    fn out_of_budget(&self, started: Instant, run: &Run) -> Option<Ending> {
+        let budget = |reason: String| Ending::new(RunStatus::Budget, reason);
+        if let Some(limit) = self.options.max_time {
+            if started.elapsed() >= limit {
+                return Some(budget(format!(
+                    "the time budget of {} s ran out",
+                    limit.as_secs()
+                )));
+            }
+        }
+        if let (Some(limit), Some(cost)) = (self.options.max_cost, run.spend.cost_usd) {
+            if cost >= limit {
+                return Some(budget(format!(
+                    "the cost budget of ${limit:.2} ran out (${cost:.4} spent)"
+                )));
+            }
+        }
+        None
     }
 
     /// Keeps the browser's state in the run directory after a step (what a

@@ -134,20 +134,14 @@ impl Agent {
         if std::mem::take(&mut run.settled_briskly) {
             look = self.look_for_targets(step, &mut stage, run, look).await?;
         }
+        self.show_live(step, stage.session, &look.obs, &look.view);
         run.now = page_time(stage.session.page(), self.now()).await;
         let tabs = (stage.exec.tabs(stage.session).await)
             .ok()
             .and_then(|tabs| crate::act::tabs_note(&tabs));
         let mut notes = self.notes(run, &look, tabs)?;
-        let close_look = match run.zoom.take() {
-            Some(zoom) => {
-                Some(close_look(step, &mut stage, &look.obs, zoom, &self.options.act.secrets).await)
-            }
-            None => None,
-        };
-        if let Some(look) = &close_look {
-            notes.notes.push(look.note.clone());
-        }
+        let (zoom, secrets) = (run.zoom.take(), &self.options.act.secrets);
+        let close_look = close_look(step, &mut stage, &look.obs, zoom, secrets, &mut notes).await;
         let shown = run
             .shown
             .take()
@@ -192,13 +186,20 @@ impl Agent {
         if let Some(ending) = self.take_outcome(stage.journal, run, &obs, &mut record, report)? {
             return Ok(Some(ending));
         }
-        if let Some(Finish::Ask { question }) = &finish {
-            if let Some(ending) = self
-                .ask_person(question, &mut stage, run, &mut record)
-                .await?
-            {
-                return Ok(Some(ending));
+        match &finish {
+            Some(Finish::Ask { question }) => {
+                let asked = self.ask_person(question, &mut stage, run, &mut record);
+                if let Some(ending) = asked.await? {
+                    return Ok(Some(ending));
+                }
             }
+            // Journaled there, before the hand-over's own record.
+            Some(Finish::Hands { reason }) => {
+                return self
+                    .lend_hands(reason, stage.journal, run, &mut record)
+                    .await
+            }
+            _ => {}
         }
         self.finish_step(stage.journal, &record)?;
         Ok(self.ending(finish, verdict, run, &record))
@@ -554,6 +555,7 @@ impl Agent {
         planned: &Planned,
         record: &mut StepRecord,
     ) -> Result<BatchReport, Ending> {
+        self.live_doing(|| format!("acting: {}", record.commands.join(" · ")));
         stage
             .journal
             .write(&ActRecord {
@@ -733,7 +735,7 @@ impl Agent {
         record: &StepRecord,
     ) -> Option<Ending> {
         match finish {
-            Some(Finish::Ask { .. }) => None,
+            Some(Finish::Ask { .. } | Finish::Hands { .. }) => None,
             Some(Finish::Complete { .. }) => verdict,
             Some(Finish::Stop { reason }) => Some(Ending::new(
                 RunStatus::Stopped,
@@ -797,6 +799,7 @@ impl Agent {
         run.prompt_tokens.push(record.prompt_tokens);
         self.progress
             .thinking(step, max, &self.options.act.secrets.redact(&obs.url));
+        self.live_doing(|| "asking the model".into());
         let t = Instant::now();
         let chat = crate::traces::chat_span(&self.brain.name());
         let reply = self.brain.answer(&request).instrument(chat.clone()).await;
@@ -982,7 +985,11 @@ impl Agent {
         new
     }
 
-    fn finish_step(&self, journal: &mut Journal, record: &StepRecord) -> Result<(), Ending> {
+    pub(super) fn finish_step(
+        &self,
+        journal: &mut Journal,
+        record: &StepRecord,
+    ) -> Result<(), Ending> {
         // Progress is shown as the journal keeps it: a secret typed into a
         // form sent by GET is in the next page's URL.
         match self.options.act.secrets.redacted(record) {
@@ -1190,10 +1197,12 @@ async fn close_look(
     step: usize,
     stage: &mut Stage<'_>,
     obs: &perceive::Observation,
-    zoom: crate::records::ZoomRequest,
+    zoom: Option<crate::records::ZoomRequest>,
     secrets: &crate::safety::Secrets,
-) -> CloseLook {
-    match view::close_look(stage.session, stage.exec, secrets, obs, zoom).await {
+    notes: &mut StepNotes,
+) -> Option<CloseLook> {
+    let zoom = zoom?;
+    let look = match view::close_look(stage.session, stage.exec, secrets, obs, zoom).await {
         Ok(look) => CloseLook {
             note: look.note(
                 "the image before the last is",
@@ -1207,7 +1216,9 @@ async fn close_look(
             file: None,
             image: None,
         },
-    }
+    };
+    notes.notes.push(look.note.clone());
+    Some(look)
 }
 
 /// The images of a prompt: the screenshots kept, the current one last,

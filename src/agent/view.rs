@@ -28,6 +28,9 @@ pub(crate) struct ModelView {
     pub full_png: Vec<u8>,
     /// The marked screenshot as sent: shrunk to the long edge models take.
     pub sent: Image,
+    /// The boxes (CSS pixels) painted over in it: password fields and
+    /// fields holding a secret, which the live view hides too.
+    pub hidden: Vec<crate::perceive::Rect>,
 }
 
 /// What the model may read of pages the executor acts on: values only where
@@ -86,6 +89,7 @@ pub(crate) fn model_view(
         usable_secrets,
         full_png,
         sent,
+        hidden: hide,
     })
 }
 

@@ -38,7 +38,7 @@ impl std::str::FromStr for Export {
 
 /// Commands that are the agent's output rather than an action on the page
 /// (WebJudge is told of actions only).
-const OUTPUTS: &[&str] = &["COMPLETE", "ANSWER", "STOP", "ASK"];
+const OUTPUTS: &[&str] = &["COMPLETE", "ANSWER", "STOP", "ASK", "HANDS"];
 
 /// Why a run could not be laid out for a judge.
 #[derive(Debug, thiserror::Error)]

@@ -99,7 +99,7 @@ pub async fn close_look(
 /// The DevTools endpoint of page target `target`, next to the browser's own
 /// endpoint `browser_ws` (`ws://host:port/devtools/browser/<id>`). A query (a
 /// hosted browser's token) is kept.
-fn page_endpoint(browser_ws: &str, target: &str) -> Result<String, RemoteError> {
+pub(super) fn page_endpoint(browser_ws: &str, target: &str) -> Result<String, RemoteError> {
     let mut url = url::Url::parse(browser_ws).map_err(|e| RemoteError::Connect {
         url: browser_ws.to_string(),
         cause: e.to_string(),

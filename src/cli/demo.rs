@@ -91,7 +91,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .url(url)
         .brain(brain)
         .options(options);
-    let result = run_agent_result(builder, args.json).await?;
+    let result = run_agent_result(builder, args.json, None).await?;
     if let Some(path) = &args.record {
         std::fs::copy(result.run_dir.join(seamark::journal::JOURNAL), path)
             .with_context(|| format!("cannot write the recording to {}", path.display()))?;

@@ -11,6 +11,7 @@ mod demo;
 mod devices;
 mod doctor;
 mod fixture;
+mod live;
 mod man;
 mod mark;
 mod mcp;

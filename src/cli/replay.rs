@@ -29,5 +29,5 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .brain(Box::new(replay))
         .options(args.common.options().await?);
     args.common.claim_out()?;
-    run_agent(builder, args.common.json).await
+    run_agent(builder, args.common.json, Some(&args.common.live)).await
 }

@@ -64,6 +64,8 @@ pub struct ResumeArgs {
     park: bool,
     #[command(flatten)]
     browser: BrowserArgs,
+    #[command(flatten)]
+    live: super::live::LiveArgs,
 }
 
 pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
@@ -130,7 +132,7 @@ pub async fn run(args: ResumeArgs) -> anyhow::Result<ExitCode> {
     if let Some(answer) = &args.answer {
         builder = builder.answer(answer.clone());
     }
-    run_agent(builder, args.json).await
+    run_agent(builder, args.json, Some(&args.live)).await
 }
 
 /// An answer is given when the run asked a question, and only then.

@@ -158,6 +158,8 @@ pub struct CommonArgs {
     images: usize,
     #[command(flatten)]
     pub browser: BrowserArgs,
+    #[command(flatten)]
+    pub live: super::live::LiveArgs,
 }
 
 /// A second model that judges the run when the agent says it is done.
@@ -475,14 +477,18 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(judge) = judge {
         builder = builder.judge(judge);
     }
-    run_agent(builder, args.common.json).await
+    run_agent(builder, args.common.json, Some(&args.common.live)).await
 }
 
 /// Runs an agent with terminal progress, signals (Ctrl-C, SIGTERM, SIGHUP),
 /// and the person at the terminal (when there is one) to answer its
-/// questions; prints the result.
-pub async fn run_agent(builder: AgentBuilder, json: bool) -> anyhow::Result<ExitCode> {
-    let result = run_agent_result(builder, json).await?;
+/// questions, and its live view when asked for; prints the result.
+pub async fn run_agent(
+    builder: AgentBuilder,
+    json: bool,
+    live: Option<&super::live::LiveArgs>,
+) -> anyhow::Result<ExitCode> {
+    let result = run_agent_result(builder, json, live).await?;
     Ok(exit_code(&result))
 }
 
@@ -498,7 +504,19 @@ pub fn exit_code(result: &RunResult) -> ExitCode {
 }
 
 /// [`run_agent`], giving back the result it printed.
-pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Result<RunResult> {
+pub async fn run_agent_result(
+    builder: AgentBuilder,
+    json: bool,
+    live: Option<&super::live::LiveArgs>,
+) -> anyhow::Result<RunResult> {
+    let served = match live {
+        Some(live) => live.start().await?,
+        None => None,
+    };
+    let builder = match &served {
+        Some(served) => builder.live(served.live.clone()),
+        None => builder,
+    };
     let mut builder = builder.progress(Box::new(TermProgress::new())).interrupt({
         // Installed now, before the browser starts: a signal from here on
         // ends the run with its end and report written.
@@ -516,6 +534,9 @@ pub async fn run_agent_result(builder: AgentBuilder, json: bool) -> anyhow::Resu
         builder = builder.asker(Arc::new(TerminalAsker));
     }
     let result = builder.build()?.run().await?;
+    if let Some(served) = &served {
+        served.live.ended();
+    }
     print_result(&result, json)?;
     Ok(result)
 }

@@ -11,6 +11,7 @@ use clap::Args;
 use seamark::coworker::api::{self, ApiConfig, RunArgsRefused};
 use seamark::coworker::kept_browser::KeptBrowser;
 use seamark::coworker::{OptionKind, OptionSpec, Store, Worker, WorkerConfig};
+use seamark::listen::Gate;
 use tokio::sync::watch;
 
 use super::UsageError;
@@ -304,15 +305,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let mut hosts = ApiConfig::default_hosts(address);
+    let mut hosts = Gate::default_hosts(address);
     if address.ip().is_unspecified() {
         // Every address: the machine's own name is one people use.
         hosts.extend(host_name(&machine_name()).ok());
     }
     hosts.extend(args.allow_host.iter().cloned());
     let config = ApiConfig {
-        token,
-        hosts,
+        gate: Gate {
+            token,
+            hosts,
+            cookie: "seamark_token",
+        },
         spec: Arc::new(run_options()),
         check: if has_workers {
             check_run_and_model

@@ -319,6 +319,13 @@ pub enum Command {
         /// The question.
         question: String,
     },
+    /// A person's hands are needed in the browser (a CAPTCHA, a second
+    /// factor, a login the agent was not given): the run lends them the
+    /// browser and waits, or ends needing them.
+    Hands {
+        /// Why.
+        reason: String,
+    },
     /// The task is done.
     Complete {
         /// What was done.
@@ -421,6 +428,7 @@ impl Command {
                 | Command::Zoom { .. }
                 | Command::Answer { .. }
                 | Command::Ask { .. }
+                | Command::Hands { .. }
                 | Command::Complete { .. }
                 | Command::Stop { .. }
         )
@@ -530,6 +538,7 @@ impl fmt::Display for Command {
             },
             Command::Answer { text } => write!(f, "ANSWER:{text}"),
             Command::Ask { question } => write!(f, "ASK:{question}"),
+            Command::Hands { reason } => write!(f, "HANDS:{reason}"),
             Command::Complete { summary } => write!(f, "COMPLETE:{summary}"),
             Command::Stop { reason } => write!(f, "STOP:{reason}"),
         }

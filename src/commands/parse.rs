@@ -53,6 +53,7 @@ const KEYWORDS: &[&str] = &[
     "READ",
     "ANSWER",
     "ASK",
+    "HANDS",
     "COMPLETE",
     "STOP",
 ];
@@ -81,12 +82,13 @@ fn expected_form(keyword: &str) -> &'static str {
         "READ" => "READ (the whole page), READ:<id> (one element's region), READ:\"text\" (the section holding the text), READ:more, READ:print (the page as printed) or READ:download:<file name>",
         "ANSWER" => "ANSWER:<the information asked for>",
         "ASK" => "ASK:<a question only the person can answer>, e.g. ASK:Which account should I use?",
+        "HANDS" => "HANDS:<why a person must act in the browser>, e.g. HANDS:a CAPTCHA",
         "COMPLETE" => "COMPLETE:<what was done>",
         "STOP" => "STOP:<why the task cannot go on>",
         _ => {
             "one of CLICK, RIGHT_CLICK, DOUBLE_CLICK, HOLD, TYPE, CLEAR, SELECT, DESELECT, \
               HOVER, SCROLL, PRESS, FETCH, BACK, CHECKPOINT, WAIT, UPLOAD, TAB, DRAG, ZOOM, \
-              READ, ANSWER, ASK, COMPLETE, STOP"
+              READ, ANSWER, ASK, HANDS, COMPLETE, STOP"
         }
     }
 }
@@ -763,6 +765,13 @@ fn other_command(keyword: &str, args: &str) -> Result<Command, Reason> {
                 return Err(Reason::Empty("question"));
             }
             Command::Ask { question }
+        }
+        "HANDS" => {
+            let reason = kept_text(args.trim(), "reason");
+            if reason.is_empty() {
+                return Err(Reason::Empty("reason"));
+            }
+            Command::Hands { reason }
         }
         "COMPLETE" => Command::Complete {
             summary: kept_text(args.trim(), "summary"),

@@ -12,16 +12,16 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::http::{respond, status_of, Body};
+use super::http::{status_of, Body};
 use super::page;
 use super::request::{OptionSpec, SessionRequest};
 use super::store::NewSession;
 use super::{AccountSpec, CoworkerError, SessionState, Store};
+use crate::listen::{error, json_response, Gate};
 
 /// The largest request body taken (a session's JSON, an answer).
 pub const MAX_BODY: usize = 1 << 20;
@@ -32,49 +32,16 @@ const MAX_LIST: i64 = 500;
 /// What the server needs besides the store.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
-    /// The bearer token every route wants, if any.
-    pub token: Option<String>,
+    /// Who may ask: the host names the server answers to (the loopback
+    /// names and the address it listens on, and those given with
+    /// `--allow-host`) and the bearer token every route wants, if any.
+    pub gate: Gate,
     /// The run options a session may set.
     pub spec: Arc<Vec<OptionSpec>>,
-    /// The host names the server answers to (a request's `Host`, without
-    /// its port): the loopback names and the address it listens on, and
-    /// those given with `--allow-host`.
-    pub hosts: Vec<String>,
     /// Checks a session's run as `seamark run` will parse it (its
     /// arguments after `run`): a value a flag refuses is refused at
     /// submission, with the flag's reason.
     pub check: fn(&[String]) -> Result<(), RunArgsRefused>,
-}
-
-impl ApiConfig {
-    /// The names a server listening on `listen` answers to by default:
-    /// loopback's, and its own address when it is not every address.
-    pub fn default_hosts(listen: std::net::SocketAddr) -> Vec<String> {
-        let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "[::1]"].map(String::from).into();
-        if !listen.ip().is_unspecified() && !listen.ip().is_loopback() {
-            hosts.push(match listen.ip() {
-                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
-                ip => ip.to_string(),
-            });
-        }
-        hosts
-    }
-
-    /// Whether a request's `Host` (with or without a port) is one of the
-    /// names the server answers to.
-    fn answers_to(&self, host: &str) -> bool {
-        let name = match host.rsplit_once(':') {
-            Some((name, port))
-                if !name.is_empty()
-                    && port.bytes().all(|b| b.is_ascii_digit())
-                    && !port.is_empty() =>
-            {
-                name
-            }
-            _ => host,
-        };
-        !name.is_empty() && self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
-    }
 }
 
 /// Why a session's run options would not parse as `seamark run`'s: the
@@ -86,16 +53,6 @@ pub struct RunArgsRefused {
     pub reason: String,
 }
 
-/// The most connections served at once: past it a new one waits in the
-/// kernel's queue until one ends (each ends within [`HEAD_TIMEOUT`] when it
-/// sends nothing), so that slow clients cannot take every file the server
-/// may open.
-pub const MAX_CONNECTIONS: usize = 256;
-
-/// How long a connection may take to send a request's head, or stay idle
-/// between requests.
-pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How long a request's body may take to arrive.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -104,52 +61,14 @@ pub async fn serve(
     listener: TcpListener,
     store: Store,
     config: ApiConfig,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     let config = Arc::new(config);
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
-    let mut failing = false;
-    loop {
-        let slot = tokio::select! {
-            s = slots.clone().acquire_owned() => s,
-            _ = shutdown.changed() => return,
-        };
-        let Ok(slot) = slot else { return };
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = shutdown.changed() => return,
-        };
-        let stream = match accepted {
-            Ok((stream, _)) => {
-                failing = false;
-                stream
-            }
-            Err(e) => {
-                // Out of files, most likely: retried after a pause, not at
-                // once (which spins a core and helps nobody).
-                if !failing {
-                    tracing::warn!("seamark serve: a connection could not be taken: {e}");
-                }
-                failing = true;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
+    let answer = move |req| {
         let (store, config) = (store.clone(), config.clone());
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |req| {
-                let (store, config) = (store.clone(), config.clone());
-                async move { Ok::<_, Infallible>(guarded(route(req, &store, &config).await)) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEAD_TIMEOUT)
-                .max_headers(64)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
-            drop(slot);
-        });
-    }
+        async move { guarded(route(req, &store, &config).await) }
+    };
+    crate::listen::serve(listener, answer, shutdown).await;
 }
 
 /// What no page of the server's may do, on every answer: be sniffed as
@@ -182,17 +101,8 @@ fn guarded(mut response: Response<Body>) -> Response<Body> {
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
                            form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-fn json_response(status: StatusCode, value: serde_json::Value) -> Response<Body> {
-    respond(status, "application/json", value.to_string())
-}
-
-/// An error as JSON: `{"error": "…"}`.
-fn error(status: StatusCode, why: impl std::fmt::Display) -> Response<Body> {
-    json_response(status, json!({ "error": why.to_string() }))
-}
-
 async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {
-    if let Some(refused) = refused(&req, config) {
+    if let Some(refused) = config.gate.refused(&req) {
         return refused;
     }
     let path = req.uri().path().to_string();
@@ -310,115 +220,6 @@ async fn api_route(
         ),
         _ => error(StatusCode::NOT_FOUND, format!("no route {path}")),
     }
-}
-
-/// Why a request is refused before it is routed: a `Host` the server
-/// does not answer to (a page on a name rebound to this address), a token
-/// missing or wrong, or a POST from a page of another origin.
-fn refused(req: &Request<Incoming>, config: &ApiConfig) -> Option<Response<Body>> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let host = header("host").unwrap_or_default();
-    if !config.answers_to(host) {
-        return Some(error(
-            StatusCode::MISDIRECTED_REQUEST,
-            format!(
-                "this server does not answer to the name {host:?}: it answers to {} (more with \
-                 --allow-host)",
-                config.hosts.join(", ")
-            ),
-        ));
-    }
-    if let Some(token) = &config.token {
-        if let Some(r) = token_refused(req, token) {
-            return Some(r);
-        }
-    }
-    if req.method() != Method::GET && req.method() != Method::HEAD {
-        // A page of this server posts with its own origin; a client that
-        // is no browser sends none. Any other page (another site, a file
-        // opened from disk, a sandboxed document: `null`) is refused.
-        let own = |o: &str| {
-            ["http://", "https://"]
-                .iter()
-                .any(|scheme| o.eq_ignore_ascii_case(&format!("{scheme}{host}")))
-        };
-        if let Some(origin) = header("origin").filter(|o| !own(o)) {
-            return Some(error(
-                StatusCode::FORBIDDEN,
-                format!("a POST from another origin ({origin}) is refused"),
-            ));
-        }
-        if header("sec-fetch-site").is_some_and(|s| s == "cross-site" || s == "same-site") {
-            return Some(error(
-                StatusCode::FORBIDDEN,
-                "a POST from another site's page is refused",
-            ));
-        }
-    }
-    None
-}
-
-/// A token missing or wrong; or the page's way in: the token once in the
-/// address, answered with a cookie no other site's page sends, and a
-/// redirect to the same path of this server without it.
-fn token_refused(req: &Request<Incoming>, token: &str) -> Option<Response<Body>> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let bearer = header("authorization").and_then(|v| v.strip_prefix("Bearer "));
-    let cookie = header("cookie").and_then(|c| {
-        c.split(';')
-            .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == "seamark_token")
-            .map(|(_, v)| v)
-    });
-    let pairs: Vec<(String, String)> =
-        url::form_urlencoded::parse(req.uri().query().unwrap_or_default().as_bytes())
-            .into_owned()
-            .collect();
-    let query = pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v);
-    if let Some(given) = query.filter(|_| req.method() == Method::GET) {
-        if same(given, token) {
-            // A path of this server's own: `//host/` would be another host.
-            let mut location = format!("/{}", req.uri().path().trim_start_matches('/'));
-            let rest: Vec<&(String, String)> = pairs.iter().filter(|(k, _)| k != "token").collect();
-            if !rest.is_empty() {
-                let mut query = url::form_urlencoded::Serializer::new(String::new());
-                for (k, v) in rest {
-                    query.append_pair(k, v);
-                }
-                location = format!("{location}?{}", query.finish());
-            }
-            let mut r = respond(StatusCode::SEE_OTHER, "text/plain", "");
-            let headers = r.headers_mut();
-            if let Ok(v) = location.parse() {
-                headers.insert("location", v);
-            }
-            if let Ok(v) =
-                format!("seamark_token={token}; HttpOnly; SameSite=Strict; Path=/").parse()
-            {
-                headers.insert("set-cookie", v);
-            }
-            return Some(r);
-        }
-    }
-    if bearer.or(cookie).is_some_and(|t| same(t, token)) {
-        return None;
-    }
-    Some(error(
-        StatusCode::UNAUTHORIZED,
-        "this server wants its token: Authorization: Bearer <token> (the page: /?token=<token> \
-         once)",
-    ))
-}
-
-/// Compares a given token with the server's in time that does not depend
-/// on where they differ.
-fn same(given: &str, token: &str) -> bool {
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
 }
 
 fn reply(result: Result<super::Session, CoworkerError>) -> Response<Body> {

@@ -103,9 +103,9 @@ impl Client {
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))
                 // Idle for less than the server keeps an idle connection
-                // (`api::HEAD_TIMEOUT`): a call never goes out on one the
+                // (`listen::HEAD_TIMEOUT`): a call never goes out on one the
                 // server is closing.
-                .pool_idle_timeout(super::api::HEAD_TIMEOUT / 2)
+                .pool_idle_timeout(crate::listen::HEAD_TIMEOUT / 2)
                 .build()
                 .unwrap_or_default(),
         })

@@ -1,30 +1,11 @@
-//! What the API and the page answer with: a response's body (whole, or a
-//! stream of events), a whole response, and the status of an error.
+//! What the API and the page answer with: the status of an error (bodies
+//! and whole responses are [`crate::listen`]'s).
 
-use std::convert::Infallible;
-
-use bytes::Bytes;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
-use hyper::{Response, StatusCode};
+use hyper::StatusCode;
 
 use super::CoworkerError;
 
-/// A response's body: whole, or a stream of events.
-pub type Body = BoxBody<Bytes, Infallible>;
-
-/// A whole response, never cached.
-pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
-    let mut r = Response::new(Full::new(body.into()).boxed());
-    *r.status_mut() = status;
-    if let Ok(v) = content_type.parse() {
-        r.headers_mut().insert("content-type", v);
-    }
-    if let Ok(v) = "no-store".parse() {
-        r.headers_mut().insert("cache-control", v);
-    }
-    r
-}
+pub use crate::listen::{respond, Body};
 
 /// The status an error is answered with.
 pub fn status_of(e: &CoworkerError) -> StatusCode {

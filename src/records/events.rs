@@ -123,3 +123,93 @@ impl SkillRecord {
         }
     }
 }
+
+/// How a time a person had the browser ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandsEnd {
+    /// They handed it back.
+    HandedBack,
+    /// They stopped acting for the time allowed without handing it back.
+    TimedOut,
+    /// The agent asked for hands and nobody took the browser in time.
+    NobodyCame,
+}
+
+/// The journal's record of a time a person had the browser (taken over in
+/// the live view, or lent when the agent asked with `HANDS`): what they
+/// did, never what they typed.
+#[serde_with::skip_serializing_none]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HandsRecord {
+    /// Always `hands`.
+    #[serde(skip_deserializing)]
+    pub kind: &'static str,
+    /// The last step before the person had the browser.
+    pub step: usize,
+    /// Why the agent asked for hands, when it did.
+    #[serde(default)]
+    pub asked: Option<String>,
+    /// When the person took the browser (or the agent began to wait), UTC.
+    pub started: String,
+    /// How long they had it (or the agent waited), in seconds.
+    pub seconds: f64,
+    /// The pages they were on, in order, each once.
+    #[serde(default)]
+    pub pages: Vec<String>,
+    /// The fields they typed into, described by their labels.
+    #[serde(default)]
+    pub typed_into: Vec<String>,
+    /// Their clicks.
+    #[serde(default)]
+    pub clicks: usize,
+    /// Their key presses.
+    #[serde(default)]
+    pub keys: usize,
+    /// What they said when they handed the browser back.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// How it ended.
+    pub ended: HandsEnd,
+}
+
+impl HandsRecord {
+    /// What the model is told of it in its next prompt.
+    pub fn told(&self) -> String {
+        if self.ended == HandsEnd::NobodyCame {
+            return format!(
+                "Nobody took the browser in {:.0} s after you asked for a person's hands",
+                self.seconds
+            );
+        }
+        let mut told = format!(
+            "A PERSON HAD THE BROWSER for {:.0} s{} and has handed it back{}.",
+            self.seconds,
+            self.asked
+                .as_ref()
+                .map(|a| format!(" (you asked: {a})"))
+                .unwrap_or_default(),
+            match self.ended {
+                HandsEnd::TimedOut => " after they stopped acting",
+                _ => "",
+            }
+        );
+        if !self.pages.is_empty() {
+            told.push_str(&format!(" Pages: {}.", self.pages.join(" → ")));
+        }
+        told.push_str(&format!(" They clicked {} times", self.clicks));
+        if self.typed_into.is_empty() {
+            told.push_str(" and typed nothing.");
+        } else {
+            told.push_str(&format!(
+                " and typed into: {} (what they typed is not told).",
+                self.typed_into.join(", ")
+            ));
+        }
+        if let Some(note) = &self.note {
+            told.push_str(&format!(" Their note: {note}"));
+        }
+        told.push_str(" The page as it is now is below: go on from it.");
+        told
+    }
+}

@@ -11,7 +11,8 @@ mod events;
 mod outcome;
 
 pub use events::{
-    CheckRecord, CheckpointEvent, CheckpointRecord, SkillEvent, SkillRecord, StepMark,
+    CheckRecord, CheckpointEvent, CheckpointRecord, HandsEnd, HandsRecord, SkillEvent, SkillRecord,
+    StepMark,
 };
 pub use outcome::{BatchReport, Dialog, Download, Finish, Outcome, ShownFile, Status, ZoomRequest};
 

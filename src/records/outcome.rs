@@ -109,6 +109,11 @@ pub enum Finish {
         /// The question.
         question: String,
     },
+    /// `HANDS`: a person must act in the browser first.
+    Hands {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// What a batch did: the commands that ran, and those dropped and why.

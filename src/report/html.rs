@@ -542,8 +542,8 @@ fn listed(name: &'static str, items: Vec<String>) -> Option<Listed> {
 }
 
 /// The lists of what the run did around a step: resumed here, checks,
-/// checkpoints, the skill, the person asked, an impasse.
-fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 6] {
+/// checkpoints, the skill, the person asked, a person's hands, an impasse.
+fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 7] {
     let resumed = log
         .resumes
         .iter()
@@ -591,6 +591,12 @@ fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 6] {
             None => format!("{} (no answer: the run waited for one)", a.question),
         })
         .collect();
+    let hands = log
+        .hands
+        .iter()
+        .filter(|h| h.step == s.step)
+        .map(hands_line)
+        .collect();
     let checks = log.checks.iter().filter(|c| c.step == s.step);
     let impasse = s.notes.iter().filter_map(|n| n.strip_prefix("IMPASSE: "));
     [
@@ -599,8 +605,47 @@ fn run_lists(log: &RunLog, s: &StepRecord) -> [Option<Listed>; 6] {
         listed("checkpoints", checkpoints),
         listed("skill", skill),
         listed("asked the person", asked),
+        listed("a person's hands", hands),
         listed("impasse", impasse.map(str::to_string).collect()),
     ]
+}
+
+/// A time a person had the browser, as the report tells it: never what
+/// they typed, only where.
+fn hands_line(h: &crate::records::HandsRecord) -> String {
+    use crate::records::HandsEnd;
+    let asked = h
+        .asked
+        .as_ref()
+        .map(|a| format!("asked for: {a}; "))
+        .unwrap_or_default();
+    let mut line = match h.ended {
+        HandsEnd::NobodyCame => format!("{asked}nobody came in {:.0} s", h.seconds),
+        HandsEnd::HandedBack | HandsEnd::TimedOut => format!(
+            "{asked}a person had the browser for {:.0} s from {} ({} clicks, {} keys{}){}",
+            h.seconds,
+            h.started,
+            h.clicks,
+            h.keys,
+            if h.typed_into.is_empty() {
+                String::new()
+            } else {
+                format!("; typed into {}", h.typed_into.join(", "))
+            },
+            if h.ended == HandsEnd::TimedOut {
+                ", then left it untouched"
+            } else {
+                ""
+            }
+        ),
+    };
+    if !h.pages.is_empty() {
+        line.push_str(&format!(" on {}", h.pages.join(" → ")));
+    }
+    if let Some(note) = &h.note {
+        line.push_str(&format!(". Their note: {note}"));
+    }
+    line
 }
 
 /// The lists of what the page and the commands brought: dialogs, downloads,

@@ -96,6 +96,8 @@ pub struct RunLog {
     pub checkpoints: Vec<crate::records::CheckpointRecord>,
     /// The files downloads saved.
     pub downloads: Vec<crate::records::DownloadRecord>,
+    /// The times a person had the browser.
+    pub hands: Vec<crate::records::HandsRecord>,
     /// What could not be read, line by line.
     pub problems: Vec<String>,
 }
@@ -146,6 +148,7 @@ impl RunLog {
             checks: Vec::new(),
             checkpoints: Vec::new(),
             downloads: Vec::new(),
+            hands: Vec::new(),
             problems: Vec::new(),
         };
         let lines: Vec<&str> = text.lines().collect();
@@ -194,6 +197,9 @@ impl RunLog {
                 .push(serde_json::from_value(value).map_err(parse_err)?),
             "skill" => self
                 .skills
+                .push(serde_json::from_value(value).map_err(parse_err)?),
+            "hands" => self
+                .hands
                 .push(serde_json::from_value(value).map_err(parse_err)?),
             "download" => self
                 .downloads

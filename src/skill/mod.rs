@@ -163,6 +163,7 @@ pub fn model_only(command: &Command) -> Option<&'static str> {
         Command::Zoom { .. } => Some("ZOOM"),
         Command::Answer { .. } => Some("ANSWER"),
         Command::Ask { .. } => Some("ASK"),
+        Command::Hands { .. } => Some("HANDS"),
         // Its drop is a second target a skill does not find again yet.
         Command::Drag { .. } => Some("DRAG"),
         _ => None,

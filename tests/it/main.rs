@@ -34,6 +34,7 @@ mod guest;
 mod hands;
 mod judge;
 mod layers;
+mod live;
 mod long_runs;
 mod mcp;
 mod miniwob;

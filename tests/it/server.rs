@@ -183,6 +183,20 @@ impl Server {
             .unwrap_or_default()
     }
 
+    /// The paths (with their queries) requested that start with `prefix`,
+    /// in order.
+    pub fn requests(&self, prefix: &str) -> Vec<String> {
+        self.log
+            .lock()
+            .map(|l| {
+                l.iter()
+                    .filter(|p| p.starts_with(prefix))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether a path (prefix) was requested.
     pub fn was_requested(&self, prefix: &str) -> bool {
         self.log

@@ -1,0 +1,334 @@
+//! The live view: a run's browser watched from a page in a real Chromium
+//! (the test's), taken over there with real pointer and key events, and
+//! handed back; the agent asking for a person's hands (`HANDS`) and going
+//! on when they are done; and nothing a person typed kept anywhere.
+
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    MouseButton,
+};
+use seamark::browser::Viewport;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::model_server::{ModelServer, Received, Reply};
+use crate::server::Server;
+use crate::support::process::spawn_with_model;
+use crate::support::Fixture;
+
+/// The code the fixture draws in a picture: what a person types, and what
+/// must be found nowhere afterwards.
+pub(crate) const CODE: &str = "k7Qx2";
+
+/// What the prompt says after a person handed the browser back.
+const HANDED_BACK: &str = "A PERSON HAD THE BROWSER";
+
+/// A model at the human check: asks for hands, then presses Continue once
+/// a person has had the browser, and is done when the page welcomes it.
+pub(crate) fn at_the_human_check(r: &Received) -> Reply {
+    let text = r.text();
+    Reply::Text(if text.contains("Welcome") {
+        "COMPLETE:past the human check".into()
+    } else if text.contains(HANDED_BACK) {
+        format!("CLICK:{}", r.id_of("Continue"))
+    } else {
+        "HANDS:the page wants a code read from a picture".into()
+    })
+}
+
+/// A model that asks for hands, and is done once a person had the browser.
+fn hands_then_done(r: &Received) -> Reply {
+    Reply::Text(if r.text().contains(HANDED_BACK) {
+        "COMPLETE:a person acted".into()
+    } else {
+        "HANDS:a person must point at the page".into()
+    })
+}
+
+/// A `seamark run --live` under way, and its live view's address.
+struct LiveRun {
+    child: tokio::process::Child,
+    dir: crate::processes::TestDir,
+    url: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl LiveRun {
+    async fn start(model: &ModelServer, site: &Server, task: &str, more: &[&str]) -> LiveRun {
+        let url = site.url("human-check.html");
+        let mut args = vec!["--live", "--task", task, "--url", &url];
+        args.extend_from_slice(more);
+        let (mut child, dir) = spawn_with_model(model, &args);
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let live = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                said.lock().unwrap().push_str(&format!("{line}\n"));
+                if let Some(url) = line.split("hand back): ").nth(1) {
+                    return url.trim().to_string();
+                }
+            }
+            panic!("no live view was announced:\n{}", said.lock().unwrap());
+        })
+        .await
+        .expect("the live view's address in a minute");
+        let keep = said.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                keep.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        LiveRun {
+            child,
+            dir,
+            url: live,
+            stderr: said,
+        }
+    }
+
+    /// Waits for the run to end; its `--json` result.
+    async fn result(mut self) -> (Value, crate::processes::TestDir) {
+        let mut stdout = self.child.stdout.take().expect("stdout");
+        let mut out = String::new();
+        tokio::time::timeout(Duration::from_secs(120), async {
+            use tokio::io::AsyncReadExt;
+            stdout.read_to_string(&mut out).await.unwrap();
+            self.child.wait().await.unwrap()
+        })
+        .await
+        .unwrap_or_else(|_| panic!("the run did not end:\n{}", self.stderr.lock().unwrap()));
+        let result = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("no result ({e}): {out}\n{}", self.stderr.lock().unwrap()));
+        (result, self.dir)
+    }
+}
+
+/// A person's view of a live page, in the test's Chromium at a width of
+/// its own.
+pub(crate) struct Viewer {
+    pub fx: Fixture,
+}
+
+impl Viewer {
+    pub async fn open(url: &str, width: u32) -> Viewer {
+        let viewport = Viewport {
+            width,
+            height: 1000,
+            ..Viewport::default()
+        };
+        Viewer {
+            fx: Fixture::open_with(url, viewport).await,
+        }
+    }
+
+    /// Waits until `js` is true in the viewer's page, a minute at most.
+    pub async fn until(&self, js: &str) {
+        let t = Instant::now();
+        while self.fx.eval(js).await != Value::Bool(true) {
+            assert!(
+                t.elapsed() < Duration::from_secs(60),
+                "never true in the viewer: {js}; it shows {}",
+                self.fx
+                    .eval("document.getElementById('status').textContent")
+                    .await
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn mouse(&self, kind: DispatchMouseEventType, x: f64, y: f64, button: MouseButton) {
+        let mut e = DispatchMouseEventParams::new(kind, x, y);
+        e.button = Some(button);
+        e.click_count = Some(1);
+        e.buttons = Some(0);
+        self.fx.session.page().execute(e).await.expect("mouse");
+    }
+
+    /// A real click (or right click) at a CSS point of the viewer's page.
+    pub async fn click(&self, x: f64, y: f64, button: MouseButton) {
+        self.mouse(DispatchMouseEventType::MouseMoved, x, y, MouseButton::None)
+            .await;
+        self.mouse(DispatchMouseEventType::MousePressed, x, y, button.clone())
+            .await;
+        self.mouse(DispatchMouseEventType::MouseReleased, x, y, button)
+            .await;
+    }
+
+    /// The centre of an element of the viewer's page.
+    async fn centre(&self, selector: &str) -> (f64, f64) {
+        let at = self
+            .fx
+            .eval(&format!(
+                "(() => {{ const r = document.querySelector({selector:?}).getBoundingClientRect(); \
+                 return [r.left + r.width / 2, r.top + r.height / 2]; }})()"
+            ))
+            .await;
+        (at[0].as_f64().unwrap(), at[1].as_f64().unwrap())
+    }
+
+    /// Clicks a button of the viewer's page.
+    pub async fn press(&self, selector: &str) {
+        let (x, y) = self.centre(selector).await;
+        self.click(x, y, MouseButton::Left).await;
+    }
+
+    /// The viewer's point that shows fraction `(fx, fy)` of the frame.
+    pub async fn frame_point(&self, fx: f64, fy: f64) -> (f64, f64) {
+        let r = self
+            .fx
+            .eval(
+                "(() => { const r = document.getElementById('screen').getBoundingClientRect(); \
+                 return [r.left, r.top, r.width, r.height]; })()",
+            )
+            .await;
+        let n = |i: usize| r[i].as_f64().unwrap();
+        (n(0) + fx * n(2), n(1) + fy * n(3))
+    }
+
+    /// Takes the browser over and waits until it is the person's.
+    pub async fn take_over(&self) {
+        self.until("!document.getElementById('take').hidden && !!document.getElementById('screen').dataset.seq")
+            .await;
+        self.press("#take").await;
+        self.until("document.body.dataset.control === 'person'")
+            .await;
+    }
+
+    /// Types `text` with real key events where the viewer's focus is.
+    pub async fn keys(&self, text: &str) {
+        for c in text.chars() {
+            let key = c.to_string();
+            let mut down = DispatchKeyEventParams::new(DispatchKeyEventType::KeyDown);
+            down.key = Some(key.clone());
+            down.text = Some(key.clone());
+            self.fx.session.page().execute(down).await.expect("key");
+            let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
+            up.key = Some(key);
+            self.fx.session.page().execute(up).await.expect("key");
+        }
+    }
+
+    /// Hands the browser back with `note`.
+    pub async fn hand_back(&self, note: &str) {
+        self.press("#note").await;
+        self.keys(note).await;
+        self.press("#back button").await;
+        self.until("document.body.dataset.control !== 'person'")
+            .await;
+    }
+}
+
+/// Where the watched page says clicks landed: (x, y, innerWidth,
+/// innerHeight, button), in order.
+pub(crate) fn clicks(site: &Server) -> Vec<(f64, f64, f64, f64, i64)> {
+    site.requests("/clicked?")
+        .iter()
+        .map(|path| {
+            let q: std::collections::HashMap<String, String> =
+                url::form_urlencoded::parse(path.split('?').nth(1).unwrap_or_default().as_bytes())
+                    .into_owned()
+                    .collect();
+            let n = |k: &str| q[k].parse::<f64>().unwrap();
+            (n("x"), n("y"), n("w"), n("h"), n("button") as i64)
+        })
+        .collect()
+}
+
+/// Waits for the watched page to tell of its `n`th click.
+async fn nth_click(site: &Server, n: usize) -> (f64, f64, f64, f64, i64) {
+    let t = Instant::now();
+    loop {
+        if let Some(c) = clicks(site).get(n - 1) {
+            return *c;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "click {n} never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 2.0
+}
+
+/// Every text file a run left, with their names.
+fn run_texts(dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in walk(dir) {
+        if let Ok(text) = std::fs::read_to_string(&entry) {
+            out.push((entry.display().to_string(), text));
+        }
+    }
+    out
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files.extend(walk(&p));
+        } else {
+            files.push(p);
+        }
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_asks_for_hands_a_person_types_the_code_in_the_live_view_and_the_agent_goes_on() {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(at_the_human_check).await;
+    let run = LiveRun::start(&model, &site, "Get past the human check", &[]).await;
+    let viewer = Viewer::open(&run.url, 1280).await;
+    // The agent's reason is on the page while it waits.
+    viewer
+        .until(
+            "document.getElementById('asked').textContent.includes('a code read from a picture')",
+        )
+        .await;
+    viewer.take_over().await;
+    // Into the field through the live view (the fixture puts it at CSS
+    // 100..300 × 200..230 of a 1280 × 800 viewport): a click where the
+    // frame shows it, then the code as keys.
+    let (x, y) = viewer.frame_point(200.0 / 1280.0, 215.0 / 800.0).await;
+    viewer.click(x, y, MouseButton::Left).await;
+    viewer.keys(CODE).await;
+    viewer.hand_back("I typed the code for you").await;
+    let (result, dir) = run.result().await;
+    assert_eq!(result["status"], "done", "{result}");
+
+    // The next prompt told of the hand-over and the note, not the code.
+    let prompts: Vec<String> = model.received().iter().map(Received::text).collect();
+    let told = prompts
+        .iter()
+        .find(|p| p.contains(HANDED_BACK))
+        .expect("a prompt after the hand-over");
+    assert!(told.contains("I typed the code for you"), "{told}");
+    assert!(told.contains("\"Code\" (input text)"), "{told}");
+    for p in &prompts {
+        assert!(!p.contains(CODE), "a prompt holds what the person typed");
+    }
+    // The journal's record of it, and the report's.
+    let rec = dir.path().join("rec");
+    let journal = std::fs::read_to_string(rec.join("journal.jsonl")).unwrap();
+    let hands: Value = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["kind"] == "hands")
+        .expect("a hands record");
+    assert_eq!(hands["asked"], "the page wants a code read from a picture");
+    assert_eq!(hands["ended"], "handed_back");
+    assert_eq!(hands["note"], "I typed the code for you");
+    assert!(hands["typed_into"][0].as_str().unwrap().contains("Code"));
+    let report = std::fs::read_to_string(rec.join("report.html")).unwrap();
+    assert!(report.contains("I typed the code for you"));
+    for (name, text) in run_texts(&rec) {
+        assert!(!text.contains(CODE), "{name} holds what the person typed");
+    }
+}

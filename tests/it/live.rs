@@ -332,3 +332,185 @@ async fn the_agent_asks_for_hands_a_person_types_the_code_in_the_live_view_and_t
         assert!(!text.contains(CODE), "{name} holds what the person typed");
     }
 }
+
+/// Records, in a viewer's page, when each frame arrived and whether the
+/// watched page's pad shows red in it (the pad fills the bottom of the
+/// page; the point is its middle near the bottom).
+const WATCH_THE_PAD: &str = r#"(() => {
+  window.seen = [];
+  const s = document.getElementById('screen');
+  const c = document.createElement('canvas');
+  s.addEventListener('load', () => {
+    c.width = s.naturalWidth; c.height = s.naturalHeight;
+    const g = c.getContext('2d');
+    g.drawImage(s, 0, 0);
+    const p = g.getImageData(Math.floor(c.width * 0.5), Math.floor(c.height * 0.95), 1, 1).data;
+    window.seen.push([Date.now(), p[0] > 180 && p[1] < 90 && p[2] < 90]);
+  });
+  return true;
+})()"#;
+
+/// When a viewer first showed the pad red (the wall clock, ms).
+async fn first_red(viewer: &Viewer) -> f64 {
+    viewer.until("window.seen.some(([, red]) => red)").await;
+    viewer
+        .fx
+        .eval("window.seen.find(([, red]) => red)[0]")
+        .await
+        .as_f64()
+        .unwrap()
+}
+
+/// When the watched page painted its pad red (the wall clock, ms).
+async fn painted(site: &Server) -> f64 {
+    let t = Instant::now();
+    loop {
+        if let Some(path) = site.requests("/painted?at=").first() {
+            return path.rsplit('=').next().unwrap().parse().unwrap();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the pad was never painted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clicks_in_views_640_and_1600_wide_land_at_the_matching_css_point_and_both_see_the_change_within_a_second(
+) {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(hands_then_done).await;
+    let run = LiveRun::start(&model, &site, "Point at the page", &[]).await;
+    // Two people watch the one run.
+    let narrow = Viewer::open(&run.url, 640).await;
+    let wide = Viewer::open(&run.url, 1600).await;
+    narrow.take_over().await;
+    wide.until("document.body.dataset.control === 'person'")
+        .await;
+    for v in [&narrow, &wide] {
+        v.fx.eval(WATCH_THE_PAD).await;
+    }
+    // Points of the pad (the bottom 45 % of the watched page), as
+    // fractions of the frame each viewer shows at its own size.
+    for (n, (viewer, fx, fy)) in [(&narrow, 0.25, 0.8), (&wide, 0.75, 0.6)]
+        .into_iter()
+        .enumerate()
+    {
+        let (x, y) = viewer.frame_point(fx, fy).await;
+        viewer.click(x, y, MouseButton::Left).await;
+        let (cx, cy, w, h, button) = nth_click(&site, n + 1).await;
+        assert_eq!((w, h), (1280.0, 800.0));
+        assert!(
+            close(cx, fx * w) && close(cy, fy * h),
+            "the click at {fx},{fy} of the frame landed at {cx},{cy}"
+        );
+        assert_eq!(button, 0);
+    }
+    // The first click painted the pad: both viewers showed it within a
+    // second of the watched page's paint (by the wall clock both share).
+    let at = painted(&site).await;
+    for v in [&narrow, &wide] {
+        let shown = first_red(v).await;
+        assert!(
+            shown - at < 1000.0,
+            "a viewer showed the change {} ms after the page made it",
+            shown - at
+        );
+    }
+    // A right click is a right click there.
+    let (x, y) = wide.frame_point(0.5, 0.9).await;
+    wide.click(x, y, MouseButton::Right).await;
+    let (cx, cy, ..) = nth_click(&site, 3).await;
+    assert_eq!(nth_click(&site, 3).await.4, 2);
+    assert!(close(cx, 640.0) && close(cy, 720.0), "{cx},{cy}");
+    wide.hand_back("").await;
+    let (result, _) = run.result().await;
+    assert_eq!(result["status"], "done", "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_in_the_live_view_of_a_phone_lands_at_the_matching_css_point() {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(hands_then_done).await;
+    let run = LiveRun::start(
+        &model,
+        &site,
+        "Point at the phone",
+        &["--device", "iPhone SE"],
+    )
+    .await;
+    let viewer = Viewer::open(&run.url, 1280).await;
+    viewer.take_over().await;
+    let (x, y) = viewer.frame_point(0.5, 0.9).await;
+    viewer.click(x, y, MouseButton::Left).await;
+    let (cx, cy, w, h, _) = nth_click(&site, 1).await;
+    assert_eq!((w, h), (375.0, 667.0), "the phone's viewport");
+    assert!(close(cx, 0.5 * w) && close(cy, 0.9 * h), "{cx},{cy}");
+    viewer.hand_back("").await;
+    let (result, _) = run.result().await;
+    assert_eq!(result["status"], "done", "{result}");
+}
+
+/// A model that waits, step after step, until a person has had the
+/// browser; then it is done.
+fn waits_for_a_person(r: &Received) -> Reply {
+    Reply::Text(if r.text().contains(HANDED_BACK) {
+        "COMPLETE:a person looked".into()
+    } else {
+        "WAIT:0.3".into()
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_takes_over_between_steps_a_refused_host_stays_refused_and_the_agent_is_told() {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(waits_for_a_person).await;
+    let run = LiveRun::start(
+        &model,
+        &site,
+        "Wait for a person",
+        &["--allow-domain", "127.0.0.1"],
+    )
+    .await;
+    let viewer = Viewer::open(&run.url, 1280).await;
+    viewer
+        .until("/^step [1-9]/.test(document.getElementById('status').textContent)")
+        .await;
+    viewer.take_over().await;
+    let steps_then = model.received().len();
+    // The link to another host (CSS 100..300 × 300..330): the domain
+    // policy holds for a person's clicks as for the agent's.
+    let (x, y) = viewer.frame_point(200.0 / 1280.0, 315.0 / 800.0).await;
+    viewer.click(x, y, MouseButton::Left).await;
+    nth_click(&site, 1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        model.received().len(),
+        steps_then,
+        "the agent took a step while the person had the browser"
+    );
+    viewer.hand_back("I only looked").await;
+    let (result, dir) = run.result().await;
+    assert_eq!(result["status"], "done", "{result}");
+    assert!(
+        !site.was_requested("/weather.html"),
+        "a refused host was reached"
+    );
+    let told = model
+        .received()
+        .iter()
+        .map(Received::text)
+        .find(|t| t.contains(HANDED_BACK))
+        .unwrap();
+    assert!(told.contains("I only looked"), "{told}");
+    assert!(told.contains("clicked 1 times"), "{told}");
+    let journal = std::fs::read_to_string(dir.path().join("rec/journal.jsonl")).unwrap();
+    let hands: Value = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["kind"] == "hands")
+        .unwrap();
+    assert!(hands.get("asked").is_none(), "{hands}");
+    assert_eq!(hands["clicks"], 1);
+}

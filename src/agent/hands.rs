@@ -13,8 +13,9 @@ use crate::live::Hide;
 use crate::perceive::Observation;
 use crate::records::{Asked, HandsEnd, HandsRecord, RunStatus, StepRecord};
 
-/// The question a run that asked for hands ends with when nobody came.
-pub(super) fn hands_question(reason: &str) -> String {
+/// The question a run that asked for a person's hands ends with when
+/// nobody came, and a waiting session is told by.
+pub fn hands_question(reason: &str) -> String {
     format!("a person's hands are needed in the browser: {reason}")
 }
 

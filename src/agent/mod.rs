@@ -54,6 +54,7 @@ use ask::Answer;
 pub use ask::Asker;
 pub use builder::AgentBuilder;
 pub use error::{AgentError, SetupError};
+pub use hands::hands_question;
 pub use harness::DOWNLOADS;
 pub(crate) use harness::{
     drop_empty_downloads, hold_site, keep_downloads_in, start_guard, write_end,

@@ -5,16 +5,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
-use seamark::live::{Live, LiveServer};
+use seamark::live::{Live, LiveServer, ANNOUNCE_ENV, TOKEN_ENV};
 
 use super::UsageError;
-
-/// The file a run's live view address is written to once it listens
-/// (`seamark serve`'s worker reads it there).
-pub const ANNOUNCE_ENV: &str = "SEAMARK_LIVE_ANNOUNCE";
-
-/// The live view's token (else: none on loopback, a new one off it).
-pub const TOKEN_ENV: &str = "SEAMARK_LIVE_TOKEN";
 
 /// The live view and a person's hands.
 #[derive(Debug, Args)]

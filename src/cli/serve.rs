@@ -55,6 +55,18 @@ pub struct QueueArgs {
     /// browser this process's runs each open a context of their own in.
     #[arg(long)]
     launch_each: bool,
+    /// Where each session's run serves its live view (watched and taken
+    /// over through the sessions page, which passes it on): an address the
+    /// server can reach, any free port of it (default 127.0.0.1, for a
+    /// server on this machine).
+    #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+    live_on: std::net::IpAddr,
+    /// How long a session whose agent asks for a person's hands (HANDS)
+    /// keeps its browser open for them, in seconds; then the browser
+    /// closes, its state kept, and the session waits on as for an answer.
+    /// Also how long a person may leave a browser they took untouched.
+    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    hands_timeout: u64,
 }
 
 /// This machine's name ("worker" when it cannot be read).
@@ -227,6 +239,8 @@ impl QueueArgs {
                     secrets: secrets.clone(),
                     runs: runs.clone(),
                     browser: browser.clone(),
+                    live: Some(std::net::SocketAddr::new(self.live_on, 0)),
+                    hands_timeout: Duration::from_secs(self.hands_timeout),
                 };
                 tokio::spawn(Worker::new(store.clone(), config).run(shutdown.clone()))
             })

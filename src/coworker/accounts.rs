@@ -158,7 +158,8 @@ impl Store {
     pub async fn accounts(&self) -> Result<Vec<Account>, CoworkerError> {
         let rows = sqlx::query(
             "SELECT a.name, a.login, a.note, a.secrets, a.last_session, a.updated,
-                (SELECT s.id FROM sessions s WHERE s.account = a.name AND s.state = 'active'
+                (SELECT s.id FROM sessions s WHERE s.account = a.name
+                    AND s.state IN ('active', 'waiting') AND s.worker IS NOT NULL
                  LIMIT 1) AS holder,
                 (SELECT COUNT(*) FROM sessions s WHERE s.account = a.name AND s.state = 'queued')
                  AS queued

@@ -97,9 +97,11 @@ fn guarded(mut response: Response<Body>) -> Response<Body> {
     response
 }
 
-/// The sessions page's policy: no script, nothing from elsewhere.
+/// The sessions page's policy: no script, nothing from elsewhere; a
+/// session's live view (its own page, with its own policy) in a frame.
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
-                           form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+                           frame-src 'self'; form-action 'self'; frame-ancestors 'none'; \
+                           base-uri 'none'";
 
 async fn route(req: Request<Incoming>, store: &Store, config: &ApiConfig) -> Response<Body> {
     if let Some(refused) = config.gate.refused(&req) {
@@ -139,6 +141,13 @@ async fn page_route(
         (Method::GET, ["sessions", id]) => page::session(store, id).await,
         (Method::GET, ["sessions", id, "run", rest @ ..]) => page::run_file(store, id, rest).await,
         (Method::POST, ["sessions", id, "stop"]) => page::stopped(store, id).await,
+        // The view's page is at the folder's path: its own paths are relative.
+        (Method::GET, ["sessions", id, "live"]) if !path.ends_with('/') => {
+            page::see(&format!("/sessions/{id}/live/"))
+        }
+        (_, ["sessions", id, "live", rest @ ..]) => {
+            super::live_view::pass_on(store, id, rest, req).await
+        }
         (Method::POST, ["skills", name, verb @ ("approve" | "refuse")]) => {
             page::decided(store, name, *verb == "approve").await
         }

@@ -11,6 +11,7 @@ pub mod api;
 pub mod client;
 pub mod http;
 pub mod kept_browser;
+mod live_view;
 pub mod page;
 pub mod request;
 pub mod runs;
@@ -138,6 +139,10 @@ pub struct Session {
     pub updated: String,
     /// Since when it waits (state `waiting`).
     pub waiting_since: Option<String>,
+    /// Where its browser is shown live on this server, while its run has
+    /// a live view (its path).
+    #[serde(default)]
+    pub live: Option<String>,
 }
 
 /// A state change of a session, with its time and reason.

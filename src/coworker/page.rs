@@ -22,6 +22,8 @@ struct Waiting {
     question: String,
     since: String,
     hold: bool,
+    /// It waits for a person's hands in its live view, not for words.
+    hands: bool,
 }
 
 /// A row of the list.
@@ -71,7 +73,13 @@ struct StepCard {
 #[template(path = "serve/session.html")]
 struct SessionPage {
     style: &'static str,
-    live: bool,
+    /// The page reloads itself every 2 s (a session under way without a
+    /// live view).
+    refresh: bool,
+    /// Its live view's path, while its run has one.
+    live_view: Option<String>,
+    /// Why the agent asks for a person's hands, while it waits for them.
+    hands: Option<String>,
     id: String,
     task: String,
     url: String,
@@ -138,11 +146,14 @@ pub async fn sessions(store: &Store, query: Option<&str>) -> Response<Body> {
         style: STYLE,
         live: running && waiting.is_empty(),
         counts,
-        has_questions: waiting.iter().any(|s| s.hold.is_none()),
+        has_questions: waiting
+            .iter()
+            .any(|s| s.hold.is_none() && s.worker.is_none()),
         waiting: waiting
             .into_iter()
             .map(|s| Waiting {
                 hold: s.hold.is_some(),
+                hands: s.worker.is_some(),
                 question: s.question.clone().unwrap_or_default(),
                 since: s.waiting_since.clone().unwrap_or_default(),
                 id: s.id,
@@ -214,14 +225,23 @@ pub async fn session(store: &Store, id: &str) -> Response<Body> {
         question,
         hold,
         account,
+        live,
+        worker,
         ..
     } = session;
+    // Waiting with its worker still holding it: for a person's hands, in
+    // the live view, not for words.
+    let hands = question
+        .clone()
+        .filter(|_| status == SessionState::Waiting && worker.is_some());
     let page = SessionPage {
         style: STYLE,
-        live: matches!(status, SessionState::Active | SessionState::Queued),
+        refresh: matches!(status, SessionState::Active | SessionState::Queued) && live.is_none(),
+        live_view: live,
+        hands,
         stoppable: !status.ended(),
         status: status.to_string(),
-        question: question.filter(|_| status == SessionState::Waiting),
+        question: question.filter(|_| status == SessionState::Waiting && worker.is_none()),
         hold: hold.is_some(),
         cost: cost(cost_usd),
         hold_screenshot,

@@ -36,7 +36,7 @@ pub struct Store {
 /// The columns a session is read from, in every query that gives one.
 const COLUMNS: &str = "id, task, url, options, state, reason, question, hold, answer, result, \
                        run_dir, steps, cost_usd, worker, attempts, created, updated, \
-                       waiting_since, taken_over, account";
+                       waiting_since, taken_over, account, live_url";
 
 /// A session to queue.
 #[derive(Debug, Clone)]
@@ -290,8 +290,9 @@ impl Store {
             sqlx::query(table).execute(&mut *tx).await?;
         }
         // Columns later versions added, to a database an earlier one made.
-        self.add_column(&mut tx, "sessions", "account", "TEXT")
-            .await?;
+        for column in ["account", "live_url", "live_token"] {
+            self.add_column(&mut tx, "sessions", column, "TEXT").await?;
+        }
         sqlx::query("CREATE INDEX IF NOT EXISTS sessions_by_account ON sessions (account, state)")
             .execute(&mut *tx)
             .await?;
@@ -496,7 +497,8 @@ impl Store {
              WHERE id = (SELECT s.id FROM sessions s
                  WHERE (s.state = 'queued' OR (s.state = 'active' AND s.lease_until < $3))
                    AND (s.account IS NULL OR NOT EXISTS (SELECT 1 FROM sessions o
-                       WHERE o.account = s.account AND o.state = 'active' AND o.id <> s.id))
+                       WHERE o.account = s.account AND o.state IN ('active', 'waiting')
+                         AND o.worker IS NOT NULL AND o.id <> s.id))
                  ORDER BY s.created, s.id LIMIT 1 {skip_locked})
              RETURNING {COLUMNS}, lapses"
         ))
@@ -545,7 +547,7 @@ impl Store {
     ) -> Result<Option<bool>, CoworkerError> {
         let row = sqlx::query(
             "UPDATE sessions SET lease_until = $1
-             WHERE id = $2 AND worker = $3 AND state = 'active'
+             WHERE id = $2 AND worker = $3 AND state IN ('active', 'waiting')
              RETURNING stop_requested",
         )
         .bind(now_ms() + lease.as_millis() as i64)
@@ -574,8 +576,9 @@ impl Store {
             "UPDATE sessions SET state = $1, reason = $2, question = $3, hold = $4,
                 result = COALESCE($5, result), steps = COALESCE($6, steps),
                 cost_usd = CASE WHEN $12 = 1 THEN $7 ELSE cost_usd END, worker = NULL,
-                lease_until = 0, waiting_since = $8, updated = $9
-             WHERE id = $10 AND worker = $11 AND state = 'active'",
+                lease_until = 0, waiting_since = $8, updated = $9, live_url = NULL,
+                live_token = NULL
+             WHERE id = $10 AND worker = $11 AND state IN ('active', 'waiting')",
         )
         .bind(ending.state.word())
         .bind(&ending.reason)
@@ -619,8 +622,9 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE sessions SET state = 'queued', answer = $1, reason = 'answered',
-                waiting_since = NULL, updated = $2
-             WHERE id = $3 AND state = 'waiting'",
+                waiting_since = NULL, updated = $2, worker = NULL, live_url = NULL,
+                live_token = NULL
+             WHERE id = $3 AND state = 'waiting' AND (worker IS NULL OR lease_until < $2)",
         )
         .bind(answer)
         .bind(now_ms())
@@ -631,6 +635,13 @@ impl Store {
         if changed == 0 {
             drop(tx);
             let session = self.get(id).await?;
+            if session.worker.is_some() && session.status == SessionState::Waiting {
+                return Err(CoworkerError::Conflict(format!(
+                    "session {id} waits for a person's hands in its browser, not for words: take \
+                     it over in its live view ({})",
+                    session.live.as_deref().unwrap_or("its page")
+                )));
+            }
             return Err(CoworkerError::Conflict(format!(
                 "session {id} is {}, not waiting for an answer",
                 session.status
@@ -655,7 +666,7 @@ impl Store {
         let stopped = sqlx::query(
             "UPDATE sessions SET state = 'stopped', reason = 'stopped by a person',
                 waiting_since = NULL, updated = $1
-             WHERE id = $2 AND state IN ('queued', 'waiting')",
+             WHERE id = $2 AND state IN ('queued', 'waiting') AND worker IS NULL",
         )
         .bind(now)
         .bind(id)
@@ -669,7 +680,8 @@ impl Store {
         }
         drop(tx);
         let asked = sqlx::query(
-            "UPDATE sessions SET stop_requested = 1, updated = $1 WHERE id = $2 AND state = 'active'",
+            "UPDATE sessions SET stop_requested = 1, updated = $1
+             WHERE id = $2 AND state IN ('active', 'waiting') AND worker IS NOT NULL",
         )
         .bind(now)
         .bind(id)
@@ -692,8 +704,8 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE sessions SET state = 'queued', reason = $1, worker = NULL, lease_until = 0,
-                updated = $2
-             WHERE id = $3 AND worker = $4 AND state = 'active'",
+                updated = $2, live_url = NULL, live_token = NULL
+             WHERE id = $3 AND worker = $4 AND state IN ('active', 'waiting')",
         )
         .bind(why)
         .bind(now_ms())
@@ -718,7 +730,8 @@ impl Store {
 /// is free again.
 async fn waits_for_account(conn: &mut AnyConnection, account: &str) -> Result<(), CoworkerError> {
     let holder: Option<String> = sqlx::query(
-        "SELECT id FROM sessions WHERE account = $1 AND state = 'active' ORDER BY id LIMIT 1",
+        "SELECT id FROM sessions WHERE account = $1 AND state IN ('active', 'waiting')
+           AND worker IS NOT NULL ORDER BY id LIMIT 1",
     )
     .bind(account)
     .fetch_optional(&mut *conn)
@@ -771,7 +784,7 @@ async fn account_of(conn: &mut AnyConnection, id: &str) -> Result<Option<String>
 /// Records a session's change on `conn`: inside the transaction that
 /// made the change, so that events are numbered in the order the changes
 /// were.
-async fn noted(
+pub(super) async fn noted(
     conn: &mut AnyConnection,
     session: &str,
     state: &str,
@@ -805,8 +818,11 @@ fn session_of(row: &AnyRow) -> Result<Session, CoworkerError> {
     };
     let waiting_since: Option<i64> = row.try_get("waiting_since")?;
     let answer: Option<String> = row.try_get("answer")?;
+    let id: String = row.try_get("id")?;
+    let live_url: Option<String> = row.try_get("live_url")?;
     Ok(Session {
-        id: row.try_get("id")?,
+        live: live_url.map(|_| format!("/sessions/{id}/live/")),
+        id,
         status,
         task: row.try_get("task")?,
         url: row.try_get("url")?,

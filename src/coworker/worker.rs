@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use super::accounts::Login;
 use super::kept_browser::KeptBrowser;
+use super::live_view::LiveLink;
 use super::request::{OptionSpec, SessionRequest};
 use super::runs::RunSync;
 use super::store::{Ending, Taken, SECRET_TAKEN};
@@ -55,6 +56,12 @@ pub struct WorkerConfig {
     /// The browser its process keeps, that each run opens a context in;
     /// none: each run launches its own.
     pub browser: Option<Arc<KeptBrowser>>,
+    /// Where each run serves its live view (port 0: any free one); none:
+    /// runs have none.
+    pub live: Option<std::net::SocketAddr>,
+    /// How long a run that asks for a person's hands keeps its browser
+    /// open for them.
+    pub hands_timeout: Duration,
 }
 
 /// The one argument of a run a worker starts: the rest come on its
@@ -129,10 +136,15 @@ impl Worker {
             }
         }
         let lent = self.lend(&taken).await;
+        let link = self.config.live.and_then(|_| LiveLink::new());
         let exit = match self.prepare(&taken, &lent) {
-            Ok(args) => {
+            Ok(mut args) => {
+                if let (Some(listen), Some(_)) = (self.config.live, &link) {
+                    args.extend(LiveLink::args(listen, self.config.hands_timeout));
+                }
                 let args = self.in_kept_browser(args).await;
-                self.run_child(&taken, args, &mut sync, shutdown).await
+                let run = (&mut sync, link.as_ref());
+                self.run_child(&taken, args, run, shutdown).await
             }
             Err(ending) => Exit::Ended(*ending),
         };
@@ -149,8 +161,8 @@ impl Worker {
                 let question = ending.question.clone();
                 let finished = self.store.finish(&id, &self.config.name, &ending).await;
                 if waiting && matches!(finished, Ok(true)) {
-                    self.notify(&taken, question.as_deref().unwrap_or_default(), &ending)
-                        .await;
+                    let question = question.as_deref().unwrap_or_default();
+                    self.notify(&taken, question, ending.hold.as_ref()).await;
                 }
                 finished.map(|_| ())
             }
@@ -422,7 +434,7 @@ impl Worker {
         &self,
         taken: &Taken,
         args: Vec<String>,
-        sync: &mut RunSync,
+        (sync, link): (&mut RunSync, Option<&LiveLink>),
         shutdown: &mut watch::Receiver<bool>,
     ) -> Exit {
         let session = &taken.session;
@@ -445,6 +457,9 @@ impl Worker {
         // A worker killed with SIGKILL takes its runs (and their browsers)
         // with it: the session's lease lapses, and another worker goes on.
         crate::browser::tie_to_this_process(&mut command);
+        if let Some(link) = link {
+            link.give_to(&mut command);
+        }
         let (mut child, mirrored) = match self.spawn_mirrored(&session.id, &mut command) {
             Ok(both) => both,
             Err(why) => return Exit::Ended(ended(SessionState::Failed, why)),
@@ -471,9 +486,24 @@ impl Worker {
             }
             text
         });
-        let watched = self
-            .watch(&session.id, &mut child, (sync, &dir), shutdown)
-            .await;
+        let watch = self.watch(&session.id, &mut child, (sync, &dir), shutdown);
+        let follow = async {
+            match link {
+                Some(link) => {
+                    let asked = |why: String| async move {
+                        let question = crate::agent::hands_question(&why);
+                        self.notify(taken, &question, None).await;
+                    };
+                    link.follow(&self.store, &session.id, &self.config.name, asked)
+                        .await
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let watched = tokio::select! {
+            watched = watch => watched,
+            never = follow => match never {},
+        };
         let _ = mirrored.await;
         let tail = log.await.unwrap_or_default();
         let printed = out.await.unwrap_or_default();
@@ -646,7 +676,7 @@ impl Worker {
     }
 
     /// Tells `--notify` that a session waits for a person.
-    async fn notify(&self, taken: &Taken, question: &str, ending: &Ending) {
+    async fn notify(&self, taken: &Taken, question: &str, hold: Option<&serde_json::Value>) {
         let Some(url) = &self.config.notify else {
             return;
         };
@@ -656,7 +686,7 @@ impl Worker {
             "status": "waiting",
             "task": taken.session.task,
             "question": question,
-            "hold": ending.hold,
+            "hold": hold,
             "page": self.config.page.as_ref().map(|p| format!("{p}/sessions/{id}")),
         });
         let sent = reqwest::Client::new()

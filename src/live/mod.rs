@@ -31,6 +31,14 @@ pub use frames::LiveFrame;
 pub use input::{Button, KeyAction, MouseAction, PersonInput};
 pub use server::{LiveServer, LiveServerError};
 
+/// The variable a run's live view takes its token from (else: none on
+/// loopback, a new one off it).
+pub const TOKEN_ENV: &str = "SEAMARK_LIVE_TOKEN";
+
+/// The variable naming the file a run writes its live view's address to,
+/// once it listens (`seamark serve`'s worker reads it there).
+pub const ANNOUNCE_ENV: &str = "SEAMARK_LIVE_ANNOUNCE";
+
 /// How long a person may leave the browser untouched, or the agent wait
 /// for one, by default.
 pub const HANDS_TIMEOUT: Duration = Duration::from_secs(15 * 60);

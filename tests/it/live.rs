@@ -514,3 +514,158 @@ async fn a_person_takes_over_between_steps_a_refused_host_stays_refused_and_the_
     assert!(hands.get("asked").is_none(), "{hands}");
     assert_eq!(hands["clicks"], 1);
 }
+
+/// Every file `seamark serve` keeps in `w` (its database and its runs),
+/// with its name: the browsers' own profiles aside.
+fn served_files(w: &crate::support::Workdir) -> Vec<(String, Vec<u8>)> {
+    walk(&w.path("seamark-serve"))
+        .into_iter()
+        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
+        .collect()
+}
+
+/// The URLs of the pages the worker's kept browser has open.
+async fn kept_pages(w: &crate::support::Workdir) -> Vec<String> {
+    let tmp = crate::processes::tmp_of(&w.path(""));
+    let mut pages = Vec::new();
+    for profile in crate::processes::browser_profiles(&tmp) {
+        pages.extend(crate::processes::pages_of_browser(&profile).await);
+    }
+    pages
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_serve_a_session_that_asks_for_hands_waits_with_its_browser_open_and_a_person_on_the_page_gets_it_done(
+) {
+    use crate::coworker::{submit, wait_for, Served};
+    use seamark::coworker::SessionState;
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(at_the_human_check).await;
+    let w = crate::support::Workdir::new(&model);
+    let hook = site.url("hook");
+    let served = Served::serve(&w, &["--workers", "1", "--notify", &hook]).await;
+    let id = submit(
+        &served,
+        "Get past the human check",
+        &site.url("human-check.html"),
+        serde_json::json!({ "no_skills": true }),
+    )
+    .await;
+    let waiting = wait_for(&served, &id, SessionState::Waiting).await;
+    assert!(
+        waiting.reason.contains("a code read from a picture"),
+        "{waiting:?}"
+    );
+    assert!(waiting.worker.is_some(), "its worker still holds it");
+    let live = waiting.live.clone().expect("a live view");
+    // The webhook heard of it.
+    let told: Value = serde_json::from_str(&site.posted("/hook")[0]).unwrap();
+    assert!(
+        told["question"]
+            .as_str()
+            .unwrap()
+            .contains("a person's hands"),
+        "{told}"
+    );
+    // Its browser is open at the page, not closed as for a question.
+    assert!(
+        kept_pages(&w)
+            .await
+            .iter()
+            .any(|u| u.contains("human-check.html")),
+        "the page is open"
+    );
+    // Words are no answer to it.
+    let refused = served.client().answer(&id, "here").await.unwrap_err();
+    assert!(refused.to_string().contains("hands"), "{refused}");
+    // The session's page shows the live view; a person takes over there.
+    let page = reqwest::get(format!("{}/sessions/{id}", served.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(&format!("<iframe class=\"live\" src=\"{live}\"")),
+        "{page}"
+    );
+    let viewer = Viewer::open(&format!("{}{live}", served.base), 1280).await;
+    viewer.take_over().await;
+    let (x, y) = viewer.frame_point(200.0 / 1280.0, 215.0 / 800.0).await;
+    viewer.click(x, y, MouseButton::Left).await;
+    viewer.keys(CODE).await;
+    viewer.hand_back("typed it").await;
+    let done = wait_for(&served, &id, SessionState::Done).await;
+    assert!(done.live.is_none(), "no live view once it ended");
+    let events = served.client().events(&id).await.unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| e.state == "active" && e.reason == "a person has the browser"),
+        "{events:?}"
+    );
+    served.terminate().await;
+    // What the person typed is in no file the server keeps: not its
+    // database, not the run's journal, report or logs.
+    for (name, bytes) in served_files(&w) {
+        assert!(
+            !bytes.windows(CODE.len()).any(|b| b == CODE.as_bytes()),
+            "{name} holds what the person typed"
+        );
+    }
+    for p in model.received() {
+        assert!(
+            !p.text().contains(CODE),
+            "a prompt holds what the person typed"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_serve_hands_left_alone_past_the_timeout_close_the_browser_and_the_session_waits_on()
+{
+    use crate::coworker::{submit, wait_for, Served};
+    use seamark::coworker::SessionState;
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(at_the_human_check).await;
+    let w = crate::support::Workdir::new(&model);
+    let served = Served::serve(&w, &["--workers", "1", "--hands-timeout", "2"]).await;
+    let id = submit(
+        &served,
+        "Get past the human check",
+        &site.url("human-check.html"),
+        serde_json::json!({ "no_skills": true }),
+    )
+    .await;
+    wait_for(&served, &id, SessionState::Waiting).await;
+    // Nobody comes: the run ends needing a person, its worker lets go.
+    let t = Instant::now();
+    let session = loop {
+        let s = served.client().get(&id).await.unwrap();
+        if s.status == SessionState::Waiting && s.worker.is_none() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "{s:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        session
+            .question
+            .as_deref()
+            .unwrap()
+            .contains("a code read from a picture"),
+        "{session:?}"
+    );
+    assert!(session.live.is_none());
+    assert!(
+        kept_pages(&w)
+            .await
+            .iter()
+            .all(|u| !u.contains("human-check.html")),
+        "the browser was closed"
+    );
+    // It waits as a question does: an answer is taken.
+    served.client().answer(&id, "later").await.unwrap();
+    served.client().stop(&id).await.ok();
+    served.terminate().await;
+}

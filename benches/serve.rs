@@ -62,6 +62,9 @@ fn config(program: &Path, n: usize) -> WorkerConfig {
         secrets: program.with_file_name("secrets"),
         runs: program.with_file_name("runs"),
         browser: None,
+        // The stub run takes no live view.
+        live: None,
+        hands_timeout: Duration::from_secs(60),
     }
 }
 

@@ -68,6 +68,9 @@ fn config(dir: &Path, n: usize, browser: Option<Arc<KeptBrowser>>) -> WorkerConf
         secrets: dir.join("secrets"),
         runs: dir.join("runs"),
         browser,
+        // As `seamark serve` runs them: each with its live view.
+        live: Some("127.0.0.1:0".parse().unwrap()),
+        hands_timeout: Duration::from_secs(60),
     }
 }
 

@@ -139,8 +139,11 @@ impl Worker {
         let link = self.config.live.and_then(|_| LiveLink::new());
         let exit = match self.prepare(&taken, &lent) {
             Ok(mut args) => {
-                if let (Some(listen), Some(_)) = (self.config.live, &link) {
-                    args.extend(LiveLink::args(listen, self.config.hands_timeout));
+                // Flags go right after the subcommand: a run directory
+                // comes last, after `--`.
+                if let (Some(listen), Some(_), false) = (self.config.live, &link, args.is_empty()) {
+                    let live = LiveLink::args(listen, self.config.hands_timeout);
+                    args.splice(1..1, live);
                 }
                 let args = self.in_kept_browser(args).await;
                 let run = (&mut sync, link.as_ref());
@@ -487,22 +490,9 @@ impl Worker {
             text
         });
         let watch = self.watch(&session.id, &mut child, (sync, &dir), shutdown);
-        let follow = async {
-            match link {
-                Some(link) => {
-                    let asked = |why: String| async move {
-                        let question = crate::agent::hands_question(&why);
-                        self.notify(taken, &question, None).await;
-                    };
-                    link.follow(&self.store, &session.id, &self.config.name, asked)
-                        .await
-                }
-                None => std::future::pending().await,
-            }
-        };
         let watched = tokio::select! {
             watched = watch => watched,
-            never = follow => match never {},
+            never = self.follow(taken, link) => match never {},
         };
         let _ = mirrored.await;
         let tail = log.await.unwrap_or_default();
@@ -529,6 +519,20 @@ impl Worker {
                 }
             }
         }
+    }
+
+    /// Follows the run's live view, if it has one, for as long as the run
+    /// lasts: the webhook is told each time the agent asks for hands.
+    async fn follow(&self, taken: &Taken, link: Option<&LiveLink>) -> std::convert::Infallible {
+        let Some(link) = link else {
+            return std::future::pending().await;
+        };
+        let asked = |why: String| async move {
+            let question = crate::agent::hands_question(&why);
+            self.notify(taken, &question, None).await;
+        };
+        let (id, name) = (&taken.session.id, &self.config.name);
+        link.follow(&self.store, id, name, asked).await
     }
 
     /// Starts a session's run with its journal mirrored to the store: each

@@ -173,7 +173,12 @@ impl Live {
     /// streams frames while anyone looks (within a Tokio runtime).
     pub fn new(hands_timeout: Duration) -> Live {
         let inner = Arc::new(Inner {
-            state: watch::channel(LiveState::default()).0,
+            // Version 1: a viewer that has none (0) gets the state at once.
+            state: watch::channel(LiveState {
+                version: 1,
+                ..LiveState::default()
+            })
+            .0,
             target: watch::channel(None).0,
             frames: watch::channel(None).0,
             hidden: Mutex::default(),

@@ -294,7 +294,7 @@ fn every_link_in_the_docs_points_inside_the_repository() {
 }
 
 /// The files a folder's bullet of docs/layout.md names (`name.rs`,
-/// `enumerate/head.js`, `report.css`…): from its line `- `src/folder/`…`
+/// `enumerate/head.js`, `report.css`, `page.html`…): from its line `- `src/folder/`…`
 /// to the next bullet or paragraph.
 fn named_in_bullets(page: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut named: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -307,7 +307,7 @@ fn named_in_bullets(page: &str) -> BTreeMap<String, BTreeSet<String>> {
         }
         let Some(f) = &folder else { continue };
         for (i, code) in line.split('`').enumerate() {
-            let is_file = [".rs", ".js", ".css"].iter().any(|e| code.ends_with(e));
+            let is_file = [".rs", ".js", ".css", ".html"].iter().any(|e| code.ends_with(e));
             if i % 2 == 1 && is_file && !code.starts_with("src/") && !code.contains(' ') {
                 named.entry(f.clone()).or_default().insert(code.to_string());
             }

@@ -669,3 +669,65 @@ async fn under_serve_hands_left_alone_past_the_timeout_close_the_browser_and_the
     served.client().stop(&id).await.ok();
     served.terminate().await;
 }
+
+#[tokio::test]
+async fn the_live_view_checks_its_host_its_token_and_origin_and_takes_input_only_after_a_take_over()
+{
+    use seamark::live::{Live, LiveServer};
+    let live = Live::new(Duration::from_secs(60));
+    let server = LiveServer::start(
+        live.clone(),
+        "127.0.0.1:0".parse().unwrap(),
+        Some("t0ken-of-the-run".into()),
+        &[],
+    )
+    .await
+    .unwrap();
+    let base = format!("http://{}", server.address());
+    // A given token is the giver's to hand out: the address says none.
+    assert!(!server.url().contains("t0ken"), "{}", server.url());
+    let client = reqwest::Client::new();
+    let get = |path: &str| client.get(format!("{base}{path}"));
+    assert_eq!(get("/state").send().await.unwrap().status(), 401);
+    let ok = get("/state").bearer_auth("t0ken-of-the-run");
+    assert_eq!(ok.send().await.unwrap().status(), 200);
+    // A page on a name rebound to this address.
+    let rebound = get("/state")
+        .bearer_auth("t0ken-of-the-run")
+        .header("host", "evil.example:80");
+    assert_eq!(rebound.send().await.unwrap().status(), 421);
+    // Another site's page posting a take-over.
+    let post = |path: &str| {
+        client
+            .post(format!("{base}{path}"))
+            .bearer_auth("t0ken-of-the-run")
+    };
+    let forged = post("/take").header("origin", "https://evil.example");
+    assert_eq!(forged.send().await.unwrap().status(), 403);
+    // Input before the person has the browser is refused.
+    let click = r#"{"kind":"mouse","action":"down","x":0.5,"y":0.5,"button":"left"}"#;
+    let early = post("/input")
+        .header("content-type", "application/json")
+        .body(click);
+    assert_eq!(early.send().await.unwrap().status(), 409);
+    // Something that is no input is refused as such.
+    let odd = post("/input").body(r#"{"kind":"shell","cmd":"id"}"#);
+    assert_eq!(odd.send().await.unwrap().status(), 400);
+    // The page itself runs its own script only.
+    let page = get("/")
+        .bearer_auth("t0ken-of-the-run")
+        .send()
+        .await
+        .unwrap();
+    let policy = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(policy.contains("script-src 'self'"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'self'"), "{policy}");
+    // Off loopback, with no token given, one is made.
+    let open = LiveServer::start(live, "0.0.0.0:0".parse().unwrap(), None, &[])
+        .await
+        .unwrap();
+    assert!(open.url().contains("?token="), "{}", open.url());
+}

@@ -307,7 +307,9 @@ fn named_in_bullets(page: &str) -> BTreeMap<String, BTreeSet<String>> {
         }
         let Some(f) = &folder else { continue };
         for (i, code) in line.split('`').enumerate() {
-            let is_file = [".rs", ".js", ".css", ".html"].iter().any(|e| code.ends_with(e));
+            let is_file = [".rs", ".js", ".css", ".html"]
+                .iter()
+                .any(|e| code.ends_with(e));
             if i % 2 == 1 && is_file && !code.starts_with("src/") && !code.contains(' ') {
                 named.entry(f.clone()).or_default().insert(code.to_string());
             }

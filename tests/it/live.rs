@@ -284,7 +284,15 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn the_agent_asks_for_hands_a_person_types_the_code_in_the_live_view_and_the_agent_goes_on() {
     let site = Server::start(None).await;
     let model = ModelServer::answering(at_the_human_check).await;
-    let run = LiveRun::start(&model, &site, "Get past the human check", &[]).await;
+    let traces = crate::otlp_receiver::OtlpReceiver::start().await;
+    let otlp = traces.base.clone();
+    let run = LiveRun::start(
+        &model,
+        &site,
+        "Get past the human check",
+        &["--otlp", &otlp],
+    )
+    .await;
     let viewer = Viewer::open(&run.url, 1280).await;
     // The agent's reason is on the page while it waits.
     viewer
@@ -331,6 +339,38 @@ async fn the_agent_asks_for_hands_a_person_types_the_code_in_the_live_view_and_t
     for (name, text) in run_texts(&rec) {
         assert!(!text.contains(CODE), "{name} holds what the person typed");
     }
+    // Nor does the run's trace.
+    let bodies = traces.bodies();
+    assert!(!bodies.is_empty(), "the run sent its trace");
+    for body in bodies {
+        assert!(
+            !body.windows(CODE.len()).any(|b| b == CODE.as_bytes()),
+            "the trace holds what the person typed"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_live_view_hands_ends_the_run_needing_a_person_with_the_reason() {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(at_the_human_check).await;
+    let url = site.url("human-check.html");
+    let run = crate::support::process::Seamark::task(&[
+        "--task",
+        "Get past the human check",
+        "--url",
+        &url,
+    ])
+    .model(&model)
+    .fails(3)
+    .run()
+    .await;
+    let result = run.json();
+    assert_eq!(result["status"], "needs_input", "{result}");
+    assert_eq!(
+        result["reason"],
+        "a person's hands are needed in the browser: the page wants a code read from a picture"
+    );
 }
 
 /// Records, in a viewer's page, when each frame arrived and whether the

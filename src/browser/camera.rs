@@ -124,13 +124,7 @@ impl Camera {
         target: &str,
         viewport: Viewport,
     ) -> Result<Self, RemoteError> {
-        let endpoint = page_endpoint(browser_ws, target)?;
-        let (socket, _) = async_tungstenite::tokio::connect_async(endpoint.as_str())
-            .await
-            .map_err(|e| RemoteError::Connect {
-                url: endpoint.clone(),
-                cause: e.to_string(),
-            })?;
+        let socket = super::wire::connect(&page_endpoint(browser_ws, target)?).await?;
         let mut camera = Self { socket, next_id: 0 };
         let metrics = serde_json::to_value(viewport.metrics_override())
             .map_err(|e| RemoteError::Unreadable(e.to_string()))?;
@@ -201,12 +195,7 @@ impl Camera {
 /// connection of its own (`Browser.getVersion`): whether what answers
 /// there is a browser at all, for `seamark doctor`.
 pub async fn browser_version(browser_ws: &str) -> Result<String, RemoteError> {
-    let (socket, _) = async_tungstenite::tokio::connect_async(browser_ws)
-        .await
-        .map_err(|e| RemoteError::Connect {
-            url: browser_ws.to_string(),
-            cause: e.to_string(),
-        })?;
+    let socket = super::wire::connect(browser_ws).await?;
     let mut connection = Camera { socket, next_id: 0 };
     let result = connection
         .call("Browser.getVersion", serde_json::json!({}))

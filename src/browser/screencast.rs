@@ -9,10 +9,8 @@
 //! target's own endpoint: the run's own connection neither waits for it
 //! nor hears of it.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use async_tungstenite::tungstenite::Message;
 use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchMouseEventParams, InsertTextParams,
@@ -22,12 +20,11 @@ use chromiumoxide::cdp::browser_protocol::page::{
     StartScreencastFormat, StartScreencastParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
-use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::watch;
 
 use super::camera::page_endpoint;
-use super::wire::{lock, Call, RemoteError, Wire};
+use super::wire::{self, Call, RemoteError, Wire};
 use super::Viewport;
 
 /// The longest side of a frame, in image pixels: a phone at a device scale
@@ -98,38 +95,15 @@ impl Screencast {
         target: &str,
         viewport: Viewport,
     ) -> Result<Screencast, RemoteError> {
-        let endpoint = page_endpoint(browser_ws, target)?;
-        let (socket, _) = async_tungstenite::tokio::connect_async(endpoint.as_str())
-            .await
-            .map_err(|e| RemoteError::Connect {
-                url: endpoint.clone(),
-                cause: e.to_string(),
-            })?;
-        let (sink, mut stream) = socket.split();
-        let wire = Arc::new(Wire {
-            sink: tokio::sync::Mutex::new(sink),
-            next_id: AtomicU64::new(1),
-            waiting: Mutex::default(),
-        });
+        let socket = wire::connect(&page_endpoint(browser_ws, target)?).await?;
+        let (sink, stream) = socket.split();
+        let wire = Wire::over(sink);
         let (frames_tx, frames) = watch::channel(None);
         let (url_tx, url) = watch::channel(String::new());
         let w = wire.clone();
-        let reader = tokio::spawn(async move {
-            while let Some(Ok(message)) = stream.next().await {
-                let Message::Text(text) = message else {
-                    continue;
-                };
-                let Ok(message) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                if let Some(id) = message.get("id").and_then(Value::as_u64) {
-                    w.answered(id, &message);
-                    continue;
-                }
-                heard(&w, &message, &frames_tx, &url_tx).await;
-            }
-            lock(&w.waiting).clear();
-        });
+        let reader = tokio::spawn(wire::read(stream, wire.clone(), async move |message| {
+            heard(&w, message, &frames_tx, &url_tx).await;
+        }));
         let cast = Screencast {
             wire,
             frames,

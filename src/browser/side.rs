@@ -4,10 +4,8 @@
 //! sessions' script contexts kept).
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use async_tungstenite::tungstenite::Message;
 use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
 use chromiumoxide::cdp::browser_protocol::target::{
     AttachToTargetParams, EventAttachedToTarget, EventDetachedFromTarget, TargetId,
@@ -16,12 +14,11 @@ use chromiumoxide::cdp::js_protocol::runtime::{
     EventExecutionContextCreated, EventExecutionContextDestroyed, EventExecutionContextsCleared,
 };
 use chromiumoxide::types::Command;
-use futures::StreamExt;
 use serde_json::Value;
 
 use super::hold::{new_frame, new_tab, new_worker, Filter, Sessions, Tabs};
 use super::intercept::decision;
-use super::wire::{lock, RemoteError, Wire};
+use super::wire::{self, lock, RemoteError, Wire};
 
 /// seamark's own connection to the browser endpoint, for frame sessions.
 pub(super) struct Channel {
@@ -137,20 +134,9 @@ impl Channel {
         sessions: Sessions,
         watched: Tabs,
     ) -> Result<Arc<Channel>, RemoteError> {
-        let (socket, _) = async_tungstenite::tokio::connect_async(&browser_ws)
-            .await
-            .map_err(|e| RemoteError::Connect {
-                url: browser_ws.clone(),
-                cause: e.to_string(),
-            })?;
-        let (sink, mut stream) = socket.split();
-        let wire = Arc::new(Wire {
-            sink: tokio::sync::Mutex::new(sink),
-            next_id: AtomicU64::new(1),
-            waiting: Mutex::default(),
-        });
+        let (sink, stream) = wire::connect(&browser_ws).await?.split();
+        let wire = Wire::over(sink);
         let contexts: Arc<Mutex<HashMap<(String, String), i64>>> = Arc::default();
-        let w = wire.clone();
         let events = Events {
             wire: wire.clone(),
             filter,
@@ -159,23 +145,9 @@ impl Channel {
             watched,
             contexts: contexts.clone(),
         };
-        let reader = tokio::spawn(async move {
-            while let Some(Ok(message)) = stream.next().await {
-                let Message::Text(text) = message else {
-                    continue;
-                };
-                let Ok(message) = serde_json::from_str::<Value>(&text) else {
-                    continue;
-                };
-                if let Some(id) = message.get("id").and_then(Value::as_u64) {
-                    w.answered(id, &message);
-                    continue;
-                }
-                events.heard(&message).await;
-            }
-            // The connection is gone: every command still waiting fails.
-            lock(&w.waiting).clear();
-        });
+        let reader = tokio::spawn(wire::read(stream, wire.clone(), async move |message| {
+            events.heard(message).await;
+        }));
         Ok(Arc::new(Channel {
             wire,
             contexts,

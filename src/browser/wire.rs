@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_tungstenite::tungstenite::Message;
@@ -97,6 +97,49 @@ impl Call {
 
 pub(super) type Sink = async_tungstenite::WebSocketSender<async_tungstenite::tokio::ConnectStream>;
 
+/// The reading half of a connection of seamark's own.
+pub(super) type Receiver =
+    async_tungstenite::WebSocketReceiver<async_tungstenite::tokio::ConnectStream>;
+
+/// A websocket to `url` (a browser's or a page target's DevTools endpoint).
+pub(super) async fn connect(
+    url: &str,
+) -> Result<async_tungstenite::WebSocketStream<async_tungstenite::tokio::ConnectStream>, RemoteError>
+{
+    async_tungstenite::tokio::connect_async(url)
+        .await
+        .map(|(socket, _)| socket)
+        .map_err(|e| RemoteError::Connect {
+            url: url.to_string(),
+            cause: e.to_string(),
+        })
+}
+
+/// Reads a connection to its end: each answer handed to the command
+/// waiting for it, each event to `heard`; then every command still waiting
+/// fails.
+pub(super) async fn read(
+    mut stream: Receiver,
+    wire: Arc<Wire>,
+    mut heard: impl AsyncFnMut(&Value),
+) {
+    use futures::StreamExt;
+    while let Some(Ok(message)) = stream.next().await {
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if let Some(id) = message.get("id").and_then(Value::as_u64) {
+            wire.answered(id, &message);
+            continue;
+        }
+        heard(&message).await;
+    }
+    lock(&wire.waiting).clear();
+}
+
 /// The sending half of the side connection, and the commands waiting for
 /// their answers.
 pub(super) struct Wire {
@@ -106,6 +149,15 @@ pub(super) struct Wire {
 }
 
 impl Wire {
+    /// The wire over a connection's sending half.
+    pub(super) fn over(sink: Sink) -> Arc<Wire> {
+        Arc::new(Wire {
+            sink: tokio::sync::Mutex::new(sink),
+            next_id: AtomicU64::new(1),
+            waiting: Mutex::default(),
+        })
+    }
+
     /// Writes `call` as command `id` (on `session`, or to the browser).
     async fn write(&self, id: u64, session: Option<&str>, call: &Call) -> Result<(), RemoteError> {
         let mut command = json!({ "id": id, "method": call.method, "params": call.params });

@@ -234,6 +234,12 @@ async fn a_session_that_asks_waits_with_no_browser_and_goes_on_when_answered_on_
 }
 
 impl Served {
+    /// The text of one of its pages (`/sessions/…`), as a browser gets it.
+    pub async fn page(&self, path: &str) -> String {
+        let answer = reqwest::get(format!("{}{path}", self.base)).await;
+        answer.expect("the page").text().await.expect("its text")
+    }
+
     /// A session's events, from its server-sent event stream (which ends
     /// once the session has).
     async fn client_events(&self, id: &str) -> Vec<Value> {

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::model_server::{ModelServer, Received, Reply};
 use crate::server::Server;
+use crate::support::journal::records;
 use crate::support::process::spawn_with_model;
 use crate::support::Fixture;
 
@@ -256,15 +257,13 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 2.0
 }
 
-/// Every text file a run left, with their names.
-fn run_texts(dir: &std::path::Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for entry in walk(dir) {
-        if let Ok(text) = std::fs::read_to_string(&entry) {
-            out.push((entry.display().to_string(), text));
-        }
-    }
-    out
+/// Whether any file under `dir` holds `text`: the name of one that does.
+fn file_holding(dir: &std::path::Path, text: &str) -> Option<String> {
+    walk(dir).into_iter().find_map(|p| {
+        let bytes = std::fs::read(&p).ok()?;
+        let holds = bytes.windows(text.len()).any(|b| b == text.as_bytes());
+        holds.then(|| p.display().to_string())
+    })
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -324,20 +323,15 @@ async fn the_agent_asks_for_hands_a_person_types_the_code_in_the_live_view_and_t
     }
     // The journal's record of it, and the report's.
     let rec = dir.path().join("rec");
-    let journal = std::fs::read_to_string(rec.join("journal.jsonl")).unwrap();
-    let hands: Value = journal
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|r| r["kind"] == "hands")
-        .expect("a hands record");
+    let hands = records(&rec, "hands").remove(0);
     assert_eq!(hands["asked"], "the page wants a code read from a picture");
     assert_eq!(hands["ended"], "handed_back");
     assert_eq!(hands["note"], "I typed the code for you");
     assert!(hands["typed_into"][0].as_str().unwrap().contains("Code"));
     let report = std::fs::read_to_string(rec.join("report.html")).unwrap();
     assert!(report.contains("I typed the code for you"));
-    for (name, text) in run_texts(&rec) {
-        assert!(!text.contains(CODE), "{name} holds what the person typed");
+    if let Some(name) = file_holding(&rec, CODE) {
+        panic!("{name} holds what the person typed");
     }
     // Nor does the run's trace.
     let bodies = traces.bodies();
@@ -419,11 +413,8 @@ async fn painted(site: &Server) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clicks_in_views_640_and_1600_wide_land_at_the_matching_css_point_and_both_see_the_change_within_a_second(
 ) {
-    let site = Server::start(None).await;
-    let model = ModelServer::answering(hands_then_done).await;
-    let run = LiveRun::start(&model, &site, "Point at the page", &[]).await;
     // Two people watch the one run.
-    let narrow = Viewer::open(&run.url, 640).await;
+    let (site, _model, run, narrow) = watched(hands_then_done, "Point at the page", &[], 640).await;
     let wide = Viewer::open(&run.url, 1600).await;
     narrow.take_over().await;
     wide.until("document.body.dataset.control === 'person'")
@@ -464,32 +455,48 @@ async fn clicks_in_views_640_and_1600_wide_land_at_the_matching_css_point_and_bo
     let (cx, cy, ..) = nth_click(&site, 3).await;
     assert_eq!(nth_click(&site, 3).await.4, 2);
     assert!(close(cx, 640.0) && close(cy, 720.0), "{cx},{cy}");
-    wide.hand_back("").await;
+    hand_back_and_done(&wide, run).await;
+}
+
+/// A `seamark run --live` at the human check with the model `answer`,
+/// and a viewer of it `width` wide.
+async fn watched(
+    answer: fn(&Received) -> Reply,
+    task: &str,
+    more: &[&str],
+    width: u32,
+) -> (Server, ModelServer, LiveRun, Viewer) {
+    let site = Server::start(None).await;
+    let model = ModelServer::answering(answer).await;
+    let run = LiveRun::start(&model, &site, task, more).await;
+    let viewer = Viewer::open(&run.url, width).await;
+    (site, model, run, viewer)
+}
+
+/// Hands the browser back from `viewer`, to a model that is done once a
+/// person had it: the run ends done.
+async fn hand_back_and_done(viewer: &Viewer, run: LiveRun) {
+    viewer.hand_back("").await;
     let (result, _) = run.result().await;
     assert_eq!(result["status"], "done", "{result}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_in_the_live_view_of_a_phone_lands_at_the_matching_css_point() {
-    let site = Server::start(None).await;
-    let model = ModelServer::answering(hands_then_done).await;
-    let run = LiveRun::start(
-        &model,
-        &site,
+    let (site, _model, run, viewer) = watched(
+        hands_then_done,
         "Point at the phone",
         &["--device", "iPhone SE"],
+        1280,
     )
     .await;
-    let viewer = Viewer::open(&run.url, 1280).await;
     viewer.take_over().await;
     let (x, y) = viewer.frame_point(0.5, 0.9).await;
     viewer.click(x, y, MouseButton::Left).await;
     let (cx, cy, w, h, _) = nth_click(&site, 1).await;
     assert_eq!((w, h), (375.0, 667.0), "the phone's viewport");
     assert!(close(cx, 0.5 * w) && close(cy, 0.9 * h), "{cx},{cy}");
-    viewer.hand_back("").await;
-    let (result, _) = run.result().await;
-    assert_eq!(result["status"], "done", "{result}");
+    hand_back_and_done(&viewer, run).await;
 }
 
 /// A model that waits, step after step, until a person has had the
@@ -504,16 +511,13 @@ fn waits_for_a_person(r: &Received) -> Reply {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_takes_over_between_steps_a_refused_host_stays_refused_and_the_agent_is_told() {
-    let site = Server::start(None).await;
-    let model = ModelServer::answering(waits_for_a_person).await;
-    let run = LiveRun::start(
-        &model,
-        &site,
+    let (site, model, run, viewer) = watched(
+        waits_for_a_person,
         "Wait for a person",
         &["--allow-domain", "127.0.0.1"],
+        1280,
     )
     .await;
-    let viewer = Viewer::open(&run.url, 1280).await;
     viewer
         .until("/^step [1-9]/.test(document.getElementById('status').textContent)")
         .await;
@@ -545,23 +549,9 @@ async fn a_person_takes_over_between_steps_a_refused_host_stays_refused_and_the_
         .unwrap();
     assert!(told.contains("I only looked"), "{told}");
     assert!(told.contains("clicked 1 times"), "{told}");
-    let journal = std::fs::read_to_string(dir.path().join("rec/journal.jsonl")).unwrap();
-    let hands: Value = journal
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|r| r["kind"] == "hands")
-        .unwrap();
+    let hands = records(&dir.path().join("rec"), "hands").remove(0);
     assert!(hands.get("asked").is_none(), "{hands}");
     assert_eq!(hands["clicks"], 1);
-}
-
-/// Every file `seamark serve` keeps in `w` (its database and its runs),
-/// with its name: the browsers' own profiles aside.
-fn served_files(w: &crate::support::Workdir) -> Vec<(String, Vec<u8>)> {
-    walk(&w.path("seamark-serve"))
-        .into_iter()
-        .filter_map(|p| Some((p.display().to_string(), std::fs::read(&p).ok()?)))
-        .collect()
 }
 
 /// The URLs of the pages the worker's kept browser has open.
@@ -619,12 +609,7 @@ async fn under_serve_a_session_that_asks_for_hands_waits_with_its_browser_open_a
     let refused = served.client().answer(&id, "here").await.unwrap_err();
     assert!(refused.to_string().contains("hands"), "{refused}");
     // The session's page shows the live view; a person takes over there.
-    let page = reqwest::get(format!("{}/sessions/{id}", served.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = served.page(&format!("/sessions/{id}")).await;
     assert!(
         page.contains(&format!("<iframe class=\"live\" src=\"{live}\"")),
         "{page}"
@@ -647,11 +632,8 @@ async fn under_serve_a_session_that_asks_for_hands_waits_with_its_browser_open_a
     served.terminate().await;
     // What the person typed is in no file the server keeps: not its
     // database, not the run's journal, report or logs.
-    for (name, bytes) in served_files(&w) {
-        assert!(
-            !bytes.windows(CODE.len()).any(|b| b == CODE.as_bytes()),
-            "{name} holds what the person typed"
-        );
+    if let Some(name) = file_holding(&w.path("seamark-serve"), CODE) {
+        panic!("{name} holds what the person typed");
     }
     for p in model.received() {
         assert!(

@@ -485,12 +485,7 @@ async fn a_session_goes_on_on_another_machine_after_its_worker_and_its_folder_ar
 
     // The page shows every step's screenshot and the report, though the
     // machine that took the first steps is gone.
-    let page = reqwest::get(format!("{}/sessions/{id}", served.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = served.page(&format!("/sessions/{id}")).await;
     let journal = served.client().events(&id).await.unwrap();
     assert!(
         journal.iter().any(|e| e.reason.contains("lapsed")),
@@ -625,12 +620,7 @@ async fn a_learned_skill_is_proposed_not_used_until_a_person_approves_it_on_the_
     );
     assert_eq!(skill.state, "proposed");
     assert!(skill.approved.is_some() && skill.proposal.is_some());
-    let page = reqwest::get(format!("{}/skills", served.base))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = served.page("/skills").await;
     assert!(
         page.contains("Going stale") && page.contains("It would replace"),
         "{page}"

@@ -967,6 +967,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn hands_names_why_a_person_must_act_and_wants_a_reason() {
+        assert_eq!(
+            one("HANDS: a CAPTCHA"),
+            Command::Hands {
+                reason: "a CAPTCHA".into()
+            }
+        );
+        assert_eq!(one("hands:a login").to_string(), "HANDS:a login");
+        assert!(!one("HANDS:x").touches_page());
+        assert!(parse("HANDS:").is_err());
+    }
+
+    #[test]
     fn an_answer_of_json_may_span_lines_and_fences() {
         let steps = parse("ANSWER: [\n  {\"plan\": \"Free\", \"price\": 0},\n  {\"plan\": \"Pro; max\"}\n]\nCOMPLETE:done").unwrap();
         assert_eq!(steps.len(), 2);

@@ -156,12 +156,7 @@ pub(super) async fn dispatch(
                 MouseAction::Move => DispatchMouseEventType::MouseMoved,
             };
             let mut event = DispatchMouseEventParams::new(kind, x, y);
-            event.button = Some(match button {
-                Button::None => MouseButton::None,
-                Button::Left => MouseButton::Left,
-                Button::Middle => MouseButton::Middle,
-                Button::Right => MouseButton::Right,
-            });
+            event.button = Some(cdp_button(*action, *button, *buttons));
             event.buttons = Some(*buttons);
             event.modifiers = Some(*modifiers);
             if *action != MouseAction::Move {
@@ -205,6 +200,24 @@ pub(super) async fn dispatch(
                 ..Done::default()
             })
         }
+    }
+}
+
+/// The button an event names: a move names the one held (a drag), as a
+/// person's pointer does; a press or release the one that changed.
+fn cdp_button(action: MouseAction, button: Button, buttons: i64) -> MouseButton {
+    let held = match action {
+        MouseAction::Move if buttons & 1 != 0 => Button::Left,
+        MouseAction::Move if buttons & 2 != 0 => Button::Right,
+        MouseAction::Move if buttons & 4 != 0 => Button::Middle,
+        MouseAction::Move => Button::None,
+        _ => button,
+    };
+    match held {
+        Button::None => MouseButton::None,
+        Button::Left => MouseButton::Left,
+        Button::Middle => MouseButton::Middle,
+        Button::Right => MouseButton::Right,
     }
 }
 
@@ -282,6 +295,16 @@ mod tests {
         assert_eq!(point(0.5, 0.25, (1280.0, 800.0)), (640.0, 200.0));
         assert_eq!(point(-3.0, 7.0, (390.0, 844.0)), (0.0, 844.0));
         assert_eq!(point(f64::NAN, 0.5, (100.0, 100.0)), (0.0, 50.0));
+    }
+
+    #[test]
+    fn a_move_with_a_button_held_is_a_drag_of_that_button() {
+        use MouseAction::*;
+        assert_eq!(cdp_button(Move, Button::None, 1), MouseButton::Left);
+        assert_eq!(cdp_button(Move, Button::None, 2), MouseButton::Right);
+        assert_eq!(cdp_button(Move, Button::None, 0), MouseButton::None);
+        assert_eq!(cdp_button(Down, Button::Right, 2), MouseButton::Right);
+        assert_eq!(cdp_button(Up, Button::Left, 0), MouseButton::Left);
     }
 
     #[test]

@@ -409,6 +409,9 @@ impl Agent {
                 );
             }
         }
+        if let Some(live) = &self.extras.live {
+            live.watch(session);
+        }
         if let Err(e) = session
             .navigate(&url, self.options.act.navigation_timeout)
             .await

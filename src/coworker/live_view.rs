@@ -188,6 +188,7 @@ impl LiveLink {
             tracing::warn!("session {id}: its live view was not kept: {e}");
         }
         let mut version = 0;
+        let mut lent = 0;
         let mut shown = Hands::Back;
         loop {
             let state = client()
@@ -210,6 +211,15 @@ impl LiveLink {
                 (_, Some(why)) => Hands::Asked(why.to_string()),
                 _ => Hands::Back,
             };
+            // A hand-over between two looks is shown all the same.
+            let now_lent = state["lent"].as_u64().unwrap_or(lent);
+            let was_lent = std::mem::replace(&mut lent, now_lent);
+            if lent > was_lent && shown != Hands::Taken && now != Hands::Taken {
+                if let Err(e) = store.hands(id, worker, &Hands::Taken).await {
+                    tracing::warn!("session {id}: its hands were not shown: {e}");
+                }
+                shown = Hands::Taken;
+            }
             if now == shown {
                 continue;
             }

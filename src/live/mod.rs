@@ -76,6 +76,9 @@ pub struct LiveState {
     pub doing: String,
     /// Whether the run has ended.
     pub ended: bool,
+    /// How many times a person has had the browser: a follower that missed
+    /// one (taken and handed back between two looks) still sees it.
+    pub lent: u64,
 }
 
 /// Why a person's request was not taken.
@@ -212,6 +215,20 @@ impl Live {
     /// The page the run drives and how it looked at step `step`: where it
     /// is, and the boxes (CSS pixels, at scroll `scroll`) no frame may show.
     pub fn show(&self, session: &Session, step: usize, url: &str, title: &str, hide: Hide) {
+        self.watch(session);
+        *lock(&self.inner.hidden) = Hidden {
+            rects: hide.rects,
+            scroll: hide.scroll,
+        };
+        self.change(|s| {
+            s.step = step;
+            s.url = url.to_string();
+            s.title = title.to_string();
+        });
+    }
+
+    /// The page the run drives, from its start: viewers see it load.
+    pub fn watch(&self, session: &Session) {
         let target = Target {
             browser_ws: session.browser().websocket_address().to_string(),
             target: session.page().target_id().inner().clone(),
@@ -223,15 +240,6 @@ impl Live {
                 *t = Some(target);
             }
             new
-        });
-        *lock(&self.inner.hidden) = Hidden {
-            rects: hide.rects,
-            scroll: hide.scroll,
-        };
-        self.change(|s| {
-            s.step = step;
-            s.url = url.to_string();
-            s.title = title.to_string();
         });
     }
 
@@ -290,6 +298,7 @@ impl Live {
         lock(&self.inner.log).page(&url);
         self.change(|s| {
             s.control = Control::Person;
+            s.lent += 1;
             s.doing = "a person has the browser".into();
         });
         let ended = self.until_handed_back(&mut state).await;

@@ -589,6 +589,12 @@ async fn under_serve_a_session_that_asks_for_hands_waits_with_its_browser_open_a
     assert!(waiting.worker.is_some(), "its worker still holds it");
     let live = waiting.live.clone().expect("a live view");
     // The webhook heard of it.
+    // The webhook heard of it (told after the session changed).
+    let t = Instant::now();
+    while site.posted("/hook").is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(30), "no webhook");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let told: Value = serde_json::from_str(&site.posted("/hook")[0]).unwrap();
     assert!(
         told["question"]

@@ -21,14 +21,13 @@ pub struct LiveArgs {
         long,
         value_name = "ADDR",
         num_args = 0..=1,
-        default_missing_value = "127.0.0.1:0",
-        require_equals = false
+        default_missing_value = "127.0.0.1:0"
     )]
     pub live: Option<SocketAddr>,
     /// How long HANDS waits for a person to take the browser, and how long
     /// a person may leave it untouched before the agent takes it back, in
     /// seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = seamark::live::HANDS_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub hands_timeout: u64,
 }
 

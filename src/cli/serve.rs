@@ -65,7 +65,7 @@ pub struct QueueArgs {
     /// keeps its browser open for them, in seconds; then the browser
     /// closes, its state kept, and the session waits on as for an answer.
     /// Also how long a person may leave a browser they took untouched.
-    #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = seamark::live::HANDS_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     hands_timeout: u64,
 }
 
